@@ -1,0 +1,65 @@
+# ftrun: `make` builds ./ftrun, `make run` runs the benchmark's cycles,
+# `make test` runs the suite (SAN=1: on an ASan+UBSan build).
+
+CC      ?= cc
+CFLAGS  := -std=c11 -O2 -g -Wall -Wextra -Werror -D_GNU_SOURCE
+SANFLAGS := -O1 -fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer
+
+ifeq ($(SAN),1)
+BUILD   := build/san
+BIN     := $(BUILD)/ftrun
+CFLAGS  += $(SANFLAGS)
+LDFLAGS += -fsanitize=address,undefined
+else
+BUILD   := build
+BIN     := ftrun
+endif
+
+LUA_CFLAGS = $(shell pkg-config --cflags lua5.4)
+LUA_LIBS   = $(shell pkg-config --libs lua5.4)
+
+CORE    := kernels clock buffer pass counters samples machine interrupt
+RUNNER  := main ft ft_buffer ft_samples ft_system
+OBJS    := $(CORE:%=$(BUILD)/core/%.o) $(RUNNER:%=$(BUILD)/runner/%.o)
+DEPS    := $(BUILD)/.packages
+
+.PHONY: all run test bench clean packages
+
+all: $(BIN) core/kernels_O2.s
+
+# Debian's Lua 5.4 and pkg-config: installed when missing and we are root
+# with apt-get, otherwise one line that names them.
+$(DEPS):
+	@if ! pkg-config --exists lua5.4 2>/dev/null; then \
+	  if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null; then \
+	    echo "ftrun: installing liblua5.4-dev pkg-config (apt-get)"; \
+	    apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq liblua5.4-dev pkg-config >/dev/null || exit 1; \
+	  else \
+	    echo "ftrun: needs Lua 5.4 headers: apt-get install liblua5.4-dev pkg-config" >&2; exit 1; \
+	  fi; \
+	fi
+	@mkdir -p $(@D) && touch $@
+
+$(BIN): $(OBJS)
+	$(CC) $(LDFLAGS) -o $@ $^ $(LUA_LIBS) -lreadline -lm
+
+$(BUILD)/%.o: %.c | $(DEPS)
+	@mkdir -p $(@D)
+	$(CC) $(CFLAGS) $(LUA_CFLAGS) -MMD -MP -c -o $@ $<
+
+# The measured kernels' assembly, from the binary's own flags.
+core/kernels_O2.s: core/kernels.c core/kernels.h core/clock.h
+	$(CC) $(filter-out -g,$(CFLAGS)) -fno-asynchronous-unwind-tables -S -o $@ core/kernels.c
+
+run: all
+	./$(BIN) cycles.lua
+
+test: $(BIN) core/kernels_O2.s
+	@command -v prove >/dev/null || { [ "$$(id -u)" = 0 ] && apt-get install -y -qq perl >/dev/null; } \
+	  || { echo "ftrun: the tests need prove: apt-get install perl" >&2; exit 1; }
+	FTRUN=./$(BIN) prove --exec ./$(BIN) tests/*.lua
+
+clean:
+	rm -rf build ftrun
+
+-include $(OBJS:.o=.d)

@@ -1,0 +1,99 @@
+#include "buffer.h"
+
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include "clock.h"
+
+size_t ft_page_size(void)
+{
+	return (size_t)sysconf(_SC_PAGESIZE);
+}
+
+static void describe(struct ft_buffer *b, unsigned char *addr, size_t bytes,
+                     enum ft_kind kind, int64_t ns)
+{
+	b->addr = addr;
+	b->bytes = bytes;
+	b->page_size = ft_page_size();
+	b->pages = (bytes + b->page_size - 1) / b->page_size;
+	b->kind = kind;
+	b->map_ns = ns;
+}
+
+int ft_buffer_map(struct ft_buffer *b, size_t bytes, enum ft_thp thp, bool populate)
+{
+	int flags = MAP_PRIVATE | MAP_ANONYMOUS | (populate ? MAP_POPULATE : 0);
+	int64_t t0 = ft_now_ns();
+	void *p = mmap(NULL, bytes, PROT_READ | PROT_WRITE, flags, -1, 0);
+	if (p == MAP_FAILED)
+		return errno;
+	/* The advice belongs to the mapping call: without it the first fault
+	 * would already have chosen the page size. */
+	if (thp != FT_THP_DEFAULT &&
+	    madvise(p, bytes, thp == FT_THP_ALWAYS ? MADV_HUGEPAGE : MADV_NOHUGEPAGE) != 0) {
+		int err = errno;
+		munmap(p, bytes);
+		return err;
+	}
+	int64_t t1 = ft_now_ns();
+	describe(b, p, bytes, FT_MMAP, t1 - t0);
+	return 0;
+}
+
+int ft_buffer_malloc(struct ft_buffer *b, size_t bytes)
+{
+	int64_t t0 = ft_now_ns();
+	void *p = malloc(bytes);
+	int64_t t1 = ft_now_ns();
+	if (!p)
+		return ENOMEM;
+	describe(b, p, bytes, FT_MALLOC, t1 - t0);
+	return 0;
+}
+
+int ft_buffer_release(struct ft_buffer *b, int64_t *ns)
+{
+	int err = 0;
+	int64_t t0 = ft_now_ns();
+	if (b->kind == FT_MALLOC)
+		free(b->addr);
+	else if (munmap(b->addr, b->bytes) != 0)
+		err = errno;
+	int64_t t1 = ft_now_ns();
+	if (ns)
+		*ns = t1 - t0;
+	if (!err)
+		b->addr = NULL;
+	return err;
+}
+
+int ft_buffer_madvise(struct ft_buffer *b, int advice)
+{
+	return madvise(b->addr, b->bytes, advice) == 0 ? 0 : errno;
+}
+
+int64_t ft_buffer_thp_bytes(const struct ft_buffer *b)
+{
+	FILE *f = fopen("/proc/self/smaps", "r");
+	if (!f)
+		return -1;
+	uintptr_t lo = (uintptr_t)b->addr, hi = lo + b->bytes;
+	bool inside = false;
+	int64_t total = 0;
+	char line[512];
+	while (fgets(line, sizeof line, f)) {
+		uintptr_t start, end;
+		long long kb;
+		if (sscanf(line, "%" SCNxPTR "-%" SCNxPTR " ", &start, &end) == 2)
+			inside = start < hi && end > lo;
+		else if (inside && sscanf(line, "AnonHugePages: %lld kB", &kb) == 1)
+			total += kb * 1024;
+	}
+	fclose(f);
+	return total;
+}

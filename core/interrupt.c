@@ -1,0 +1,3 @@
+#include "interrupt.h"
+
+volatile sig_atomic_t ft_interrupted;

@@ -1,0 +1,43 @@
+#include "kernels.h"
+
+#include "clock.h"
+
+void ft_touch(unsigned char *p, size_t pages, size_t stride, unsigned char v)
+{
+	for (size_t i = 0; i < pages; i++)
+		p[i * stride] = v;
+}
+
+void ft_fill(uint64_t *p, size_t first, size_t count, uint64_t k)
+{
+	for (size_t i = first; i < first + count; i++)
+		p[i] = i * k;
+}
+
+uint64_t ft_sum_bytes(const unsigned char *p, size_t pages, size_t stride)
+{
+	uint64_t sum = 0;
+	for (size_t i = 0; i < pages; i++)
+		sum += p[i * stride];
+	return sum;
+}
+
+uint64_t ft_sum_words(const uint64_t *p, size_t count)
+{
+	uint64_t sum = 0;
+	for (size_t i = 0; i < count; i++)
+		sum += p[i];
+	return sum;
+}
+
+void ft_touch_timed(unsigned char *p, size_t pages, size_t stride,
+                    unsigned char v, int64_t *ns)
+{
+	int64_t before = ft_now_ns();
+	for (size_t i = 0; i < pages; i++) {
+		p[i * stride] = v;
+		int64_t after = ft_now_ns();
+		ns[i] = after - before;
+		before = after;
+	}
+}

@@ -1,0 +1,24 @@
+/* The measured loops. They live alone in kernels.c, built at -O2, and the
+ * build writes their assembly to core/kernels_O2.s for anyone to read. */
+#ifndef FT_KERNELS_H
+#define FT_KERNELS_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+/* One byte store of v at the start of each of `pages` pages `stride` apart. */
+void ft_touch(unsigned char *p, size_t pages, size_t stride, unsigned char v);
+
+/* p[i] = i * k for i in [first, first + count): a value memset cannot make. */
+void ft_fill(uint64_t *p, size_t first, size_t count, uint64_t k);
+
+/* Sum of the first byte of each page, and of every word. */
+uint64_t ft_sum_bytes(const unsigned char *p, size_t pages, size_t stride);
+uint64_t ft_sum_words(const uint64_t *p, size_t count);
+
+/* ft_touch with a clock reading after every store: ns[i] is the time from
+ * the reading before page i's store to the one after it. */
+void ft_touch_timed(unsigned char *p, size_t pages, size_t stride,
+                    unsigned char v, int64_t *ns);
+
+#endif

@@ -1,0 +1,147 @@
+	.file	"kernels.c"
+	.text
+	.p2align 4
+	.globl	ft_touch
+	.type	ft_touch, @function
+ft_touch:
+	testq	%rsi, %rsi
+	je	.L1
+	xorl	%eax, %eax
+	.p2align 4,,10
+	.p2align 3
+.L3:
+	addq	$1, %rax
+	movb	%cl, (%rdi)
+	addq	%rdx, %rdi
+	cmpq	%rax, %rsi
+	jne	.L3
+.L1:
+	ret
+	.size	ft_touch, .-ft_touch
+	.p2align 4
+	.globl	ft_fill
+	.type	ft_fill, @function
+ft_fill:
+	addq	%rsi, %rdx
+	cmpq	%rdx, %rsi
+	jnb	.L9
+	movq	%rsi, %r8
+	leaq	(%rdi,%rsi,8), %rax
+	leaq	(%rdi,%rdx,8), %rdx
+	imulq	%rcx, %r8
+	.p2align 4,,10
+	.p2align 3
+.L11:
+	movq	%r8, (%rax)
+	addq	$8, %rax
+	addq	%rcx, %r8
+	cmpq	%rdx, %rax
+	jne	.L11
+.L9:
+	ret
+	.size	ft_fill, .-ft_fill
+	.p2align 4
+	.globl	ft_sum_bytes
+	.type	ft_sum_bytes, @function
+ft_sum_bytes:
+	testq	%rsi, %rsi
+	je	.L16
+	xorl	%eax, %eax
+	xorl	%ecx, %ecx
+	.p2align 4,,10
+	.p2align 3
+.L15:
+	movzbl	(%rdi), %r8d
+	addq	$1, %rax
+	addq	%rdx, %rdi
+	addq	%r8, %rcx
+	cmpq	%rax, %rsi
+	jne	.L15
+	movq	%rcx, %rax
+	ret
+	.p2align 4,,10
+	.p2align 3
+.L16:
+	xorl	%ecx, %ecx
+	movq	%rcx, %rax
+	ret
+	.size	ft_sum_bytes, .-ft_sum_bytes
+	.p2align 4
+	.globl	ft_sum_words
+	.type	ft_sum_words, @function
+ft_sum_words:
+	testq	%rsi, %rsi
+	je	.L21
+	leaq	(%rdi,%rsi,8), %rdx
+	xorl	%eax, %eax
+	.p2align 4,,10
+	.p2align 3
+.L20:
+	addq	(%rdi), %rax
+	addq	$8, %rdi
+	cmpq	%rdx, %rdi
+	jne	.L20
+	ret
+	.p2align 4,,10
+	.p2align 3
+.L21:
+	xorl	%eax, %eax
+	ret
+	.size	ft_sum_words, .-ft_sum_words
+	.p2align 4
+	.globl	ft_touch_timed
+	.type	ft_touch_timed, @function
+ft_touch_timed:
+	pushq	%r15
+	movq	%rdi, %r15
+	movl	$1, %edi
+	pushq	%r14
+	movq	%r8, %r14
+	pushq	%r13
+	movl	%ecx, %r13d
+	pushq	%r12
+	movq	%rdx, %r12
+	pushq	%rbp
+	pushq	%rbx
+	movq	%rsi, %rbx
+	subq	$40, %rsp
+	movq	%rsi, (%rsp)
+	leaq	16(%rsp), %rsi
+	movq	%rsi, 8(%rsp)
+	call	clock_gettime@PLT
+	imulq	$1000000000, 16(%rsp), %rdx
+	addq	24(%rsp), %rdx
+	testq	%rbx, %rbx
+	je	.L23
+	movq	%rdx, %rbp
+	xorl	%ebx, %ebx
+	.p2align 4,,10
+	.p2align 3
+.L25:
+	movb	%r13b, (%r15)
+	movq	8(%rsp), %rsi
+	movl	$1, %edi
+	addq	%r12, %r15
+	call	clock_gettime@PLT
+	movq	%rbp, %rsi
+	imulq	$1000000000, 16(%rsp), %rdx
+	addq	24(%rsp), %rdx
+	movq	%rdx, %rax
+	movq	%rdx, %rbp
+	subq	%rsi, %rax
+	movq	%rax, (%r14,%rbx,8)
+	addq	$1, %rbx
+	cmpq	%rbx, (%rsp)
+	jne	.L25
+.L23:
+	addq	$40, %rsp
+	popq	%rbx
+	popq	%rbp
+	popq	%r12
+	popq	%r13
+	popq	%r14
+	popq	%r15
+	ret
+	.size	ft_touch_timed, .-ft_touch_timed
+	.ident	"GCC: (Debian 12.2.0-14+deb12u1) 12.2.0"
+	.section	.note.GNU-stack,"",@progbits

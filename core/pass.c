@@ -1,0 +1,88 @@
+#include "pass.h"
+
+#include <errno.h>
+
+#include "clock.h"
+#include "interrupt.h"
+#include "kernels.h"
+#include "sink.h"
+
+enum { CHUNK_BYTES = 64 << 20 };
+
+static size_t chunk_pages(const struct ft_buffer *b)
+{
+	return CHUNK_BYTES / b->page_size;
+}
+
+static size_t words(const struct ft_buffer *b)
+{
+	return b->bytes / sizeof(uint64_t);
+}
+
+static size_t min_size(size_t a, size_t b)
+{
+	return a < b ? a : b;
+}
+
+int ft_pass_touch(const struct ft_buffer *b, unsigned char v, int64_t *ns)
+{
+	size_t step = chunk_pages(b), stride = b->page_size;
+	int64_t t0 = ft_now_ns();
+	for (size_t i = 0; i < b->pages && !ft_interrupted; i += step)
+		ft_touch(b->addr + i * stride, min_size(step, b->pages - i), stride, v);
+	int64_t t1 = ft_now_ns();
+	FT_SINK(b->addr);
+	*ns = t1 - t0;
+	return ft_interrupted ? EINTR : 0;
+}
+
+int ft_pass_fill(const struct ft_buffer *b, uint64_t k, int64_t *ns)
+{
+	size_t step = CHUNK_BYTES / sizeof(uint64_t), n = words(b);
+	uint64_t *p = (uint64_t *)b->addr;
+	int64_t t0 = ft_now_ns();
+	for (size_t i = 0; i < n && !ft_interrupted; i += step)
+		ft_fill(p, i, min_size(step, n - i), k);
+	int64_t t1 = ft_now_ns();
+	FT_SINK(p);
+	*ns = t1 - t0;
+	return ft_interrupted ? EINTR : 0;
+}
+
+int ft_pass_touch_timed(const struct ft_buffer *b, unsigned char v,
+                        int64_t *samples, int64_t *ns)
+{
+	size_t step = chunk_pages(b), stride = b->page_size;
+	int64_t t0 = ft_now_ns();
+	for (size_t i = 0; i < b->pages && !ft_interrupted; i += step)
+		ft_touch_timed(b->addr + i * stride, min_size(step, b->pages - i),
+		               stride, v, samples + i);
+	int64_t t1 = ft_now_ns();
+	FT_SINK(b->addr);
+	FT_SINK(samples);
+	*ns = t1 - t0;
+	return ft_interrupted ? EINTR : 0;
+}
+
+int ft_pass_sum_bytes(const struct ft_buffer *b, uint64_t *sum)
+{
+	size_t step = chunk_pages(b), stride = b->page_size;
+	uint64_t total = 0;
+	for (size_t i = 0; i < b->pages && !ft_interrupted; i += step)
+		total += ft_sum_bytes(b->addr + i * stride, min_size(step, b->pages - i), stride);
+	FT_SINK(total);
+	*sum = total;
+	return ft_interrupted ? EINTR : 0;
+}
+
+int ft_pass_sum_words(const struct ft_buffer *b, uint64_t *sum)
+{
+	size_t step = CHUNK_BYTES / sizeof(uint64_t), n = words(b);
+	const uint64_t *p = (const uint64_t *)b->addr;
+	uint64_t total = 0;
+	for (size_t i = 0; i < n && !ft_interrupted; i += step)
+		total += ft_sum_words(p + i, min_size(step, n - i));
+	FT_SINK(total);
+	*sum = total;
+	return ft_interrupted ? EINTR : 0;
+}

@@ -1,0 +1,22 @@
+/* One pass of a kernel over a whole buffer, timed in C. The window holds the
+ * kernel calls and nothing else: the buffer is walked in 64 MiB chunks so
+ * that SIGINT can stop a pass between two of them (16 checks of a flag per
+ * GiB). Each returns 0, or EINTR when interrupted. */
+#ifndef FT_PASS_H
+#define FT_PASS_H
+
+#include <stdint.h>
+
+#include "buffer.h"
+
+int ft_pass_touch(const struct ft_buffer *b, unsigned char v, int64_t *ns);
+int ft_pass_fill(const struct ft_buffer *b, uint64_t k, int64_t *ns);
+/* samples must hold b->pages entries. */
+int ft_pass_touch_timed(const struct ft_buffer *b, unsigned char v,
+                        int64_t *samples, int64_t *ns);
+
+/* Untimed read-backs, also interruptible. */
+int ft_pass_sum_bytes(const struct ft_buffer *b, uint64_t *sum);
+int ft_pass_sum_words(const struct ft_buffer *b, uint64_t *sum);
+
+#endif

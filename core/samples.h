@@ -1,0 +1,36 @@
+/* A C array of per-page times and the statistics the cycles need, computed
+ * here so that 262144 samples cost milliseconds, not a Lua table. */
+#ifndef FT_SAMPLES_H
+#define FT_SAMPLES_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+struct ft_samples {
+	int64_t *v;
+	size_t n;         /* entries in use: the statistics cover v[0 .. n) */
+	size_t capacity;
+	int64_t *sorted;  /* a sorted copy, made on first need */
+	bool sorted_valid;
+};
+
+/* Allocates and writes every entry (-1), so a timed pass that stores into
+ * the array takes no faults of its own. Returns 0 or errno. */
+int ft_samples_init(struct ft_samples *s, size_t n);
+void ft_samples_free(struct ft_samples *s);
+/* Call after writing entries; a timed pass also sets n to its page count. */
+void ft_samples_changed(struct ft_samples *s);
+
+int64_t ft_samples_min(const struct ft_samples *s);
+int64_t ft_samples_max(const struct ft_samples *s);
+/* Nearest rank: the smallest value with at least p % of the samples at or
+ * below it. p in [0, 100]. Returns 0 on allocation failure with *ok false. */
+int64_t ft_samples_percentile(struct ft_samples *s, double p, bool *ok);
+size_t ft_samples_count_above(const struct ft_samples *s, int64_t t);
+double ft_samples_mean_above(const struct ft_samples *s, int64_t t);
+/* Contiguous runs of samples above t: how many, and the longest. */
+void ft_samples_runs_above(const struct ft_samples *s, int64_t t,
+                           size_t *runs, size_t *longest);
+
+#endif

@@ -1,0 +1,36 @@
+#include "ft.h"
+
+#include <stdarg.h>
+#include <string.h>
+
+#include <lauxlib.h>
+
+void ft_check_nargs(lua_State *L, int max)
+{
+	int n = lua_gettop(L);
+	if (n > max)
+		luaL_error(L, "too many arguments: got %d, expected at most %d", n, max);
+}
+
+int ft_error_errno(lua_State *L, int err, const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	luaL_where(L, 1);
+	lua_pushvfstring(L, fmt, ap);
+	va_end(ap);
+	lua_pushfstring(L, ": %s", strerror(err));
+	lua_concat(L, 3);
+	return lua_error(L);
+}
+
+int luaopen_ft(lua_State *L)
+{
+	lua_newtable(L);
+	ft_open_buffer(L);
+	ft_open_samples(L);
+	ft_open_system(L);
+	lua_pushliteral(L, FT_VERSION);
+	lua_setfield(L, -2, "version");
+	return 1;
+}

@@ -1,0 +1,23 @@
+/* The ft module: one file per group of bindings, each the only one that
+ * talks to the Lua API for its group. */
+#ifndef FT_RUNNER_FT_H
+#define FT_RUNNER_FT_H
+
+#include <lua.h>
+
+#define FT_VERSION "0.1.0"
+
+int luaopen_ft(lua_State *L);
+
+/* Each adds its functions to the ft table on top of the stack. */
+void ft_open_buffer(lua_State *L);
+void ft_open_samples(lua_State *L);
+void ft_open_system(lua_State *L);
+
+/* Shared argument checks, in the spirit of luaposix. */
+void ft_check_nargs(lua_State *L, int max);
+struct ft_samples *ft_check_samples(lua_State *L, int arg);
+/* Raises "what failed: strerror(err)" (errno's text). */
+int ft_error_errno(lua_State *L, int err, const char *fmt, ...);
+
+#endif

@@ -1,0 +1,347 @@
+/* Buffers as userdata, after liolib's files: the userdata exists (released)
+ * before the memory is acquired, so an error in between leaks nothing;
+ * __gc and __close are one function; every method checks it is still open. */
+#include <errno.h>
+#include <string.h>
+#include <sys/mman.h>
+
+#include <lauxlib.h>
+
+#include "../core/buffer.h"
+#include "../core/pass.h"
+#include "../core/samples.h"
+#include "../core/sink.h"
+#include "ft.h"
+
+#define BUFFER_META "ft.buffer"
+
+static const char *kind_name(const struct ft_buffer *b)
+{
+	return b->kind == FT_MALLOC ? "malloc" : "mmap";
+}
+
+static struct ft_buffer *check_buffer(lua_State *L)
+{
+	struct ft_buffer *b = luaL_checkudata(L, 1, BUFFER_META);
+	if (!b->addr)
+		luaL_error(L, "buffer is %s", b->kind == FT_MALLOC ? "freed" : "unmapped");
+	return b;
+}
+
+static size_t check_bytes(lua_State *L, int arg)
+{
+	lua_Integer bytes = luaL_checkinteger(L, arg);
+	if (bytes <= 0)
+		luaL_argerror(L, arg, lua_pushfstring(L,
+			"size must be a positive number of bytes, got %I", bytes));
+	return (size_t)bytes;
+}
+
+static struct ft_buffer *new_buffer(lua_State *L)
+{
+	struct ft_buffer *b = lua_newuserdatauv(L, sizeof *b, 0);
+	memset(b, 0, sizeof *b);
+	luaL_setmetatable(L, BUFFER_META);
+	return b;
+}
+
+static const char *const thp_names[] = { "default", "never", "always", NULL };
+
+static int thp_option(lua_State *L, int idx)
+{
+	const char *name = lua_type(L, idx) == LUA_TSTRING ? lua_tostring(L, idx) : NULL;
+	for (int i = 0; name && thp_names[i]; i++)
+		if (strcmp(name, thp_names[i]) == 0)
+			return i;
+	return luaL_error(L, "mmap option thp = %s (expected \"default\", \"never\" or \"always\")",
+	                  luaL_tolstring(L, idx, NULL));
+}
+
+static void check_map_options(lua_State *L, int arg, enum ft_thp *thp, int *populate)
+{
+	*thp = FT_THP_DEFAULT;
+	*populate = 0;
+	if (lua_isnoneornil(L, arg))
+		return;
+	luaL_checktype(L, arg, LUA_TTABLE);
+	for (lua_pushnil(L); lua_next(L, arg); lua_pop(L, 1)) {
+		const char *key = lua_type(L, -2) == LUA_TSTRING ? lua_tostring(L, -2) : "?";
+		if (strcmp(key, "thp") == 0) {
+			*thp = (enum ft_thp)thp_option(L, -1);
+		} else if (strcmp(key, "populate") == 0) {
+			if (!lua_isboolean(L, -1))
+				luaL_error(L, "mmap option populate must be a boolean, got %s",
+				           luaL_typename(L, -1));
+			*populate = lua_toboolean(L, -1);
+		} else {
+			luaL_error(L, "unknown mmap option '%s' (expected thp or populate)", key);
+		}
+	}
+}
+
+/* ft.mmap(bytes [, {thp = "default"|"never"|"always", populate = bool}]) */
+static int l_mmap(lua_State *L)
+{
+	ft_check_nargs(L, 2);
+	size_t bytes = check_bytes(L, 1);
+	enum ft_thp thp;
+	int populate;
+	check_map_options(L, 2, &thp, &populate);
+	struct ft_buffer *b = new_buffer(L);
+	int err = ft_buffer_map(b, bytes, thp, populate);
+	if (err)
+		return ft_error_errno(L, err, "mmap of %I bytes (thp=%s%s) failed",
+		                      (lua_Integer)bytes, thp_names[thp],
+		                      populate ? ", populate" : "");
+	FT_SINK(b->addr);
+	return 1;
+}
+
+/* ft.malloc(bytes) */
+static int l_malloc(lua_State *L)
+{
+	ft_check_nargs(L, 1);
+	size_t bytes = check_bytes(L, 1);
+	struct ft_buffer *b = new_buffer(L);
+	int err = ft_buffer_malloc(b, bytes);
+	if (err)
+		return ft_error_errno(L, err, "malloc of %I bytes failed", (lua_Integer)bytes);
+	FT_SINK(b->addr);
+	return 1;
+}
+
+static int interrupted(lua_State *L)
+{
+	return luaL_error(L, "interrupted");
+}
+
+/* b:touch(value) -> ns: one byte store per page. */
+static int l_touch(lua_State *L)
+{
+	ft_check_nargs(L, 2);
+	struct ft_buffer *b = check_buffer(L);
+	lua_Integer v = luaL_checkinteger(L, 2);
+	luaL_argcheck(L, v >= 0 && v <= 255, 2, "value must be a byte, 0 to 255");
+	int64_t ns;
+	if (ft_pass_touch(b, (unsigned char)v, &ns))
+		return interrupted(L);
+	lua_pushinteger(L, ns);
+	return 1;
+}
+
+/* b:fill(k) -> ns: p[i] = i * k over every 64-bit word. */
+static int l_fill(lua_State *L)
+{
+	ft_check_nargs(L, 2);
+	struct ft_buffer *b = check_buffer(L);
+	uint64_t k = (uint64_t)luaL_checkinteger(L, 2);
+	int64_t ns;
+	if (ft_pass_fill(b, k, &ns))
+		return interrupted(L);
+	lua_pushinteger(L, ns);
+	return 1;
+}
+
+/* b:touch_timed(value, samples) -> ns: samples[i] is page i's store plus
+ * one clock reading. */
+static int l_touch_timed(lua_State *L)
+{
+	ft_check_nargs(L, 3);
+	struct ft_buffer *b = check_buffer(L);
+	lua_Integer v = luaL_checkinteger(L, 2);
+	luaL_argcheck(L, v >= 0 && v <= 255, 2, "value must be a byte, 0 to 255");
+	struct ft_samples *s = ft_check_samples(L, 3);
+	if (s->capacity < b->pages)
+		return luaL_argerror(L, 3, lua_pushfstring(L,
+			"samples hold %I entries, the pass needs %I (one per page)",
+			(lua_Integer)s->capacity, (lua_Integer)b->pages));
+	int64_t ns;
+	int err = ft_pass_touch_timed(b, (unsigned char)v, s->v, &ns);
+	s->n = b->pages;
+	ft_samples_changed(s);
+	if (err)
+		return interrupted(L);
+	lua_pushinteger(L, ns);
+	return 1;
+}
+
+static int push_sum(lua_State *L, int (*sum)(const struct ft_buffer *, uint64_t *))
+{
+	ft_check_nargs(L, 1);
+	struct ft_buffer *b = check_buffer(L);
+	uint64_t total;
+	if (sum(b, &total))
+		return interrupted(L);
+	FT_SINK(total);
+	lua_pushinteger(L, (lua_Integer)total); /* mod 2^64, as Lua integers wrap */
+	return 1;
+}
+
+static int l_sum_bytes(lua_State *L)
+{
+	return push_sum(L, ft_pass_sum_bytes);
+}
+
+static int l_sum_words(lua_State *L)
+{
+	return push_sum(L, ft_pass_sum_words);
+}
+
+static const char *const advice_names[] = {
+	"normal", "random", "sequential", "willneed", "dontneed", "free",
+	"hugepage", "nohugepage", "cold", "pageout", "populate_read",
+	"populate_write", NULL
+};
+/* Constants missing from older headers keep their kernel values. */
+#ifndef MADV_COLD
+#define MADV_COLD 20
+#endif
+#ifndef MADV_PAGEOUT
+#define MADV_PAGEOUT 21
+#endif
+#ifndef MADV_POPULATE_READ
+#define MADV_POPULATE_READ 22
+#endif
+#ifndef MADV_POPULATE_WRITE
+#define MADV_POPULATE_WRITE 23
+#endif
+static const int advice_values[] = {
+	MADV_NORMAL, MADV_RANDOM, MADV_SEQUENTIAL, MADV_WILLNEED, MADV_DONTNEED, MADV_FREE,
+	MADV_HUGEPAGE, MADV_NOHUGEPAGE, MADV_COLD, MADV_PAGEOUT, MADV_POPULATE_READ,
+	MADV_POPULATE_WRITE
+};
+
+/* b:madvise(advice) -> true */
+static int l_madvise(lua_State *L)
+{
+	ft_check_nargs(L, 2);
+	struct ft_buffer *b = check_buffer(L);
+	int i = luaL_checkoption(L, 2, NULL, advice_names);
+	int err = ft_buffer_madvise(b, advice_values[i]);
+	if (err)
+		return ft_error_errno(L, err, "madvise(%s) on a %s buffer of %I bytes failed",
+		                      advice_names[i], kind_name(b), (lua_Integer)b->bytes);
+	lua_pushboolean(L, 1);
+	return 1;
+}
+
+/* b:thp_bytes() -> bytes of this mapping backed by transparent huge pages */
+static int l_thp_bytes(lua_State *L)
+{
+	ft_check_nargs(L, 1);
+	struct ft_buffer *b = check_buffer(L);
+	int64_t bytes = ft_buffer_thp_bytes(b);
+	if (bytes < 0)
+		return ft_error_errno(L, errno, "reading /proc/self/smaps failed");
+	lua_pushinteger(L, bytes);
+	return 1;
+}
+
+static int release(lua_State *L, enum ft_kind kind)
+{
+	ft_check_nargs(L, 1);
+	struct ft_buffer *b = check_buffer(L);
+	if (b->kind != kind)
+		return luaL_error(L, "a %s buffer is released with %s()", kind_name(b),
+		                  b->kind == FT_MALLOC ? "free" : "unmap");
+	int64_t ns;
+	int err = ft_buffer_release(b, &ns);
+	if (err)
+		return ft_error_errno(L, err, "munmap of %I bytes failed", (lua_Integer)b->bytes);
+	lua_pushinteger(L, ns);
+	return 1;
+}
+
+/* b:unmap() -> ns of the munmap call */
+static int l_unmap(lua_State *L)
+{
+	return release(L, FT_MMAP);
+}
+
+/* b:free() -> ns of the free call */
+static int l_free(lua_State *L)
+{
+	return release(L, FT_MALLOC);
+}
+
+/* __gc and __close: release what is still held, silently. */
+static int l_gc(lua_State *L)
+{
+	struct ft_buffer *b = luaL_checkudata(L, 1, BUFFER_META);
+	if (b->addr)
+		ft_buffer_release(b, NULL);
+	return 0;
+}
+
+static int l_tostring(lua_State *L)
+{
+	struct ft_buffer *b = luaL_checkudata(L, 1, BUFFER_META);
+	if (b->addr)
+		lua_pushfstring(L, "ft.buffer (%s, %I bytes, %I pages of %I, at %p)",
+		                kind_name(b), (lua_Integer)b->bytes, (lua_Integer)b->pages,
+		                (lua_Integer)b->page_size, (void *)b->addr);
+	else
+		lua_pushfstring(L, "ft.buffer (%s, released)", kind_name(b));
+	return 1;
+}
+
+static const luaL_Reg methods[] = {
+	{ "touch", l_touch },
+	{ "fill", l_fill },
+	{ "touch_timed", l_touch_timed },
+	{ "sum_bytes", l_sum_bytes },
+	{ "sum_words", l_sum_words },
+	{ "madvise", l_madvise },
+	{ "thp_bytes", l_thp_bytes },
+	{ "unmap", l_unmap },
+	{ "free", l_free },
+	{ NULL, NULL }
+};
+
+/* Methods first, then the fields: addr, bytes, pages, page_size, kind,
+ * map_ns, released. */
+static int l_index(lua_State *L)
+{
+	struct ft_buffer *b = luaL_checkudata(L, 1, BUFFER_META);
+	const char *key = luaL_checkstring(L, 2);
+	lua_pushvalue(L, 2);
+	if (lua_rawget(L, lua_upvalueindex(1)) != LUA_TNIL)
+		return 1;
+	if (strcmp(key, "addr") == 0)
+		lua_pushinteger(L, (lua_Integer)(uintptr_t)b->addr);
+	else if (strcmp(key, "bytes") == 0)
+		lua_pushinteger(L, (lua_Integer)b->bytes);
+	else if (strcmp(key, "pages") == 0)
+		lua_pushinteger(L, (lua_Integer)b->pages);
+	else if (strcmp(key, "page_size") == 0)
+		lua_pushinteger(L, (lua_Integer)b->page_size);
+	else if (strcmp(key, "kind") == 0)
+		lua_pushstring(L, kind_name(b));
+	else if (strcmp(key, "map_ns") == 0)
+		lua_pushinteger(L, b->map_ns);
+	else if (strcmp(key, "released") == 0)
+		lua_pushboolean(L, b->addr == NULL);
+	else
+		return luaL_error(L, "ft.buffer has no field or method '%s'", key);
+	return 1;
+}
+
+void ft_open_buffer(lua_State *L)
+{
+	luaL_newmetatable(L, BUFFER_META);
+	luaL_newlib(L, methods);
+	lua_pushcclosure(L, l_index, 1);
+	lua_setfield(L, -2, "__index");
+	lua_pushcfunction(L, l_gc);
+	lua_setfield(L, -2, "__gc");
+	lua_pushcfunction(L, l_gc);
+	lua_setfield(L, -2, "__close");
+	lua_pushcfunction(L, l_tostring);
+	lua_setfield(L, -2, "__tostring");
+	lua_pop(L, 1);
+
+	lua_pushcfunction(L, l_mmap);
+	lua_setfield(L, -2, "mmap");
+	lua_pushcfunction(L, l_malloc);
+	lua_setfield(L, -2, "malloc");
+}

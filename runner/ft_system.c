@@ -1,0 +1,189 @@
+/* The clock, the counters and the machine: ft.now_ns, ft.clock,
+ * ft.clock_estimate, ft.rusage, ft.faults, ft.meminfo, ft.vmstat,
+ * ft.machine, ft.page_size, ft.sink. */
+#include <errno.h>
+#include <stdlib.h>
+
+#include <lauxlib.h>
+
+#include "../core/buffer.h"
+#include "../core/clock.h"
+#include "../core/counters.h"
+#include "../core/machine.h"
+#include "../core/sink.h"
+#include "ft.h"
+
+static int l_now_ns(lua_State *L)
+{
+	lua_pushinteger(L, ft_now_ns());
+	return 1;
+}
+
+static void set_integer(lua_State *L, const char *key, lua_Integer v)
+{
+	lua_pushinteger(L, v);
+	lua_setfield(L, -2, key);
+}
+
+static void set_number(lua_State *L, const char *key, lua_Number v)
+{
+	lua_pushnumber(L, v);
+	lua_setfield(L, -2, key);
+}
+
+static void set_string(lua_State *L, const char *key, const char *v)
+{
+	lua_pushstring(L, v);
+	lua_setfield(L, -2, key);
+}
+
+static void push_probe(lua_State *L, struct ft_clock_probe p)
+{
+	lua_createtable(L, 0, 2);
+	set_integer(L, "tick_ns", p.tick_ns);
+	set_number(L, "read_ns", p.read_ns);
+}
+
+/* ft.clock() -> {source, clocksource, tick_ns, read_ns, timed = {tick_ns, read_ns}} */
+static int l_clock(lua_State *L)
+{
+	ft_check_nargs(L, 0);
+	struct ft_machine m;
+	ft_machine_read(&m);
+	struct ft_clock_probe window = ft_clock_probe(), timed = ft_clock_probe_timed();
+	push_probe(L, window);
+	set_string(L, "source", "clock_gettime(CLOCK_MONOTONIC)");
+	set_string(L, "clocksource", m.clocksource);
+	push_probe(L, timed);
+	set_string(L, "source", "touch_timed: one CLOCK_MONOTONIC reading per page");
+	lua_setfield(L, -2, "timed");
+	return 1;
+}
+
+/* ft.clock_estimate() -> GHz, "measured" | "CLOCK_GHZ" */
+static int l_clock_estimate(lua_State *L)
+{
+	ft_check_nargs(L, 0);
+	const char *env = getenv("CLOCK_GHZ");
+	if (env && *env) {
+		char *end;
+		double ghz = strtod(env, &end);
+		if (*end || !(ghz > 0 && ghz < 100))
+			return luaL_error(L, "CLOCK_GHZ=%s: expected a clock rate in GHz, "
+			                  "a number above 0 and below 100", env);
+		lua_pushnumber(L, ghz);
+		lua_pushliteral(L, "CLOCK_GHZ");
+		return 2;
+	}
+	lua_pushnumber(L, ft_clock_estimate_ghz());
+	lua_pushliteral(L, "measured");
+	return 2;
+}
+
+/* ft.faults() -> minor + major faults so far; allocates nothing. */
+static int l_faults(lua_State *L)
+{
+	lua_pushinteger(L, ft_faults());
+	return 1;
+}
+
+static int l_rusage(lua_State *L)
+{
+	ft_check_nargs(L, 0);
+	struct ft_rusage ru;
+	int err = ft_rusage(&ru);
+	if (err)
+		return ft_error_errno(L, err, "getrusage failed");
+	lua_createtable(L, 0, 5);
+	set_integer(L, "minflt", ru.minflt);
+	set_integer(L, "majflt", ru.majflt);
+	set_integer(L, "utime_ns", ru.utime_ns);
+	set_integer(L, "stime_ns", ru.stime_ns);
+	set_integer(L, "maxrss_kb", ru.maxrss_kb);
+	return 1;
+}
+
+static void set_counter(const char *key, int64_t value, void *ctx)
+{
+	set_integer(ctx, key, value);
+}
+
+static int push_counters(lua_State *L, const char *path)
+{
+	ft_check_nargs(L, 0);
+	lua_newtable(L);
+	int err = ft_read_counters(path, set_counter, L);
+	if (err)
+		return ft_error_errno(L, err, "cannot read %s", path);
+	return 1;
+}
+
+/* ft.meminfo() -> /proc/meminfo, values as the kernel gives them (kB, or pages for HugePages_*) */
+static int l_meminfo(lua_State *L)
+{
+	return push_counters(L, "/proc/meminfo");
+}
+
+/* ft.vmstat() -> /proc/vmstat */
+static int l_vmstat(lua_State *L)
+{
+	return push_counters(L, "/proc/vmstat");
+}
+
+static int l_machine(lua_State *L)
+{
+	ft_check_nargs(L, 0);
+	struct ft_machine m;
+	ft_machine_read(&m);
+	lua_createtable(L, 0, 12);
+	set_string(L, "cpu", m.cpu_model);
+	set_number(L, "cpu_mhz", m.cpu_mhz);
+	set_string(L, "kernel", m.kernel);
+	set_integer(L, "page_size", (lua_Integer)m.page_size);
+	set_string(L, "thp_enabled", m.thp_enabled);
+	set_string(L, "thp_defrag", m.thp_defrag);
+	set_integer(L, "thp_pmd_size", (lua_Integer)m.thp_pmd_size);
+	set_string(L, "clocksource", m.clocksource);
+	set_string(L, "hypervisor", m.hypervisor[0] ? m.hypervisor : "none");
+	set_integer(L, "cpus", m.cpus_online);
+	set_integer(L, "numa_nodes", m.numa_nodes);
+	set_string(L, "free_page_reporting", m.free_page_reporting < 0 ? "no balloon"
+	           : m.free_page_reporting ? "on" : "off");
+	return 1;
+}
+
+static int l_page_size(lua_State *L)
+{
+	lua_pushinteger(L, (lua_Integer)ft_page_size());
+	return 1;
+}
+
+/* ft.sink(x) -> x, after passing it through the compiler sink. */
+static int l_sink(lua_State *L)
+{
+	luaL_checkany(L, 1);
+	if (lua_isinteger(L, 1))
+		FT_SINK(lua_tointeger(L, 1));
+	else
+		FT_SINK(lua_topointer(L, 1));
+	lua_settop(L, 1);
+	return 1;
+}
+
+void ft_open_system(lua_State *L)
+{
+	static const luaL_Reg functions[] = {
+		{ "now_ns", l_now_ns },
+		{ "clock", l_clock },
+		{ "clock_estimate", l_clock_estimate },
+		{ "faults", l_faults },
+		{ "rusage", l_rusage },
+		{ "meminfo", l_meminfo },
+		{ "vmstat", l_vmstat },
+		{ "machine", l_machine },
+		{ "page_size", l_page_size },
+		{ "sink", l_sink },
+		{ NULL, NULL }
+	};
+	luaL_setfuncs(L, functions, 0);
+}
