@@ -187,6 +187,36 @@ static int l_sum_words(lua_State *L)
 	return push_sum(L, ft_pass_sum_words);
 }
 
+static size_t check_offset(lua_State *L, const struct ft_buffer *b)
+{
+	lua_Integer off = luaL_checkinteger(L, 2);
+	if (off < 0 || (size_t)off >= b->bytes)
+		luaL_argerror(L, 2, lua_pushfstring(L, "offset %I outside the buffer's 0..%I",
+		                                    off, (lua_Integer)b->bytes - 1));
+	return (size_t)off;
+}
+
+/* b:peek(offset) -> the byte there; b:poke(offset, value): one byte, for
+ * probing and for tests that need one wrong byte. */
+static int l_peek(lua_State *L)
+{
+	ft_check_nargs(L, 2);
+	struct ft_buffer *b = check_buffer(L);
+	lua_pushinteger(L, b->addr[check_offset(L, b)]);
+	return 1;
+}
+
+static int l_poke(lua_State *L)
+{
+	ft_check_nargs(L, 3);
+	struct ft_buffer *b = check_buffer(L);
+	size_t off = check_offset(L, b);
+	lua_Integer v = luaL_checkinteger(L, 3);
+	luaL_argcheck(L, v >= 0 && v <= 255, 3, "value must be a byte, 0 to 255");
+	b->addr[off] = (unsigned char)v;
+	return 0;
+}
+
 static const char *const advice_names[] = {
 	"normal", "random", "sequential", "willneed", "dontneed", "free",
 	"hugepage", "nohugepage", "cold", "pageout", "populate_read",
@@ -291,6 +321,8 @@ static const luaL_Reg methods[] = {
 	{ "touch_timed", l_touch_timed },
 	{ "sum_bytes", l_sum_bytes },
 	{ "sum_words", l_sum_words },
+	{ "peek", l_peek },
+	{ "poke", l_poke },
 	{ "madvise", l_madvise },
 	{ "thp_bytes", l_thp_bytes },
 	{ "unmap", l_unmap },

@@ -155,7 +155,7 @@ static void open_state(lua_State *L)
  * before it, arg[1..] its arguments. */
 static void set_arg(lua_State *L, char **argv, int argc, int script)
 {
-	lua_createtable(L, argc - script - 1, script + 1);
+	lua_createtable(L, argc - script > 0 ? argc - script - 1 : 0, script + 1);
 	for (int i = 0; i < argc; i++) {
 		lua_pushstring(L, argv[i]);
 		lua_rawseti(L, -2, i - script);
@@ -204,12 +204,8 @@ static int incomplete(lua_State *L, int status)
 	static const char mark[] = "<eof>";
 	size_t len;
 	const char *msg = lua_tolstring(L, -1, &len);
-	if (status == LUA_ERRSYNTAX && len >= sizeof mark - 1 &&
-	    strcmp(msg + len - (sizeof mark - 1), mark) == 0) {
-		lua_pop(L, 1);
-		return 1;
-	}
-	return 0;
+	return status == LUA_ERRSYNTAX && len >= sizeof mark - 1 &&
+	       strcmp(msg + len - (sizeof mark - 1), mark) == 0;
 }
 
 /* Compiles "return LINE" so expressions print; else LINE itself, reading
@@ -241,7 +237,8 @@ static int load_chunk(lua_State *L, int interactive)
 			break;
 		char *more = read_line(interactive, ">> ");
 		if (!more)
-			break; /* report the chunk as it stands */
+			break; /* end of input: report the error as it stands */
+		lua_pop(L, 1);
 		lua_pushliteral(L, "\n");
 		lua_pushstring(L, more);
 		free(more);
@@ -347,7 +344,7 @@ int main(int argc, char **argv)
 	}
 	open_state(L);
 	set_module_path(L, script ? path : NULL, exe_dir);
-	set_arg(L, argv, argc, script ? script : argc - 1 + (argc == 1));
+	set_arg(L, argv, argc, script); /* no script: arg[0] is ftrun itself */
 
 	int status = LUA_OK;
 	for (int i = 1; i < argc && status == LUA_OK && (!script || i < script); i++)
