@@ -1,0 +1,125 @@
+-- cycles.lua end to end on small buffers: fault counts, the files written,
+-- the knobs' errors, and a checksum made wrong on purpose.
+local t = require "tap"
+local report = dofile((arg[0]:match("^(.*)/tests/") or ".") .. "/scripts/lib/report.lua")
+local q = t.quote
+
+local function tmpdir()
+  local d = os.tmpname()
+  os.remove(d)
+  assert(os.execute("mkdir -p " .. q(d)))
+  return d
+end
+
+local function read(path)
+  local f = io.open(path)
+  if not f then return nil end
+  local s = f:read("a")
+  f:close()
+  return s
+end
+
+local function write(path, text)
+  local f = assert(io.open(path, "w"))
+  f:write(text)
+  f:close()
+end
+
+local function find(results, typ, cycle, pass)
+  for _, r in ipairs(results) do
+    if r.type == typ and r.cycle == cycle and (pass == nil or r.pass == pass) then return r end
+  end
+  return {}
+end
+
+local README_TEXT = "# test readme\n" .. table.concat({ report.markers("thp-never") }, "\nold\n") .. "\ntail\n"
+
+do -- a small clean run with 4 KiB pages
+  local dir = tmpdir()
+  write(dir .. "/README.md", README_TEXT)
+  local env = ("MIB=16 REPS=3 THP=never RESULTS=%s README=%s"):format(q(dir), q(dir .. "/README.md"))
+  local out, code = t.ftrun_run("cycles.lua", env)
+  t.is(code, 0, "MIB=16 REPS=3 THP=never runs clean")
+  t.like(out, "rep 3/3: A B C D", "progress names the rep and the cycles")
+  local raw = read(dir .. "/thp-never-raw.txt") or ""
+  local results = report.parse_all(raw)
+  local pages = 16 * 1024 * 1024 // 4096
+  local p1, p2, p2r = find(results, "row", "A", "pass1"), find(results, "row", "A", "pass2"), find(results, "row", "A", "pass2r")
+  t.is(p1.faults_med, pages, "pass 1 takes one fault per page (median)")
+  t.is(p1.faults_max, pages, "pass 1 takes one fault per page (max)")
+  t.is(p2.faults_med, 0, "pass 2 takes no fault at the median")
+  t.is(p2r.faults_med, 0, "pass 2 repeated takes no fault at the median")
+  t.is(find(results, "bandwidth", "B").faults_med, pages, "a fresh fill takes as many faults as pass 1")
+  t.is(find(results, "bandwidth", "A").faults_med, 0, "the fill of touched pages takes none")
+  t.is(find(results, "row", "C", "pass1").faults_med, pages, "cycle C pass 1 faults once per page")
+  t.is(find(results, "row", "D", "touch2").faults_med, 0, "cycle D touch 2 takes none")
+  t.is(find(results, "thp", "A").thp_bytes_med, 0, "THP=never obtains no huge pages")
+  t.is(find(results, "thp", "A").page_obtained, 4096, "and reports 4 KiB pages obtained")
+  t.ok(p2.stalls ~= nil and p2.of == 3, "fault-free passes carry a stall count over the reps")
+  t.like(raw, "CHECKSUMS OK:", "raw ends with the checksum verdict")
+  t.like(raw, "meminfo (kB) before the run: MemTotal=", "raw records the memory state")
+  t.like(raw, "clock estimate:", "raw records the clock estimate")
+  t.like(read(dir .. "/thp-never-summary.md") or "", "| A | pass 1: first touch |", "summary table written")
+  t.like(read(dir .. "/thp-never-results.json") or "", '"faults_med": ' .. pages, "JSON has the rows")
+  local readme = read(dir .. "/README.md")
+  t.like(readme, "| A | pass 1: first touch |", "summary pasted between the README's markers")
+  t.ok(not readme:find("\nold\n", 1, true) and readme:find("tail\n", 1, true), "only the marked block was replaced")
+  t.is(read(dir .. "/thp-never-raw.txt.tmp"), nil, "no temporary file left behind")
+  os.execute("rm -rf " .. q(dir))
+end
+
+do -- QUICK=1 writes quick-* and leaves the README alone
+  local dir = tmpdir()
+  write(dir .. "/README.md", README_TEXT)
+  local env = ("QUICK=1 MIB=8 CYCLES=AD RESULTS=%s README=%s"):format(q(dir), q(dir .. "/README.md"))
+  local _, code = t.ftrun_run("cycles.lua", env)
+  t.is(code, 0, "QUICK=1 runs clean")
+  t.ok(read(dir .. "/quick-raw.txt") ~= nil and read(dir .. "/quick-summary.md") ~= nil, "quick-raw.txt and quick-summary.md written")
+  t.is(read(dir .. "/README.md"), README_TEXT, "QUICK=1 leaves the README alone")
+  local results = report.parse_all(read(dir .. "/quick-raw.txt") or "")
+  t.is(find(results, "row", "A", "pass1").faults_max ~= nil, true, "CYCLES=AD ran A")
+  t.is(find(results, "bandwidth", "B").median, nil, "CYCLES=AD skipped B")
+  os.execute("rm -rf " .. q(dir))
+end
+
+do -- bad knobs stop the run before anything is mapped or written
+  local dir = tmpdir()
+  local cases = {
+    { "MIB=abc", "MIB=abc: expected a positive integer" },
+    { "MIB=0", "MIB=0: expected a positive integer" },
+    { "REPS=-1", "REPS=-1: expected a positive integer" },
+    { "THP=maybe", "THP=maybe: expected one of default, never, always" },
+    { "CYCLES=AZ", "CYCLES=AZ: expected a subset of the letters ABCD" },
+    { "QUICK=yes", "QUICK=yes: expected 0 or 1" },
+    { "MIB=100000000", "MIB=100000000: needs" },
+    { "CLOCK_GHZ=fast", "CLOCK_GHZ=fast: expected a clock rate in GHz" },
+  }
+  for _, c in ipairs(cases) do
+    local out, code = t.ftrun_run("cycles.lua", c[1] .. " RESULTS=" .. q(dir))
+    t.is(code, 2, c[1] .. " exits 2")
+    t.like(out, c[2], c[1] .. " is named with what is allowed")
+  end
+  t.like(t.ftrun_run("cycles.lua", "MIB=100000000"), "MemAvailable", "a buffer too large names MemAvailable")
+  t.is(t.run("ls -A " .. q(dir)), "", "no file written by a refused run")
+  os.execute("rm -rf " .. q(dir))
+end
+
+do -- one checksum made wrong through the buffer's method table
+  local dir = tmpdir()
+  write(dir .. "/README.md", README_TEXT)
+  local hook = [[
+local methods = select(2, debug.getupvalue(debug.getregistry()["ft.buffer"].__index, 1))
+local real = methods.sum_bytes
+methods.sum_bytes = function(b) return real(b) + 1 end]]
+  local env = ("MIB=4 REPS=1 THP=never RESULTS=%s README=%s"):format(q(dir), q(dir .. "/README.md"))
+  local out, code = t.ftrun_run("-e " .. q(hook) .. " " .. q(t.ftrun:gsub("[^/]+$", "") .. "scripts/cycles.lua"), env)
+  t.is(code, 1, "a checksum mismatch exits 1")
+  t.like(out, "checksum mismatch in A, pass 2 repeated", "the mismatch is named")
+  t.is(read(dir .. "/thp-never-summary.md"), nil, "no summary written")
+  t.is(read(dir .. "/thp-never-results.json"), nil, "no JSON written")
+  t.like(read(dir .. "/thp-never-raw.txt") or "", "CHECKSUMS FAILED", "raw records the failed verdict")
+  t.is(read(dir .. "/README.md"), README_TEXT, "README unchanged")
+  os.execute("rm -rf " .. q(dir))
+end
+
+t.done()
