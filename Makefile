@@ -1,5 +1,6 @@
 # ftrun: `make` builds ./ftrun, `make run` runs the benchmark's cycles,
-# `make test` runs the suite (SAN=1: on an ASan+UBSan build).
+# `make test` runs the suite (SAN=1: on an ASan+UBSan build), `make bench`
+# measures what the runner itself costs.
 
 CC      ?= cc
 CFLAGS  := -std=c11 -O2 -g -Wall -Wextra -Werror -D_GNU_SOURCE
@@ -55,6 +56,15 @@ $(BUILD)/%.o: %.c | $(DEPS)
 # The measured kernels' assembly, from the binary's own flags.
 core/kernels_O2.s: core/kernels.c core/kernels.h core/clock.h
 	$(CC) $(filter-out -g,$(CFLAGS)) -fno-asynchronous-unwind-tables -S -o $@ core/kernels.c
+
+# The C reference for `make bench`: the same core/ objects and flags, no Lua.
+REF      := $(BUILD)/bench/ref
+REF_CORE := kernels clock buffer pass counters interrupt
+$(REF): $(BUILD)/bench/ref.o $(REF_CORE:%=$(BUILD)/core/%.o)
+	$(CC) $(LDFLAGS) -o $@ $^
+
+bench: $(BIN) $(REF)
+	./$(BIN) bench/bench.lua $(REF)
 
 run: all
 	./$(BIN) cycles.lua

@@ -5,12 +5,40 @@ local ft = require "ft"
 
 local measure = {}
 
+-- The C work a run cannot do without, in ns: the timed windows, the map and
+-- release calls and the read-backs. The rest of a run's wall time is the
+-- runner's own (Lua, statistics, reports).
+measure.work_ns = 0
+
 -- b:method(...) timed in C; returns ns and the faults the pass took.
 function measure.pass(b, method, ...)
   local f0 = ft.faults()
   local ns = b[method](b, ...)
   local f1 = ft.faults()
+  measure.work_ns = measure.work_ns + ns
   return ns, f1 - f0
+end
+
+-- A fresh buffer from ft.mmap or ft.malloc; returns it, the call's ns and faults.
+function measure.map(bytes, options)
+  local f0 = ft.faults()
+  local b = ft.mmap(bytes, options)
+  local f1 = ft.faults()
+  measure.work_ns = measure.work_ns + b.map_ns
+  return b, b.map_ns, f1 - f0
+end
+
+function measure.malloc(bytes)
+  local f0 = ft.faults()
+  local b = ft.malloc(bytes)
+  local f1 = ft.faults()
+  measure.work_ns = measure.work_ns + b.map_ns
+  return b, b.map_ns, f1 - f0
+end
+
+-- munmap or free, whichever the buffer needs; returns ns and faults.
+function measure.release(b)
+  return measure.pass(b, b.kind == "malloc" and "free" or "unmap")
 end
 
 -- k * n(n-1)/2 mod 2^64, the sum of p[i] = i*k over n words: Lua integers
@@ -28,8 +56,9 @@ measure.checks = 0
 -- the failed verdict on record.
 measure.on_mismatch = function(_) end
 
-local function check(what, got, want)
+local function check(what, got, want, t0)
   ft.sink(got)
+  measure.work_ns = measure.work_ns + (ft.now_ns() - t0)
   if got ~= want then
     local msg = ("checksum mismatch in %s: read back %d, expected %d"):format(what, got, want)
     measure.on_mismatch(msg)
@@ -40,12 +69,14 @@ end
 
 -- After the last touch of a buffer: one byte per page, each equal to value.
 function measure.check_bytes(b, value, what)
-  check(what, b:sum_bytes(), value * b.pages)
+  local t0 = ft.now_ns()
+  check(what, b:sum_bytes(), value * b.pages, t0)
 end
 
 -- After a fill: every word, against the closed form.
 function measure.check_words(b, k, what)
-  check(what, b:sum_words(), measure.fill_sum(b.bytes // 8, k))
+  local t0 = ft.now_ns()
+  check(what, b:sum_words(), measure.fill_sum(b.bytes // 8, k), t0)
 end
 
 return measure

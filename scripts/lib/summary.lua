@@ -116,6 +116,12 @@ function summary.cycles(results, title, machine, clock, ghz, ghz_source, verdict
     end
     put("")
   end
+  for _, r in ipairs(by.accounting or {}) do
+    put(("Wall time %s s: %s s in the timed windows, the map and release calls and the read-backs; "
+      .. "%s s (%s %%) in the runner itself."):format(f(r.wall_ms / 1000), f(r.work_ms / 1000),
+        f(r.own_ms / 1000), f(r.own_pct)))
+    put("")
+  end
   put(verdict .. ".")
   return table.concat(out, "\n") .. "\n"
 end

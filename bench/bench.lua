@@ -1,0 +1,193 @@
+-- make bench: does the scripting layer disturb what it measures? Six blocks,
+-- each figure as min / median / max over rounds, measured side by side in
+-- one run. Usage: ./ftrun bench/bench.lua PATH_TO_REF
+local ft = require "ft"
+local report = require "report"
+local stats = require "stats"
+
+local REF = arg[1] or error("usage: ftrun bench/bench.lua PATH_TO_REF")
+local ROOT = arg[0]:match("^(.*)/bench/[^/]+$") or "."
+local FTRUN = arg[-1]:sub(1, 1) == "/" and arg[-1] or os.getenv("PWD") .. "/" .. arg[-1]
+local MIB, REPS, PAIRS = 256, 5, 5
+
+local out = {}
+local function say(fmt, ...)
+  local line = fmt:format(...)
+  out[#out + 1] = line
+  print(line)
+  io.stdout:flush()
+end
+
+local function quote(s) return "'" .. s:gsub("'", "'\\''") .. "'" end
+
+local function run(cmd)
+  local p = assert(io.popen(cmd))
+  local text = p:read("a")
+  local ok, _, code = p:close()
+  if not ok then error(("command failed (exit %s): %s"):format(tostring(code), cmd), 0) end
+  return text
+end
+
+local function mmm(xs, fmt)
+  fmt = fmt or "%.3f"
+  return (fmt .. " / " .. fmt .. " / " .. fmt):format(stats.min(xs), stats.median(xs), stats.max(xs))
+end
+
+local tmp = os.tmpname()
+os.remove(tmp)
+run("mkdir -p " .. quote(tmp))
+
+local machine = ft.machine()
+say("ftrun make bench, %s UTC, on %s (%d CPUs), kernel %s, hypervisor %s",
+  os.date("!%Y-%m-%d %H:%M"), machine.cpu, machine.cpus, machine.kernel, machine.hypervisor)
+say("every figure: min / median / max over rounds")
+
+-- 1. Lua-driven against C-driven ----------------------------------------
+say("")
+say("1. cycle A driven from Lua (CYCLES=A ./ftrun cycles.lua) against bench/ref.c, %d MiB, %d reps each,", MIB, REPS)
+say("   %d pairs run alternately; per pair the row's figure (min ns/page; fill: median GB/s),", PAIRS)
+say("   as the time ratio ftrun / C (fill: C GB/s / ftrun GB/s), so 1.00 is no difference")
+local rows = { "mmap", "pass1", "pass2", "pass2r", "fill", "munmap" }
+local ratios, lua_fig, c_fig = {}, {}, {}
+for _, r in ipairs(rows) do ratios[r], lua_fig[r], c_fig[r] = {}, {}, {} end
+local pages = (MIB << 20) // ft.page_size()
+for pair = 1, PAIRS do
+  io.stderr:write(("bench: pair %d/%d\n"):format(pair, PAIRS))
+  run(("CYCLES=A MIB=%d REPS=%d RESULTS=%s README=/dev/null %s cycles.lua 2>/dev/null"):format(
+    MIB, REPS, quote(tmp), quote(FTRUN)))
+  local f = assert(io.open(tmp .. "/cycles-A-raw.txt"))
+  local lua_rows = {}
+  for _, r in ipairs(report.parse_all(f:read("a"))) do
+    if r.cycle == "A" and r.pass then lua_rows[r.pass] = r end
+  end
+  f:close()
+  local reps = {}
+  for rep, name, ns in run(("%s cycle %d %d"):format(quote(REF), MIB, REPS)):gmatch("REP (%d+) (%S+) (%d+)") do
+    if tonumber(rep) > 0 then
+      reps[name] = reps[name] or {}
+      table.insert(reps[name], tonumber(ns))
+    end
+  end
+  for _, r in ipairs(rows) do
+    local l, c
+    if r == "fill" then
+      l = lua_rows.fill.median
+      c = stats.median(stats.map(reps.fill, function(ns) return (MIB << 20) / ns end))
+      table.insert(ratios[r], c / l)
+    else
+      l = lua_rows[r].min
+      c = stats.min(stats.map(reps[r], function(ns) return ns / pages end))
+      table.insert(ratios[r], l / c)
+    end
+    table.insert(lua_fig[r], l)
+    table.insert(c_fig[r], c)
+  end
+end
+say("   %-8s %-28s %-28s %s", "row", "ftrun", "C", "ratio ftrun / C")
+for _, r in ipairs(rows) do
+  local unit = r == "fill" and " GB/s" or " ns/pg"
+  say("   %-8s %-28s %-28s %s", r, mmm(lua_fig[r], "%.2f") .. unit, mmm(c_fig[r], "%.2f") .. unit, mmm(ratios[r]))
+end
+
+-- 2. The timed window's floor -------------------------------------------
+say("")
+say("2. the timed window's floor, 1000 rounds, ns")
+local ROUNDS = 1000
+local lua_empty, lua_touch, c_window = {}, {}, {}
+do
+  local b <close> = ft.mmap(ft.page_size())
+  b:touch(0)
+  for i = 1, ROUNDS do
+    local t0 = ft.now_ns()
+    local t1 = ft.now_ns()
+    lua_empty[i] = t1 - t0
+    t0 = ft.now_ns()
+    local w = b:touch(i & 0xff)
+    t1 = ft.now_ns()
+    lua_touch[i], c_window[i] = t1 - t0, w
+  end
+end
+local c_floor = { empty = {}, touch1 = {} }
+for what, ns in run(("%s floor %d"):format(quote(REF), ROUNDS)):gmatch("FLOOR (%S+) (%d+)") do
+  table.insert(c_floor[what], tonumber(ns))
+end
+say("   empty window, Lua  now_ns(); now_ns()        %s", mmm(lua_empty, "%d"))
+say("   empty window, C    ft_now_ns(); ft_now_ns()  %s", mmm(c_floor.empty, "%d"))
+say("   one-page touch timed from Lua around b:touch %s", mmm(lua_touch, "%d"))
+say("   one-page touch, the C window b:touch returns %s", mmm(c_window, "%d"))
+say("   one-page touch timed in C (bench/ref.c)      %s", mmm(c_floor.touch1, "%d"))
+
+-- 3. The per-page timer --------------------------------------------------
+say("")
+say("3. touch_timed against touch on touched pages, %d MiB, 10 rounds, ns per page", MIB)
+local clock = ft.clock()
+local plain, timed, added, share = {}, {}, {}, {}
+do
+  local b <close> = ft.mmap(MIB << 20)
+  local s = ft.samples(b.pages)
+  b:touch(1)
+  for i = 1, 10 do
+    plain[i] = b:touch(2) / b.pages
+    timed[i] = b:touch_timed(3, s) / b.pages
+    added[i] = timed[i] - plain[i]
+    share[i] = 100 * added[i] / s:median()
+  end
+end
+say("   touch                         %s", mmm(plain, "%.2f"))
+say("   touch_timed                   %s", mmm(timed, "%.2f"))
+say("   added per page by a timestamp %s   (clock tick %d ns, one reading %.1f ns)",
+  mmm(added, "%.2f"), clock.timed.tick_ns, clock.read_ns)
+say("   its share of the median page  %s %%", mmm(share, "%.1f"))
+
+-- 4. The fill against the machine's write limit -------------------------
+say("")
+say("4. fill against memset and non-temporal stores on one touched %d MiB buffer, 10 rounds, GB/s", MIB)
+local gbps = { fill = {}, memset = {}, nt_store = {} }
+for what, ns, bytes in run(("%s limits %d 10"):format(quote(REF), MIB)):gmatch("LIMIT (%S+) (%d+) (%d+)") do
+  table.insert(gbps[what], tonumber(bytes) / tonumber(ns))
+end
+for _, w in ipairs { "fill", "memset", "nt_store" } do say("   %-10s %s", w, mmm(gbps[w], "%.2f")) end
+local function ratio_of(a, b)
+  local r = {}
+  for i = 1, #a do r[i] = a[i] / b[i] end
+  return r
+end
+say("   fill / memset    %s", mmm(ratio_of(gbps.fill, gbps.memset)))
+say("   fill / nt_store  %s", mmm(ratio_of(gbps.fill, gbps.nt_store)))
+
+-- 5. The runner's own share ---------------------------------------------
+say("")
+say("5. one full default run (./ftrun cycles.lua: 1024 MiB, 15 reps), one round")
+io.stderr:write("bench: the full run\n")
+local t0 = ft.now_ns()
+run(("RESULTS=%s README=/dev/null %s cycles.lua 2>/dev/null"):format(quote(tmp), quote(FTRUN)))
+local wall_ms = (ft.now_ns() - t0) / 1e6
+local acc
+do
+  local f = assert(io.open(tmp .. "/raw.txt"))
+  for _, r in ipairs(report.parse_all(f:read("a"))) do
+    if r.type == "accounting" then acc = r end
+  end
+  f:close()
+end
+say("   wall time of the process                 %.0f ms", wall_ms)
+say("   timed windows + map/release + read-backs %.0f ms", acc.work_ms)
+say("   the runner's own (Lua, probes, statistics, reports, process start) %.0f ms = %.2f %% of the wall",
+  wall_ms - acc.work_ms, 100 * (wall_ms - acc.work_ms) / wall_ms)
+
+-- 6. The clock estimate -------------------------------------------------
+say("")
+local ghz = {}
+for i = 1, 10 do ghz[i] = ft.clock_estimate() end
+local _, source = ft.clock_estimate()
+say("6. clock estimate over 10 tries: %s GHz, cv %.2f %% (%s)", mmm(ghz), stats.cv(ghz), source)
+say("   /proc/cpuinfo cpu MHz (the TSC rate the kernel knows): %.0f; estimate / that: %.3f",
+  machine.cpu_mhz, stats.median(ghz) * 1000 / machine.cpu_mhz)
+say("   cycles per page in cycles.lua use the estimate (CLOCK_GHZ overrides it)")
+
+run("rm -rf " .. quote(tmp))
+local text = table.concat(out, "\n") .. "\n"
+report.write_atomic(ROOT .. "/results/bench.txt", text)
+local pasted, err = pcall(report.paste_into_readme, ROOT .. "/README.md", "```\n" .. text .. "```", "bench")
+io.stderr:write(pasted and "bench: wrote results/bench.txt and pasted it into README.md\n"
+  or ("bench: wrote results/bench.txt; README left alone: " .. tostring(err) .. "\n"))
