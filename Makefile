@@ -23,8 +23,8 @@ endif
 LUA_CFLAGS = $(shell pkg-config --cflags lua5.4)
 LUA_LIBS   = $(shell pkg-config --libs lua5.4)
 
-CORE    := kernels clock buffer pass counters samples machine interrupt
-RUNNER  := main ft ft_buffer ft_samples ft_system
+CORE    := kernels clock buffer pass counters samples machine interrupt parallel
+RUNNER  := main ft ft_buffer ft_samples ft_system ft_parallel
 OBJS    := $(CORE:%=$(BUILD)/core/%.o) $(RUNNER:%=$(BUILD)/runner/%.o)
 DEPS    := $(BUILD)/.packages
 
@@ -46,7 +46,7 @@ $(DEPS):
 	@mkdir -p $(@D) && touch $@
 
 $(BIN): $(OBJS)
-	$(CC) $(LDFLAGS) -o $@ $^ $(LUA_LIBS) -lreadline -lm
+	$(CC) $(LDFLAGS) -o $@ $^ $(LUA_LIBS) -lreadline -lm -lpthread
 
 $(BUILD)/core/kernels.o: CFLAGS += $(KERNEL_CFLAGS)
 $(BUILD)/%.o: %.c | $(DEPS)

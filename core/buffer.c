@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <sys/mman.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 #include "clock.h"
@@ -72,9 +73,44 @@ int ft_buffer_release(struct ft_buffer *b, int64_t *ns)
 	return err;
 }
 
-int ft_buffer_madvise(struct ft_buffer *b, int advice)
+int ft_buffer_madvise(struct ft_buffer *b, int advice, int64_t *ns)
 {
-	return madvise(b->addr, b->bytes, advice) == 0 ? 0 : errno;
+	int64_t t0 = ft_now_ns();
+	int r = madvise(b->addr, b->bytes, advice);
+	int64_t t1 = ft_now_ns();
+	*ns = t1 - t0;
+	return r == 0 ? 0 : errno;
+}
+
+int ft_buffer_nodes(const struct ft_buffer *b, size_t step, int *status, size_t count)
+{
+	void **pages = malloc(count * sizeof *pages);
+	if (!pages)
+		return ENOMEM;
+	for (size_t i = 0; i < count; i++)
+		pages[i] = b->addr + i * step * b->page_size;
+	long r = syscall(SYS_move_pages, 0, (unsigned long)count, pages, NULL, status, 0);
+	int err = r < 0 ? errno : 0;
+	free(pages);
+	return err;
+}
+
+int ft_buffer_mbind(struct ft_buffer *b, int node, unsigned flags)
+{
+	const int mpol_bind = 2; /* <numaif.h> would need libnuma for one constant */
+	unsigned long mask = 1ul << node;
+	long r = syscall(SYS_mbind, b->addr, b->bytes, mpol_bind, &mask,
+	                 (unsigned long)(8 * sizeof mask), flags);
+	return r == 0 ? 0 : errno;
+}
+
+int ft_buffer_mlock(struct ft_buffer *b, bool lock, int64_t *ns)
+{
+	int64_t t0 = ft_now_ns();
+	int r = lock ? mlock(b->addr, b->bytes) : munlock(b->addr, b->bytes);
+	int64_t t1 = ft_now_ns();
+	*ns = t1 - t0;
+	return r == 0 ? 0 : errno;
 }
 
 int64_t ft_buffer_thp_bytes(const struct ft_buffer *b)

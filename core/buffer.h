@@ -28,7 +28,18 @@ int ft_buffer_malloc(struct ft_buffer *b, size_t bytes);
 /* munmap or free, timed alone into *ns. */
 int ft_buffer_release(struct ft_buffer *b, int64_t *ns);
 
-int ft_buffer_madvise(struct ft_buffer *b, int advice);
+/* madvise, timed alone into *ns. */
+int ft_buffer_madvise(struct ft_buffer *b, int advice, int64_t *ns);
+
+/* The node of every step-th page, by move_pages(2) with no target nodes:
+ * status[i] is a node number or a negative errno (-ENOENT: not present). */
+int ft_buffer_nodes(const struct ft_buffer *b, size_t step, int *status, size_t count);
+
+/* mbind(2) MPOL_BIND to one node with MPOL_MF_* flags. */
+int ft_buffer_mbind(struct ft_buffer *b, int node, unsigned flags);
+
+/* mlock / munlock, timed alone into *ns. */
+int ft_buffer_mlock(struct ft_buffer *b, bool lock, int64_t *ns);
 
 /* AnonHugePages of this mapping, from /proc/self/smaps, in bytes; -1 if
  * smaps cannot be read. */

@@ -64,15 +64,24 @@ int ft_pass_touch_timed(const struct ft_buffer *b, unsigned char v,
 	return ft_interrupted ? EINTR : 0;
 }
 
-int ft_pass_sum_bytes(const struct ft_buffer *b, uint64_t *sum)
+int ft_pass_read_touch(const struct ft_buffer *b, uint64_t *sum, int64_t *ns)
 {
 	size_t step = chunk_pages(b), stride = b->page_size;
 	uint64_t total = 0;
+	int64_t t0 = ft_now_ns();
 	for (size_t i = 0; i < b->pages && !ft_interrupted; i += step)
 		total += ft_sum_bytes(b->addr + i * stride, min_size(step, b->pages - i), stride);
+	int64_t t1 = ft_now_ns();
 	FT_SINK(total);
 	*sum = total;
+	*ns = t1 - t0;
 	return ft_interrupted ? EINTR : 0;
+}
+
+int ft_pass_sum_bytes(const struct ft_buffer *b, uint64_t *sum)
+{
+	int64_t ns;
+	return ft_pass_read_touch(b, sum, &ns);
 }
 
 int ft_pass_sum_words(const struct ft_buffer *b, uint64_t *sum)

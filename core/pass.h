@@ -15,6 +15,9 @@ int ft_pass_fill(const struct ft_buffer *b, uint64_t k, int64_t *ns);
 int ft_pass_touch_timed(const struct ft_buffer *b, unsigned char v,
                         int64_t *samples, int64_t *ns);
 
+/* A read of one byte per page, timed: the first touch by a load. */
+int ft_pass_read_touch(const struct ft_buffer *b, uint64_t *sum, int64_t *ns);
+
 /* Untimed read-backs, also interruptible. */
 int ft_pass_sum_bytes(const struct ft_buffer *b, uint64_t *sum);
 int ft_pass_sum_words(const struct ft_buffer *b, uint64_t *sum);

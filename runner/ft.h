@@ -13,10 +13,12 @@ int luaopen_ft(lua_State *L);
 void ft_open_buffer(lua_State *L);
 void ft_open_samples(lua_State *L);
 void ft_open_system(lua_State *L);
+void ft_open_parallel(lua_State *L);
 
 /* Shared argument checks, in the spirit of luaposix. */
 void ft_check_nargs(lua_State *L, int max);
 struct ft_samples *ft_check_samples(lua_State *L, int arg);
+struct ft_buffer *ft_check_buffer(lua_State *L, int arg);
 /* Raises "what failed: strerror(err)" (errno's text). */
 int ft_error_errno(lua_State *L, int err, const char *fmt, ...);
 

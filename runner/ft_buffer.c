@@ -20,12 +20,17 @@ static const char *kind_name(const struct ft_buffer *b)
 	return b->kind == FT_MALLOC ? "malloc" : "mmap";
 }
 
-static struct ft_buffer *check_buffer(lua_State *L)
+struct ft_buffer *ft_check_buffer(lua_State *L, int arg)
 {
-	struct ft_buffer *b = luaL_checkudata(L, 1, BUFFER_META);
+	struct ft_buffer *b = luaL_checkudata(L, arg, BUFFER_META);
 	if (!b->addr)
 		luaL_error(L, "buffer is %s", b->kind == FT_MALLOC ? "freed" : "unmapped");
 	return b;
+}
+
+static struct ft_buffer *check_buffer(lua_State *L)
+{
+	return ft_check_buffer(L, 1);
 }
 
 static size_t check_bytes(lua_State *L, int arg)
@@ -217,6 +222,105 @@ static int l_poke(lua_State *L)
 	return 0;
 }
 
+/* b:read_touch() -> ns, sum: one byte read per page (maps the zero page
+ * where nothing was written yet). */
+static int l_read_touch(lua_State *L)
+{
+	ft_check_nargs(L, 1);
+	struct ft_buffer *b = check_buffer(L);
+	uint64_t sum;
+	int64_t ns;
+	if (ft_pass_read_touch(b, &sum, &ns))
+		return interrupted(L);
+	lua_pushinteger(L, ns);
+	lua_pushinteger(L, (lua_Integer)sum);
+	return 2;
+}
+
+/* b:nodes([step]) -> {[node] = pages, absent =, zero_page =, error =,
+ * sampled =}: move_pages(2) asked where every step-th page lives. */
+static int l_nodes(lua_State *L)
+{
+	ft_check_nargs(L, 2);
+	struct ft_buffer *b = check_buffer(L);
+	lua_Integer step = luaL_optinteger(L, 2, 1);
+	luaL_argcheck(L, step >= 1, 2, "step must be a positive number of pages");
+	size_t count = (b->pages + (size_t)step - 1) / (size_t)step;
+	int *status = lua_newuserdatauv(L, count * sizeof *status, 0); /* freed by the collector */
+	int err = ft_buffer_nodes(b, (size_t)step, status, count);
+	if (err)
+		return ft_error_errno(L, err, "move_pages on %I pages failed", (lua_Integer)count);
+	lua_newtable(L);
+	lua_Integer absent = 0, zero = 0, other = 0;
+	for (size_t i = 0; i < count; i++) {
+		if (status[i] >= 0) {
+			lua_rawgeti(L, -1, status[i]);
+			lua_Integer n = lua_tointeger(L, -1);
+			lua_pop(L, 1);
+			lua_pushinteger(L, n + 1);
+			lua_rawseti(L, -2, status[i]);
+		} else if (status[i] == -ENOENT) {
+			absent++;
+		} else if (status[i] == -EFAULT) {
+			zero++; /* the shared zero page (or nothing mapped) */
+		} else {
+			other++;
+		}
+	}
+	lua_pushinteger(L, absent);
+	lua_setfield(L, -2, "absent");
+	lua_pushinteger(L, zero);
+	lua_setfield(L, -2, "zero_page");
+	lua_pushinteger(L, other);
+	lua_setfield(L, -2, "error");
+	lua_pushinteger(L, (lua_Integer)count);
+	lua_setfield(L, -2, "sampled");
+	return 1;
+}
+
+/* b:mbind(node [, flag...]): MPOL_BIND to node; flags "move", "move_all",
+ * "strict" (MPOL_MF_MOVE, MPOL_MF_MOVE_ALL, MPOL_MF_STRICT). */
+static int l_mbind(lua_State *L)
+{
+	static const char *const names[] = { "strict", "move", "move_all", NULL };
+	struct ft_buffer *b = check_buffer(L);
+	lua_Integer node = luaL_checkinteger(L, 2);
+	luaL_argcheck(L, node >= 0 && node < 64, 2, "node must be within 0 to 63");
+	unsigned flags = 0;
+	for (int i = 3; i <= lua_gettop(L); i++)
+		flags |= 1u << luaL_checkoption(L, i, NULL, names);
+	int err = ft_buffer_mbind(b, (int)node, flags);
+	if (err)
+		return ft_error_errno(L, err, "mbind of %I bytes to node %I failed",
+		                      (lua_Integer)b->bytes, node);
+	lua_pushboolean(L, 1);
+	return 1;
+}
+
+static int lock(lua_State *L, bool on)
+{
+	ft_check_nargs(L, 1);
+	struct ft_buffer *b = check_buffer(L);
+	int64_t ns;
+	int err = ft_buffer_mlock(b, on, &ns);
+	if (err)
+		return ft_error_errno(L, err, "%s of %I bytes failed", on ? "mlock" : "munlock",
+		                      (lua_Integer)b->bytes);
+	lua_pushinteger(L, ns);
+	return 1;
+}
+
+/* b:mlock() -> ns: faults every page in, inside the call. */
+static int l_mlock(lua_State *L)
+{
+	return lock(L, true);
+}
+
+static int l_munlock(lua_State *L)
+{
+	return lock(L, false);
+}
+
 static const char *const advice_names[] = {
 	"normal", "random", "sequential", "willneed", "dontneed", "free",
 	"hugepage", "nohugepage", "cold", "pageout", "populate_read",
@@ -241,17 +345,18 @@ static const int advice_values[] = {
 	MADV_POPULATE_WRITE
 };
 
-/* b:madvise(advice) -> true */
+/* b:madvise(advice) -> ns of the call, timed alone */
 static int l_madvise(lua_State *L)
 {
 	ft_check_nargs(L, 2);
 	struct ft_buffer *b = check_buffer(L);
 	int i = luaL_checkoption(L, 2, NULL, advice_names);
-	int err = ft_buffer_madvise(b, advice_values[i]);
+	int64_t ns;
+	int err = ft_buffer_madvise(b, advice_values[i], &ns);
 	if (err)
 		return ft_error_errno(L, err, "madvise(%s) on a %s buffer of %I bytes failed",
 		                      advice_names[i], kind_name(b), (lua_Integer)b->bytes);
-	lua_pushboolean(L, 1);
+	lua_pushinteger(L, ns);
 	return 1;
 }
 
@@ -321,6 +426,11 @@ static const luaL_Reg methods[] = {
 	{ "touch_timed", l_touch_timed },
 	{ "sum_bytes", l_sum_bytes },
 	{ "sum_words", l_sum_words },
+	{ "read_touch", l_read_touch },
+	{ "nodes", l_nodes },
+	{ "mbind", l_mbind },
+	{ "mlock", l_mlock },
+	{ "munlock", l_munlock },
 	{ "peek", l_peek },
 	{ "poke", l_poke },
 	{ "madvise", l_madvise },

@@ -1,0 +1,87 @@
+-- The bindings the experiments need: read_touch, nodes (move_pages), mbind,
+-- mlock, and ft.parallel.
+local t = require "tap"
+local ft = require "ft"
+
+local MIB = 1 << 20
+local nodes_online = ft.machine().numa_nodes
+
+do -- a read first touch maps the zero page; a write then faults again
+  local b <close> = ft.mmap(8 * MIB, { thp = "never" })
+  local f0 = ft.faults()
+  local ns, sum = b:read_touch()
+  local f1 = ft.faults()
+  t.is(f1 - f0, b.pages, "read_touch: one fault per page")
+  t.is(sum, 0, "read_touch reads zeros")
+  t.ok(ns > 0, "read_touch is timed")
+  local n = b:nodes()
+  t.is(n.zero_page, b.pages, "move_pages sees the zero page behind every read page")
+  b:touch(5)
+  t.is(ft.faults() - f1, b.pages, "the first write after a read faults again (copy on write)")
+end
+
+do -- nodes: where every page lives
+  local b <close> = ft.mmap(8 * MIB)
+  local n = b:nodes()
+  t.is(n.absent, b.pages, "before the first touch no page is present")
+  b:touch(1)
+  n = b:nodes()
+  local placed = 0
+  for node = 0, nodes_online - 1 do placed = placed + (n[node] or 0) end
+  t.is(placed, b.pages, "after it every page is on a node")
+  t.is(b:nodes(16).sampled, b.pages // 16, "a step samples every step-th page")
+  t.errors(function() b:nodes(0) end, "step must be a positive number of pages", "step 0")
+  t.is(b:mbind(0), true, "mbind to node 0 without move")
+  t.is(b:mbind(0, "move"), true, "mbind to node 0 with MPOL_MF_MOVE")
+  t.is(b:nodes()[0], b.pages, "every page still on node 0")
+  if nodes_online == 1 then
+    t.errors(function() b:mbind(1, "move") end, "to node 1 failed: Invalid argument",
+      "mbind to a node this machine lacks gives errno's text")
+  else
+    t.ok(true, "more than one node: mbind to node 1 is the experiment's to measure")
+  end
+  t.errors(function() b:mbind(64) end, "node must be within 0 to 63", "node out of range")
+  t.errors(function() b:mbind(0, "moev") end, "invalid option 'moev'", "misspelled flag")
+end
+
+do -- mlock faults the pages in inside the call
+  local b <close> = ft.mmap(8 * MIB)
+  local f0 = ft.faults()
+  local ns = b:mlock()
+  local f1 = ft.faults()
+  t.ok(math.type(ns) == "integer", "mlock returns the call's ns")
+  t.ok(f1 - f0 >= b.pages, "mlock takes the faults")
+  b:touch(1)
+  t.is(ft.faults() - f1, 0, "the first pass after mlock takes none")
+  t.ok(math.type(b:munlock()) == "integer", "munlock")
+end
+
+do -- ft.parallel: slices of one buffer, or a buffer per thread
+  local b <close> = ft.mmap(16 * MIB)
+  local r = ft.parallel("touch", b, { threads = 2, value = 9, pin = true })
+  t.is(#r.threads, 2, "two threads ran")
+  local faults, pages = 0, 0
+  for _, th in ipairs(r.threads) do
+    faults, pages = faults + th.faults, pages + th.pages
+    t.ok(th.ns > 0 and th.cpu >= 0, "each thread timed itself and was pinned")
+  end
+  t.is(pages, b.pages, "the slices cover the buffer")
+  t.is(faults, b.pages, "per-thread faults add up to one per page")
+  t.ok(r.wall_ns > 0, "wall time")
+  t.is(b:sum_bytes(), 9 * b.pages, "every page got the value")
+  ft.parallel("fill", b, { threads = 3, k = 11 })
+  local n = b.bytes // 8
+  t.is(b:sum_words(), (n // 2) * (n - 1) * 11, "a fill split over 3 threads sums as one")
+  local own = { ft.mmap(4 * MIB), ft.mmap(4 * MIB) }
+  r = ft.parallel("touch", own, { value = 2 })
+  t.is(r.threads[1].faults + r.threads[2].faults, own[1].pages + own[2].pages, "a buffer per thread")
+  t.is(r.threads[1].cpu, -1, "not pinned unless asked")
+  t.errors(function() ft.parallel("touch", b, { threads = 0 }) end, "needs 1 to 256 threads, got 0", "0 threads")
+  t.errors(function() ft.parallel("touch", b, { thread = 2 }) end, "unknown ft.parallel option 'thread'", "misspelled option")
+  t.errors(function() ft.parallel("write", b) end, "invalid option 'write'", "unknown kernel")
+  t.errors(function() ft.parallel("touch", b, { value = 300 }) end, "value must be a byte", "bad value")
+  own[1]:unmap()
+  t.errors(function() ft.parallel("touch", own) end, "buffer is unmapped", "an unmapped buffer in the list")
+end
+
+t.done()
