@@ -9,6 +9,7 @@
 #include "../core/buffer.h"
 #include "../core/clock.h"
 #include "../core/counters.h"
+#include "../core/interrupt.h"
 #include "../core/machine.h"
 #include "../core/sink.h"
 #include "ft.h"
@@ -152,6 +153,21 @@ static int l_machine(lua_State *L)
 	return 1;
 }
 
+/* ft.sleep(seconds): nanosleep, without a shell (a fork would mark the
+ * process's pages copy-on-write). */
+static int l_sleep(lua_State *L)
+{
+	ft_check_nargs(L, 1);
+	lua_Number s = luaL_checknumber(L, 1);
+	luaL_argcheck(L, s >= 0 && s <= 86400, 1, "seconds must be within 0 to 86400");
+	struct timespec ts = { (time_t)s, (long)((s - (lua_Number)(time_t)s) * 1e9) };
+	while (nanosleep(&ts, &ts) != 0 && errno == EINTR) {
+		if (ft_interrupted)
+			return luaL_error(L, "interrupted");
+	}
+	return 0;
+}
+
 static int l_page_size(lua_State *L)
 {
 	lua_pushinteger(L, (lua_Integer)ft_page_size());
@@ -182,6 +198,7 @@ void ft_open_system(lua_State *L)
 		{ "vmstat", l_vmstat },
 		{ "machine", l_machine },
 		{ "page_size", l_page_size },
+		{ "sleep", l_sleep },
 		{ "sink", l_sink },
 		{ NULL, NULL }
 	};

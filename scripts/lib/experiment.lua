@@ -1,0 +1,142 @@
+-- What every experiment script shares: its knobs (MIB, REPS, QUICK and
+-- where results go), progress on stderr, result lines, a markdown table,
+-- and the files at the end: results/<name>.txt and .json, and the table
+-- pasted into the README between the experiment's markers (not on QUICK).
+local ft = require "ft"
+local knobs = require "knobs"
+local measure = require "measure"
+local report = require "report"
+local stats = require "stats"
+
+local experiment = {}
+experiment.__index = experiment
+
+local ROOT = (arg and arg[0] or ""):match("^(.*)/scripts/[^/]+$") or "."
+
+-- name: "thp" for scripts/thp.lua; defaults: {MIB =, REPS =}; extra: more knob specs.
+function experiment.start(name, title, defaults, extra)
+  local spec = {
+    { name = "MIB", kind = "count", default = defaults.MIB, desc = "buffer size in MiB" },
+    { name = "REPS", kind = "count", default = defaults.REPS, desc = "repetitions of each case" },
+    { name = "QUICK", kind = "flag", default = false, desc = "1: 16 MiB and 2 reps, README left alone" },
+    { name = "RESULTS", kind = "path", default = ROOT .. "/results", desc = "directory for the results files" },
+    { name = "README", kind = "path", default = ROOT .. "/README.md", desc = "README to paste the table into" },
+  }
+  for _, k in ipairs(extra or {}) do spec[#spec + 1] = k end
+  local script = name .. ".lua"
+  if arg and (arg[1] == "--help" or arg[1] == "-h") then
+    print(("usage: [KNOB=value ...] ./ftrun %s\n\n%s\n\nknobs (environment):\n%s"):format(
+      script, title, knobs.describe(spec)))
+    os.exit(0, true)
+  end
+  local cfg = knobs.read(script, spec)
+  if cfg.QUICK then
+    cfg.MIB = cfg.given.MIB and cfg.MIB or 16
+    cfg.REPS = cfg.given.REPS and cfg.REPS or 2
+  end
+  local self = setmetatable({
+    name = name, script = script, title = title, cfg = cfg,
+    bytes = cfg.MIB << 20, page = ft.page_size(), lines = {}, md = {}, series = {},
+  }, experiment)
+  self.pages = self.bytes // self.page
+  local available_kb = ft.meminfo().MemAvailable
+  local need_kb = (self.bytes * (defaults.buffers or 1)) // 1024 + (256 << 10)
+  if need_kb > available_kb then
+    knobs.fail(script, ("MIB=%d: needs %d MiB with 256 MiB to spare, MemAvailable is %d MiB")
+      :format(cfg.MIB, need_kb >> 10, available_kb >> 10))
+  end
+  self.ghz, self.ghz_source = ft.clock_estimate()
+  self.clock = ft.clock()
+  self.header_text, self.machine = report.header(
+    ("ftrun %s: %s; %d MiB, %d reps"):format(script, title, cfg.MIB, cfg.REPS),
+    self.clock, self.ghz, self.ghz_source)
+  io.stderr:write(("%s: %s, %d MiB, %d reps\n"):format(script, title, cfg.MIB, cfg.REPS))
+  return self
+end
+
+function experiment:progress(fmt, ...)
+  io.stderr:write(self.script, ": ", fmt:format(...), "\n")
+end
+
+-- Runs fn(rep) REPS times; returns what each rep returned, as a list.
+function experiment:repeat_(label, fn)
+  local out = {}
+  for rep = 1, self.cfg.REPS do
+    self:progress("%s, rep %d/%d", label, rep, self.cfg.REPS)
+    collectgarbage("collect")
+    out[rep] = fn(rep)
+  end
+  return out
+end
+
+-- A RESULT line from {key, value} pairs, also kept for the JSON.
+function experiment:result(fields)
+  table.insert(fields, 1, { "experiment", self.name })
+  self.lines[#self.lines + 1] = report.line(fields)
+end
+
+-- Keep one series of raw values (ns, faults) for the JSON.
+function experiment:keep(key, values)
+  self.series[key] = values
+end
+
+function experiment:text(s)
+  self.md[#self.md + 1] = s
+end
+
+-- A markdown table: header is a list of column names, rows lists of cells.
+function experiment:table(header, rows)
+  self:text("| " .. table.concat(header, " | ") .. " |")
+  self:text("|" .. ("---|"):rep(#header))
+  for _, r in ipairs(rows) do self:text("| " .. table.concat(r, " | ") .. " |") end
+  self:text("")
+end
+
+-- ns / pages as min and median over reps, and faults as median / max.
+function experiment.per_page(ns_list, pages)
+  local pp = stats.map(ns_list, function(ns) return ns / pages end)
+  return stats.min(pp), stats.median(pp), stats.cv(pp)
+end
+
+function experiment.faults(list)
+  return stats.median(list), stats.max(list)
+end
+
+-- Numbers for tables: integers plainly, others to a sensible precision.
+function experiment.fmt(x)
+  if type(x) ~= "number" then return tostring(x) end
+  if x == math.floor(x) and math.abs(x) < 2^53 then return ("%d"):format(x) end
+  local a = math.abs(x)
+  if a >= 100 then return ("%.0f"):format(x) end
+  if a >= 1 then return ("%.2f"):format(x) end
+  return ("%.3g"):format(x)
+end
+
+function experiment:finish()
+  local verdict = ("CHECKSUMS OK: %d read-backs matched the values written"):format(measure.checks)
+  local md = ("**ftrun %s**: %s; %d MiB, %d reps; %s, kernel %s, THP %s, hypervisor %s, "
+    .. "free page reporting %s, %d NUMA node(s); %s UTC.\n\n"):format(
+    self.script, self.title, self.cfg.MIB, self.cfg.REPS, self.machine.cpu, self.machine.kernel,
+    self.machine.thp_enabled, self.machine.hypervisor, self.machine.free_page_reporting,
+    self.machine.numa_nodes, os.date("!%Y-%m-%d %H:%M")) .. table.concat(self.md, "\n") .. "\n" .. verdict .. ".\n"
+  local prefix = self.cfg.QUICK and "quick-" or ""
+  local base = self.cfg.RESULTS .. "/" .. prefix .. self.name
+  report.write_atomic(base .. ".txt", self.header_text .. "\n" .. table.concat(self.lines, "\n")
+    .. "\n" .. verdict .. "\n\n" .. md)
+  local rows = {}
+  for _, l in ipairs(self.lines) do rows[#rows + 1] = report.parse(l) end
+  report.write_atomic(base .. ".json", report.json {
+    script = self.script, title = self.title, date = os.date("!%Y-%m-%dT%H:%M:%SZ"),
+    knobs = { MIB = self.cfg.MIB, REPS = self.cfg.REPS }, machine = self.machine,
+    clock = self.clock, clock_ghz = self.ghz, results = rows, series = self.series,
+    checks = measure.checks,
+  } .. "\n")
+  io.stdout:write(md)
+  self:progress("wrote %s.txt and %s.json", base, base)
+  if not self.cfg.QUICK then
+    local ok, err = pcall(report.paste_into_readme, self.cfg.README, md, "exp-" .. self.name)
+    self:progress(ok and ("pasted the table into " .. self.cfg.README) or ("README left alone: " .. tostring(err)))
+  end
+end
+
+return experiment
