@@ -8,7 +8,7 @@ local stats = require "stats"
 local REF = arg[1] or error("usage: ftrun bench/bench.lua PATH_TO_REF")
 local ROOT = arg[0]:match("^(.*)/bench/[^/]+$") or "."
 local FTRUN = arg[-1]:sub(1, 1) == "/" and arg[-1] or os.getenv("PWD") .. "/" .. arg[-1]
-local MIB, REPS, PAIRS = 256, 5, 5
+local MIB, REPS, PAIRS = 256, 5, 6
 
 local out = {}
 local function say(fmt, ...)
@@ -45,7 +45,8 @@ say("every figure: min / median / max over rounds")
 -- 1. Lua-driven against C-driven ----------------------------------------
 say("")
 say("1. cycle A driven from Lua (CYCLES=A ./ftrun cycles.lua) against bench/ref.c, %d MiB, %d reps each,", MIB, REPS)
-say("   %d pairs run alternately; per pair the row's figure (min ns/page; fill: median GB/s),", PAIRS)
+say("   %d pairs run alternately, ftrun first in odd pairs and C first in even ones (A B B A ...);", PAIRS)
+say("   per pair the row's figure (min ns/page; fill: median GB/s),")
 say("   as the time ratio ftrun / C (fill: C GB/s / ftrun GB/s), so 1.00 is no difference")
 local rows = { "mmap", "pass1", "pass2", "pass2r", "fill", "munmap" }
 local ratios, lua_fig, c_fig = {}, {}, {}
@@ -53,21 +54,25 @@ for _, r in ipairs(rows) do ratios[r], lua_fig[r], c_fig[r] = {}, {}, {} end
 local pages = (MIB << 20) // ft.page_size()
 for pair = 1, PAIRS do
   io.stderr:write(("bench: pair %d/%d\n"):format(pair, PAIRS))
-  run(("CYCLES=A MIB=%d REPS=%d RESULTS=%s README=/dev/null %s cycles.lua 2>/dev/null"):format(
-    MIB, REPS, quote(tmp), quote(FTRUN)))
-  local f = assert(io.open(tmp .. "/cycles-A-raw.txt"))
-  local lua_rows = {}
-  for _, r in ipairs(report.parse_all(f:read("a"))) do
-    if r.cycle == "A" and r.pass then lua_rows[r.pass] = r end
+  local lua_rows, reps = {}, {}
+  local function lua_side()
+    run(("CYCLES=A MIB=%d REPS=%d RESULTS=%s README=/dev/null %s cycles.lua 2>/dev/null"):format(
+      MIB, REPS, quote(tmp), quote(FTRUN)))
+    local f = assert(io.open(tmp .. "/cycles-A-raw.txt"))
+    for _, r in ipairs(report.parse_all(f:read("a"))) do
+      if r.cycle == "A" and r.pass then lua_rows[r.pass] = r end
+    end
+    f:close()
   end
-  f:close()
-  local reps = {}
-  for rep, name, ns in run(("%s cycle %d %d"):format(quote(REF), MIB, REPS)):gmatch("REP (%d+) (%S+) (%d+)") do
-    if tonumber(rep) > 0 then
-      reps[name] = reps[name] or {}
-      table.insert(reps[name], tonumber(ns))
+  local function c_side()
+    for rep, name, ns in run(("%s cycle %d %d"):format(quote(REF), MIB, REPS)):gmatch("REP (%d+) (%S+) (%d+)") do
+      if tonumber(rep) > 0 then
+        reps[name] = reps[name] or {}
+        table.insert(reps[name], tonumber(ns))
+      end
     end
   end
+  if pair % 2 == 1 then lua_side(); c_side() else c_side(); lua_side() end
   for _, r in ipairs(rows) do
     local l, c
     if r == "fill" then
