@@ -36,33 +36,16 @@ local SPEC = {
   { name = "README", kind = "path", default = ROOT .. "/README.md", desc = "README to paste the summary into" },
 }
 
-if arg and (arg[1] == "--help" or arg[1] == "-h") then
-  print("usage: [KNOB=value ...] ./ftrun cycles.lua\n\nknobs (environment):\n" .. knobs.describe(SPEC)
-    .. "\n\nCLOCK_GHZ overrides the measured clock estimate.")
-  return
-end
-
 -- Knobs, all checked before anything is mapped. --------------------------
 
-local cfg = knobs.read(SCRIPT, SPEC)
-if cfg.QUICK then
-  cfg.MIB = cfg.given.MIB and cfg.MIB or 64
-  cfg.REPS = cfg.given.REPS and cfg.REPS or 5
-end
-
+local cfg = knobs.setup(SCRIPT, "The benchmark's cycles A-D on fresh buffers (see README.md).", SPEC,
+  { MIB = 64, REPS = 5 })
 local bytes = cfg.MIB << 20
 local page = ft.page_size()
 local pages = bytes // page
+knobs.check_memory(SCRIPT, cfg.MIB, bytes + 2 * pages * 8) -- the buffer and cycle C's samples
 
-local available_kb = ft.meminfo().MemAvailable
-local need_kb = (bytes + 2 * pages * 8) // 1024 + (256 << 10) -- buffer, samples, 256 MiB to spare
-if need_kb > available_kb then
-  knobs.fail(SCRIPT, ("MIB=%d: needs %d MiB with samples and 256 MiB to spare, MemAvailable is %d MiB")
-    :format(cfg.MIB, need_kb >> 10, available_kb >> 10))
-end
-
-local ok_ghz, ghz, ghz_source = pcall(ft.clock_estimate)
-if not ok_ghz then knobs.fail(SCRIPT, tostring(ghz):gsub("^.-CLOCK_GHZ", "CLOCK_GHZ")) end
+local ghz, ghz_source = knobs.clock_ghz(SCRIPT)
 
 -- What this run is called and where it writes.
 local variant = {}

@@ -24,28 +24,14 @@ function experiment.start(name, title, defaults, extra)
   }
   for _, k in ipairs(extra or {}) do spec[#spec + 1] = k end
   local script = name .. ".lua"
-  if arg and (arg[1] == "--help" or arg[1] == "-h") then
-    print(("usage: [KNOB=value ...] ./ftrun %s\n\n%s\n\nknobs (environment):\n%s"):format(
-      script, title, knobs.describe(spec)))
-    os.exit(0, true)
-  end
-  local cfg = knobs.read(script, spec)
-  if cfg.QUICK then
-    cfg.MIB = cfg.given.MIB and cfg.MIB or 16
-    cfg.REPS = cfg.given.REPS and cfg.REPS or 2
-  end
+  local cfg = knobs.setup(script, title, spec, { MIB = 16, REPS = 2 })
   local self = setmetatable({
     name = name, script = script, title = title, cfg = cfg,
     bytes = cfg.MIB << 20, page = ft.page_size(), lines = {}, md = {}, series = {},
   }, experiment)
   self.pages = self.bytes // self.page
-  local available_kb = ft.meminfo().MemAvailable
-  local need_kb = (self.bytes * (defaults.buffers or 1)) // 1024 + (256 << 10)
-  if need_kb > available_kb then
-    knobs.fail(script, ("MIB=%d: needs %d MiB with 256 MiB to spare, MemAvailable is %d MiB")
-      :format(cfg.MIB, need_kb >> 10, available_kb >> 10))
-  end
-  self.ghz, self.ghz_source = ft.clock_estimate()
+  knobs.check_memory(script, cfg.MIB, self.bytes * (defaults.buffers or 1))
+  self.ghz, self.ghz_source = knobs.clock_ghz(script)
   self.clock = ft.clock()
   self.header_text, self.machine = report.header(
     ("ftrun %s: %s; %d MiB, %d reps"):format(script, title, cfg.MIB, cfg.REPS),

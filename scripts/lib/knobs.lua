@@ -78,4 +78,38 @@ function knobs.describe(spec)
   return table.concat(lines, "\n")
 end
 
+-- What every script starts with: --help from the spec, the knobs read,
+-- and QUICK=1's sizes (quick = {MIB =, REPS =}) where not given explicitly.
+function knobs.setup(script, about, spec, quick)
+  if arg and (arg[1] == "--help" or arg[1] == "-h") then
+    print(("usage: [KNOB=value ...] ./ftrun %s\n\n%s\n\nknobs (environment):\n%s\n\n"
+      .. "CLOCK_GHZ overrides the measured clock estimate."):format(script, about, knobs.describe(spec)))
+    os.exit(0, true)
+  end
+  local cfg = knobs.read(script, spec)
+  if cfg.QUICK then
+    for k, v in pairs(quick) do
+      if not cfg.given[k] then cfg[k] = v end
+    end
+  end
+  return cfg
+end
+
+-- Stops the run when what it maps would not leave 256 MiB of MemAvailable.
+function knobs.check_memory(script, mib, need_bytes)
+  local available_kb = require("ft").meminfo().MemAvailable
+  local need_kb = need_bytes // 1024 + (256 << 10)
+  if need_kb > available_kb then
+    fail(script, ("MIB=%d: needs %d MiB with 256 MiB to spare, MemAvailable is %d MiB")
+      :format(mib, need_kb >> 10, available_kb >> 10))
+  end
+end
+
+-- The clock estimate, or CLOCK_GHZ; a bad CLOCK_GHZ is a knob error.
+function knobs.clock_ghz(script)
+  local ok, ghz, source = pcall(require("ft").clock_estimate)
+  if not ok then fail(script, (tostring(ghz):gsub("^.-CLOCK_GHZ", "CLOCK_GHZ"))) end
+  return ghz, source
+end
+
 return knobs

@@ -32,7 +32,7 @@ function summary.cycles(results, title, machine, clock, ghz, ghz_source, verdict
     table.insert(by[r.type], r)
   end
 
-  put("**" .. title .. "**  ")
+  put("**" .. title .. "**, finished " .. os.date("!%Y-%m-%d %H:%M") .. " UTC  ")
   put(("%s, %s, kernel %s, %d-byte pages, THP %s, clocksource %s, hypervisor %s; "
     .. "clock estimate %.3f GHz (%s); window clock tick %d ns, read %.0f ns; "
     .. "per-page timestamp tick %d ns, store + read %.0f ns.")
