@@ -147,6 +147,7 @@ function report.paste_into_readme(path, text, name)
   if not b or not e or e < b then
     error(("%s has no markers for this run (%s ... %s)"):format(path, begin_mark, end_mark), 0)
   end
+  if text:sub(-1) ~= "\n" then text = text .. "\n" end
   report.write_atomic(path, readme:sub(1, b + #begin_mark - 1) .. "\n" .. text .. readme:sub(e))
 end
 
