@@ -16,7 +16,7 @@ local report = require "report"
 local stats = require "stats"
 local summary = require "summary"
 
-local START_NS = require("ft").now_ns()
+local START_NS = ft.now_ns()
 local SCRIPT = "cycles.lua"
 local ROOT = (arg and arg[0] or ""):match("^(.*)/scripts/[^/]+$") or "."
 
