@@ -12,18 +12,18 @@ enum { MAX_THREADS = 256 };
 
 static const char *const kernel_names[] = { "touch", "fill", "read", NULL };
 
-static int opt_integer(lua_State *L, int opts, const char *key, lua_Integer dflt)
+static lua_Integer opt_integer(lua_State *L, int opts, const char *key, lua_Integer dflt)
 {
 	lua_getfield(L, opts, key);
 	lua_Integer v = dflt;
 	if (!lua_isnil(L, -1)) {
 		if (!lua_isinteger(L, -1))
-			return (int)luaL_error(L, "ft.parallel option %s must be an integer, got %s",
-			                       key, luaL_typename(L, -1));
+			return luaL_error(L, "ft.parallel option %s must be an integer, got %s",
+			                  key, luaL_typename(L, -1));
 		v = lua_tointeger(L, -1);
 	}
 	lua_pop(L, 1);
-	return (int)v;
+	return v;
 }
 
 static void check_option_names(lua_State *L, int opts)
@@ -70,9 +70,10 @@ static int l_parallel(lua_State *L)
 	luaL_checktype(L, opts, LUA_TTABLE);
 	check_option_names(L, opts);
 	int list = lua_type(L, 2) == LUA_TTABLE;
-	int n = list ? (int)luaL_len(L, 2) : opt_integer(L, opts, "threads", 1);
-	if (n < 1 || n > MAX_THREADS)
-		return luaL_error(L, "ft.parallel needs 1 to %d threads, got %d", MAX_THREADS, n);
+	lua_Integer count = list ? luaL_len(L, 2) : opt_integer(L, opts, "threads", 1);
+	if (count < 1 || count > MAX_THREADS)
+		return luaL_error(L, "ft.parallel needs 1 to %d threads, got %I", MAX_THREADS, count);
+	int n = (int)count;
 	lua_Integer value = opt_integer(L, opts, "value", 1);
 	lua_Integer k = opt_integer(L, opts, "k", 1);
 	if (kernel == FT_KERNEL_TOUCH && (value < 0 || value > 255))

@@ -70,14 +70,17 @@ do -- ft.parallel: slices of one buffer, or a buffer per thread
   t.is(faults, b.pages, "per-thread faults add up to one per page")
   t.ok(r.wall_ns > 0, "wall time")
   t.is(b:sum_bytes(), 9 * b.pages, "every page got the value")
-  ft.parallel("fill", b, { threads = 3, k = 11 })
+  local k = 0x9E3779B97F4A7C15 -- a 64-bit k: no truncation on the way to the threads
+  ft.parallel("fill", b, { threads = 3, k = k })
   local n = b.bytes // 8
-  t.is(b:sum_words(), (n // 2) * (n - 1) * 11, "a fill split over 3 threads sums as one")
+  t.is(b:sum_words(), (n // 2) * (n - 1) * k, "a fill split over 3 threads sums as one")
   local own = { ft.mmap(4 * MIB), ft.mmap(4 * MIB) }
   r = ft.parallel("touch", own, { value = 2 })
   t.is(r.threads[1].faults + r.threads[2].faults, own[1].pages + own[2].pages, "a buffer per thread")
   t.is(r.threads[1].cpu, -1, "not pinned unless asked")
   t.errors(function() ft.parallel("touch", b, { threads = 0 }) end, "needs 1 to 256 threads, got 0", "0 threads")
+  t.errors(function() ft.parallel("touch", b, { threads = 1 << 40 }) end, "got 1099511627776", "absurd thread count")
+  t.errors(function() ft.parallel("touch", b, { threads = 1.5 }) end, "threads must be an integer", "thread count 1.5")
   t.errors(function() ft.parallel("touch", b, { thread = 2 }) end, "unknown ft.parallel option 'thread'", "misspelled option")
   t.errors(function() ft.parallel("write", b) end, "invalid option 'write'", "unknown kernel")
   t.errors(function() ft.parallel("touch", b, { value = 300 }) end, "value must be a byte", "bad value")
