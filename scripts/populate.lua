@@ -41,8 +41,7 @@ for _, m in ipairs(METHODS) do
     exp:result { { "method", label }, { "refused", tostring(runs):match("[^\n]*") } }
     rows[#rows + 1] = { label, "refused by this kernel: " .. tostring(runs):match("[^\n]*"), "", "", "", "" }
   else
-    local function col(k) return stats.map(runs, function(r) return r[k] end) end
-    local function pp(k) return (experiment.per_page(col(k), exp.pages)) end
+    local col, pp = exp:columns(runs)
     exp:keep(label, runs)
     exp:result { { "method", label }, { "map_ns_per_page", pp("map") }, { "map_faults", stats.median(col("map_faults")) },
       { "step_ns_per_page", pp("step") }, { "step_faults", stats.median(col("step_faults")) },

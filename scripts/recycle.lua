@@ -33,8 +33,7 @@ for _, rel in ipairs(RELEASES) do
     return { first = first_ns, first_faults = first_faults, release = release_ns,
       second = second_ns, second_faults = second_faults }
   end)
-  local function col(k) return stats.map(runs, function(r) return r[k] end) end
-  local function pp(k) return (experiment.per_page(col(k), exp.pages)) end
+  local col, pp = exp:columns(runs)
   exp:keep(label, runs)
   exp:result { { "release", label }, { "first_ns_per_page", pp("first") }, { "release_ns_per_page", pp("release") },
     { "second_ns_per_page", pp("second") }, { "second_faults", stats.median(col("second_faults")) },

@@ -36,7 +36,7 @@ for threads = 1, cpus do
       end
       return { wall = r.wall_ns, faults = faults, per_thread = stats.median(per_thread), unmap = unmap }
     end)
-    local function col(k) return stats.map(runs, function(r) return r[k] end) end
+    local col = exp:columns(runs)
     local total = stats.median(stats.map(runs, function(r) return r.faults / (r.wall / 1e9) end))
     local per_thread = stats.median(col("per_thread"))
     local unmap = stats.min(col("unmap")) / exp.pages

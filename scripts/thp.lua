@@ -29,7 +29,7 @@ for _, mode in ipairs { "never", "default", "always" } do
       fill = fill, fill_faults = fill_faults,
       alloc = vm1.thp_fault_alloc - vm0.thp_fault_alloc, fallback = vm1.thp_fault_fallback - vm0.thp_fault_fallback }
   end)
-  local function col(k) return stats.map(runs, function(r) return r[k] end) end
+  local col = exp:columns(runs)
   local p1_min = experiment.per_page(col("pass1"), exp.pages)
   local p2_min = experiment.per_page(col("pass2"), exp.pages)
   local faults = stats.median(col("faults1"))

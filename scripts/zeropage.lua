@@ -24,8 +24,7 @@ for _, thp in ipairs { "never", "always" } do
     return { read = read_ns, read_faults = read_faults, zero = zero, write = write_ns,
       write_faults = write_faults, only = only_ns, only_faults = only_faults }
   end)
-  local function col(k) return stats.map(runs, function(r) return r[k] end) end
-  local function pp(k) return (experiment.per_page(col(k), exp.pages)) end
+  local col, pp = exp:columns(runs)
   local function f(k) return stats.median(col(k)) end
   exp:keep(thp, runs)
   exp:result { { "thp", thp }, { "read_ns_per_page", pp("read") }, { "read_faults", f("read_faults") },

@@ -84,8 +84,12 @@ function experiment.per_page(ns_list, pages)
   return stats.min(pp), stats.median(pp), stats.cv(pp)
 end
 
-function experiment.faults(list)
-  return stats.median(list), stats.max(list)
+-- Over the reps of one case (a list of tables): col(k) is field k of every
+-- rep, pp(k) its min ns per page.
+function experiment:columns(runs)
+  local function col(k) return stats.map(runs, function(r) return r[k] end) end
+  local function pp(k) return (experiment.per_page(col(k), self.pages)) end
+  return col, pp
 end
 
 -- Numbers for tables: integers plainly, others to a sensible precision.
