@@ -4,12 +4,7 @@ local t = require "tap"
 local report = dofile((arg[0]:match("^(.*)/tests/") or ".") .. "/scripts/lib/report.lua")
 local q = t.quote
 
-local function tmpdir()
-  local d = os.tmpname()
-  os.remove(d)
-  assert(os.execute("mkdir -p " .. q(d)))
-  return d
-end
+local tmpdir = t.tmpdir
 
 local function read(path)
   local f = io.open(path)

@@ -4,9 +4,7 @@ local t = require "tap"
 local report = dofile((arg[0]:match("^(.*)/tests/") or ".") .. "/scripts/lib/report.lua")
 local q = t.quote
 
-local dir = os.tmpname()
-os.remove(dir)
-assert(os.execute("mkdir -p " .. q(dir)))
+local dir = t.tmpdir()
 
 -- Runs NAME.lua with the knobs; returns its RESULT lines keyed by key=value.
 local function run(name, env)

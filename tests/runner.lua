@@ -26,9 +26,7 @@ do
 end
 
 do -- a Lua error: message, traceback with file:line, exit 1
-  local dir = os.tmpname()
-  os.remove(dir)
-  assert(os.execute("mkdir -p " .. q(dir)))
+  local dir = t.tmpdir()
   local path = dir .. "/boom.lua"
   local f = assert(io.open(path, "w"))
   f:write("local function inner()\n  local b = ft.mmap(1 << 20)\n  b:unmap()\n  b:touch(1)\nend\ninner()\n")

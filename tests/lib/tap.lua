@@ -49,6 +49,14 @@ local function quote(s)
 end
 tap.quote = quote
 
+-- A fresh empty directory for a test's files.
+function tap.tmpdir()
+  local d = os.tmpname()
+  os.remove(d)
+  assert(os.execute("mkdir -p " .. quote(d)))
+  return d
+end
+
 -- Runs a shell command; returns its combined output and exit code.
 function tap.run(cmd)
   local p = assert(io.popen("{ " .. cmd .. "\n} 2>&1"))
