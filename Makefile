@@ -1,8 +1,11 @@
-# ftrun: `make` builds ./ftrun, `make run` runs the benchmark's cycles,
-# `make test` runs the suite (SAN=1: on an ASan+UBSan build), `make bench`
-# measures what the runner itself costs.
+# ftrun: `make` builds ./ftrun, `make run` runs the benchmark's cycles
+# (results under results/runs/), `make test` runs the suite (SAN=1: on an
+# ASan+UBSan build; CC=clang: built with clang), `make bench` measures what
+# the runner itself costs, `make publish` writes the committed results and
+# the README's tables, `make fuzz` runs the API fuzz on the sanitizer build.
 
 CC      ?= cc
+COMPILER := $(notdir $(CC))
 CFLAGS  := -std=c11 -O2 -g -Wall -Wextra -Werror -D_GNU_SOURCE
 SANFLAGS := -O1 -fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer
 
@@ -14,23 +17,33 @@ LDFLAGS += -fsanitize=address,undefined
 # The kernels are what is measured: no ASan shadow stores (they would add a
 # fault per 8 pages touched); UBSan stays. malloc(2^62) must return NULL.
 KERNEL_CFLAGS := -fno-sanitize=address
-export ASAN_OPTIONS := allocator_may_return_null=1
+else ifneq ($(filter-out cc gcc,$(COMPILER)),)
+BUILD   := build/$(COMPILER)
+BIN     := ftrun-$(COMPILER)
 else
 BUILD   := build
 BIN     := ftrun
 endif
 
+# The committed listing is gcc's at -O2; other builds write their own,
+# so `make SAN=1` or `make CC=clang` never rewrites core/kernels_O2.s.
+ifeq ($(BUILD),build)
+ASM     := core/kernels_O2.s
+else
+ASM     := $(BUILD)/kernels_O2.s
+endif
+
 LUA_CFLAGS = $(shell pkg-config --cflags lua5.4)
 LUA_LIBS   = $(shell pkg-config --libs lua5.4)
 
-CORE    := kernels clock buffer pass counters samples machine interrupt parallel
-RUNNER  := main ft ft_buffer ft_samples ft_system ft_parallel
+CORE    := kernels clock buffer pass counters samples machine interrupt parallel files
+RUNNER  := main ft ft_buffer ft_samples ft_system ft_parallel ft_files
 OBJS    := $(CORE:%=$(BUILD)/core/%.o) $(RUNNER:%=$(BUILD)/runner/%.o)
 DEPS    := $(BUILD)/.packages
 
-.PHONY: all run test bench clean packages
+.PHONY: all run test bench publish fuzz clean packages
 
-all: $(BIN) core/kernels_O2.s
+all: $(BIN) $(ASM)
 
 # Debian's Lua 5.4 and pkg-config: installed when missing and we are root
 # with apt-get, otherwise one line that names them.
@@ -54,7 +67,8 @@ $(BUILD)/%.o: %.c | $(DEPS)
 	$(CC) $(CFLAGS) $(LUA_CFLAGS) -MMD -MP -c -o $@ $<
 
 # The measured kernels' assembly, from the binary's own flags.
-core/kernels_O2.s: core/kernels.c core/kernels.h core/clock.h
+$(ASM): core/kernels.c core/kernels.h core/clock.h | $(DEPS)
+	@mkdir -p $(@D)
 	$(CC) $(filter-out -g,$(CFLAGS)) -fno-asynchronous-unwind-tables -S -o $@ core/kernels.c
 
 # The C reference for `make bench`: the same core/ objects and flags, no Lua.
@@ -69,12 +83,36 @@ bench: $(BIN) $(REF)
 run: all
 	./$(BIN) cycles.lua
 
-test: $(BIN) core/kernels_O2.s
-	@command -v prove >/dev/null || { [ "$$(id -u)" = 0 ] && apt-get install -y -qq perl >/dev/null; } \
-	  || { echo "ftrun: the tests need prove: apt-get install perl" >&2; exit 1; }
-	FTRUN=./$(BIN) prove --exec ./$(BIN) tests/*.lua
+# The committed set: every run with PUBLISH=1, each replacing its files in
+# results/ and its block in README.md only when it ran clean.
+EXPERIMENTS := thp populate zeropage placement scaling recycle coldness
+publish: all $(REF)
+	PUBLISH=1 ./$(BIN) cycles.lua
+	PUBLISH=1 ./$(BIN) cycles.lua THP=always
+	for e in $(EXPERIMENTS); do PUBLISH=1 ./$(BIN) $$e.lua || exit 1; done
+	PUBLISH=1 ./$(BIN) bench/bench.lua $(REF)
+
+FUZZ_SECONDS ?= 60
+fuzz:
+	$(MAKE) SAN=1 ftrun-san
+	ASAN_OPTIONS=allocator_may_return_null=1 ./ftrun-san tests/fuzz/api.lua $${FUZZ_SEED:-$$(date +%s)} $(FUZZ_SECONDS)
+
+# prove, and tmux for the REPL's terminal tests (skipped without it).
+TEST_TOOLS := $(BUILD)/.test-tools
+$(TEST_TOOLS):
+	@for t in prove:perl tmux:tmux; do \
+	  command -v $${t%%:*} >/dev/null && continue; \
+	  if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null; then \
+	    echo "ftrun: installing $${t#*:} (apt-get)"; \
+	    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $${t#*:} >/dev/null || exit 1; \
+	  else echo "ftrun: the tests need $${t%%:*}: apt-get install $${t#*:}" >&2; exit 1; fi; \
+	done
+	@mkdir -p $(@D) && touch $@
+
+test: $(BIN) $(ASM) | $(TEST_TOOLS)
+	FTRUN=./$(BIN) FTRUN_ASM=$(ASM) prove --exec ./$(BIN) tests/*.lua
 
 clean:
-	rm -rf build ftrun ftrun-san
+	rm -rf build ftrun ftrun-san ftrun-clang
 
 -include $(OBJS:.o=.d)

@@ -2,11 +2,13 @@
 -- each figure as min / median / max over rounds, measured side by side in
 -- one run. Usage: ./ftrun bench/bench.lua PATH_TO_REF
 local ft = require "ft"
+local knobs = require "knobs"
 local report = require "report"
+local runfiles = require "runfiles"
 local stats = require "stats"
 
-local REF = arg[1] or error("usage: ftrun bench/bench.lua PATH_TO_REF")
-local ROOT = arg[0]:match("^(.*)/bench/[^/]+$") or "."
+local REF = arg[1] or knobs.fail("bench.lua", "usage: ftrun bench/bench.lua PATH_TO_REF [PUBLISH=1]")
+local plan = runfiles.plan("bench.lua", "bench", knobs.read("bench.lua", runfiles.spec(), { select(2, ...) }))
 local FTRUN = arg[-1]:sub(1, 1) == "/" and arg[-1] or os.getenv("PWD") .. "/" .. arg[-1]
 local MIB, REPS, PAIRS = 256, 5, 10
 
@@ -100,7 +102,7 @@ say("2. the timed window's floor, 1000 rounds, ns")
 local ROUNDS = 1000
 local lua_empty, lua_touch, c_window = {}, {}, {}
 do
-  local b <close> = ft.mmap(ft.page_size())
+  local b <close> = assert(ft.mmap(ft.page_size()))
   b:touch(0)
   for i = 1, ROUNDS do
     local t0 = ft.now_ns()
@@ -128,7 +130,7 @@ say("3. touch_timed against touch on touched pages, %d MiB, 10 rounds, ns per pa
 local clock = ft.clock()
 local plain, timed, added, share, share_mean = {}, {}, {}, {}, {}
 do
-  local b <close> = ft.mmap(MIB << 20)
+  local b <close> = assert(ft.mmap(MIB << 20))
   local s = ft.samples(b.pages)
   b:touch(1)
   for i = 1, 10 do
@@ -194,7 +196,4 @@ say("   cycles per page in cycles.lua use the estimate (CLOCK_GHZ overrides it)"
 
 run("rm -rf " .. quote(tmp))
 local text = table.concat(out, "\n") .. "\n"
-report.write_atomic(ROOT .. "/results/bench.txt", text)
-local pasted, err = pcall(report.paste_into_readme, ROOT .. "/README.md", "```\n" .. text .. "```", "bench")
-io.stderr:write(pasted and "bench: wrote results/bench.txt and pasted it into README.md\n"
-  or ("bench: wrote results/bench.txt; README left alone: " .. tostring(err) .. "\n"))
+runfiles.write(plan, { { "bench.txt", text } }, { bench = "```\n" .. text .. "```" })

@@ -13,33 +13,32 @@ local ft = require "ft"
 local knobs = require "knobs"
 local measure = require "measure"
 local report = require "report"
+local runfiles = require "runfiles"
 local stats = require "stats"
 local summary = require "summary"
 
 local START_NS = ft.now_ns()
 local SCRIPT = "cycles.lua"
-local ROOT = (arg and arg[0] or ""):match("^(.*)/scripts/[^/]+$") or "."
 
 local SPEC = {
-  { name = "MIB", kind = "count", default = 1024, desc = "buffer size in MiB" },
+  { name = "MIB", kind = "count", default = 1024, max = (1 << 43) - 1, desc = "buffer size in MiB" },
   { name = "REPS", kind = "count", default = 15, desc = "timed repetitions after one warm-up" },
   { name = "QUICK", kind = "flag", default = false,
-    desc = "1: 64 MiB and 5 reps, writes results/quick-*, leaves README alone" },
+    desc = "1: 64 MiB and 5 reps, never published" },
   { name = "THP", kind = "choice", choices = { "default", "never", "always" }, default = "default",
     desc = "default: no advice; never/always: MADV_NOHUGEPAGE/MADV_HUGEPAGE on every mapping" },
   { name = "CYCLES", kind = "letters", letters = "ABCD", default = "ABCD", desc = "the cycles to run" },
   { name = "SLOW_NS", kind = "count", default = 200, desc = "cycle C: a page slower than this is counted" },
-  { name = "STALL_NS", kind = "count", default = "auto",
+  { name = "STALL_NS", kind = "count_or_auto", default = "auto",
     desc = "a fault-free pass averaging more ns per page than this is a stall; "
       .. "auto: pass 2 repeated's min + 2.5 % of pass 1's min" },
-  { name = "RESULTS", kind = "path", default = ROOT .. "/results", desc = "directory for the results files" },
-  { name = "README", kind = "path", default = ROOT .. "/README.md", desc = "README to paste the summary into" },
 }
+for _, k in ipairs(runfiles.spec()) do SPEC[#SPEC + 1] = k end
 
 -- Knobs, all checked before anything is mapped. --------------------------
 
 local cfg = knobs.setup(SCRIPT, "The benchmark's cycles A-D on fresh buffers (see README.md).", SPEC,
-  { MIB = 64, REPS = 5 })
+  { MIB = 64, REPS = 5 }, { ... })
 local bytes = cfg.MIB << 20
 local page = ft.page_size()
 local pages = bytes // page
@@ -53,6 +52,7 @@ if cfg.THP ~= "default" then variant[#variant + 1] = "thp-" .. cfg.THP end
 if cfg.CYCLES ~= "ABCD" then variant[#variant + 1] = "cycles-" .. cfg.CYCLES end
 local name = cfg.QUICK and "quick" or (#variant > 0 and table.concat(variant, "-") or "main")
 local prefix = name == "main" and "" or name .. "-"
+local plan = runfiles.plan(SCRIPT, name, cfg) -- made and checked before anything is mapped
 
 local run_cycle = {}
 for letter in cfg.CYCLES:gmatch(".") do run_cycle[letter] = true end
@@ -91,7 +91,7 @@ local function cycle_A()
   local b <close>, map_ns, map_faults = measure.map(bytes, map_options)
   put("A.mmap", map_ns, map_faults)
   put("A.pass1", measure.pass(b, "touch", V.pass1))
-  note("A.thp_bytes", b:thp_bytes())
+  note("A.thp_bytes", assert(b:thp_bytes()))
   note("A.thp_fault_alloc", (ft.vmstat().thp_fault_alloc or 0) - thp0)
   put("A.pass2", measure.pass(b, "touch", V.pass2))
   put("A.pass2r", measure.pass(b, "touch", V.pass2r))
@@ -228,13 +228,14 @@ local function result_lines()
 
   if details["A.thp_bytes"] then
     local huge = stats.median(details["A.thp_bytes"])
-    local pmd = ft.machine().thp_pmd_size
+    local pmd = ft.machine().thp_pmd_size -- 0 on a kernel without THP
     local small = (bytes - huge) // page
     local obtained = huge == 0 and page or (huge == bytes and pmd or "mixed")
+    local huge_faults = pmd > 0 and huge // pmd or 0
     add { { "type", "thp" }, { "cycle", "A" }, { "asked", cfg.THP }, { "bytes", bytes },
       { "thp_bytes_med", huge }, { "thp_bytes_min", stats.min(details["A.thp_bytes"]) },
       { "page_obtained", obtained },
-      { "faults_expected", math.tointeger(huge // pmd + small) or huge // pmd + small },
+      { "faults_expected", math.tointeger(huge_faults + small) or huge_faults + small },
       { "thp_fault_alloc_med", stats.median(details["A.thp_fault_alloc"]) } }
   end
 
@@ -303,15 +304,15 @@ local title = ("ftrun cycles.lua: %s, %d MiB, %d reps after 1 warm-up, THP=%s, C
   name, cfg.MIB, cfg.REPS, cfg.THP, cfg.CYCLES)
 local header, machine = report.header(title, clock_info, ghz, ghz_source)
 io.stderr:write(title, "\n")
-local out = function(file) return cfg.RESULTS .. "/" .. prefix .. file end
+local function out(file) return prefix .. file end
 
 if run_cycle.C then
   samples1, samples2 = ft.samples(pages), ft.samples(pages)
 end
 
 measure.on_mismatch = function(msg)
-  report.write_atomic(out("raw.txt"), header .. "\nCHECKSUMS FAILED: " .. msg .. "\n")
   io.stderr:write("\n", SCRIPT, ": ", msg, "; no summary written, README left alone\n")
+  runfiles.write(plan, { { out("raw.txt"), header .. "\nCHECKSUMS FAILED: " .. msg .. "\n" } })
 end
 
 repetition("warm-up")
@@ -323,14 +324,6 @@ local verdict = ("CHECKSUMS OK: %d read-backs matched the values written"):forma
 local raw = header .. "\n" .. table.concat(lines, "\n") .. "\n" .. verdict .. "\n"
 local md = summary.cycles(report.parse_all(raw), title, machine, clock_info, ghz, ghz_source, verdict)
 
-report.write_atomic(out("raw.txt"), raw)
-report.write_atomic(out("summary.md"), md)
-report.write_atomic(out("results.json"), to_json(lines, machine, clock_info))
 io.stdout:write(md)
-io.stderr:write(("%s: wrote %s, %s, %s\n"):format(SCRIPT, out("raw.txt"), out("summary.md"), out("results.json")))
-
-if not cfg.QUICK then
-  local pasted, perr = pcall(report.paste_into_readme, cfg.README, md, name)
-  io.stderr:write(SCRIPT, ": ", pasted and ("pasted the summary into " .. cfg.README)
-    or ("README left alone: " .. tostring(perr)), "\n")
-end
+runfiles.write(plan, { { out("raw.txt"), raw }, { out("summary.md"), md },
+  { out("results.json"), to_json(lines, machine, clock_info) } }, { [name] = md })

@@ -2,7 +2,7 @@
 -- memory costs against a second pass. Usage: ./ftrun first_touch.lua [MiB]
 local ft = require "ft"
 local mib = math.tointeger(tonumber(arg[1] or "256")) or error("MiB must be an integer, got " .. arg[1])
-local b <close> = ft.mmap(mib << 20)
+local b <close> = assert(ft.mmap(mib << 20))
 local f0 = ft.faults(); local first = b:touch(1)
 local f1 = ft.faults(); local second = b:touch(2)
 local f2 = ft.faults()

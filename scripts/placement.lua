@@ -12,7 +12,7 @@ local step = math.max(1, exp.pages // 65536) -- at most 65536 pages asked
 local other = nodes_online > 1 and 1 or 0
 
 local function where(b)
-  local n = b:nodes(step)
+  local n = assert(b:nodes(step))
   local parts = {}
   for node = 0, 63 do
     if n[node] then parts[#parts + 1] = ("node %d: %d"):format(node, n[node]) end
@@ -52,12 +52,12 @@ end
 
 exp:progress("malloc round trip")
 do
-  local m1 = ft.malloc(exp.bytes)
+  local m1 = assert(ft.malloc(exp.bytes))
   m1:touch(3)
   local addr = m1.addr
   record("malloc, first touch", m1)
   m1:free()
-  local m2 <close> = ft.malloc(exp.bytes)
+  local m2 <close> = assert(ft.malloc(exp.bytes))
   local _, faults = measure.pass(m2, "touch", 4)
   record(("free, malloc again (%s address), touch"):format(m2.addr == addr and "same" or "another"), m2, faults)
   measure.check_bytes(m2, 4, "malloc round trip")
@@ -67,9 +67,9 @@ exp:progress("mbind")
 do
   local b <close> = measure.map(exp.bytes)
   b:touch(5)
-  b:mbind(other)
+  assert(b:mbind(other))
   record(("mbind to node %d without move flags"):format(other), b)
-  b:mbind(other, "move")
+  assert(b:mbind(other, "move"))
   record(("mbind to node %d with MPOL_MF_MOVE"):format(other), b)
   measure.check_bytes(b, 5, "after mbind")
 end

@@ -17,8 +17,8 @@ local RELEASES = {
     local fresh = measure.map(exp.bytes)
     return fresh, ns + fresh.map_ns
   end },
-  { "madvise(MADV_DONTNEED)", function(b) return b, b:madvise("dontneed") end },
-  { "madvise(MADV_FREE)", function(b) return b, b:madvise("free") end },
+  { "madvise(MADV_DONTNEED)", function(b) return b, assert(b:madvise("dontneed")) end },
+  { "madvise(MADV_FREE)", function(b) return b, assert(b:madvise("free")) end },
 }
 
 local rows = {}

@@ -17,7 +17,7 @@ for _, mode in ipairs { "never", "default", "always" } do
     local b <close> = measure.map(bytes, { thp = mode })
     local pass1, faults1 = measure.pass(b, "touch", 1)
     local vm1 = ft.vmstat()
-    local huge = b:thp_bytes()
+    local huge = assert(b:thp_bytes())
     local pass2, faults2 = measure.pass(b, "touch", 2)
     measure.check_bytes(b, 2, "THP=" .. mode .. " re-touch")
     measure.release(b)

@@ -13,7 +13,7 @@ for _, thp in ipairs { "never", "always" } do
   local runs = exp:repeat_("THP=" .. thp, function()
     local b <close> = measure.map(exp.bytes, { thp = thp })
     local read_ns, read_faults = measure.pass(b, "read_touch")
-    local zero = b:nodes(64).zero_page * 64
+    local zero = assert(b:nodes(64)).zero_page * 64
     local write_ns, write_faults = measure.pass(b, "touch", 3)
     measure.check_bytes(b, 3, "write after read")
     measure.release(b)

@@ -27,14 +27,19 @@ local function find(results, typ, cycle, pass)
   return {}
 end
 
-local README_TEXT = "# test readme\n" .. table.concat({ report.markers("thp-never") }, "\nold\n") .. "\ntail\n"
+local runfiles = require "runfiles"
+local README_TEXT = "# test readme\n" .. table.concat({ runfiles.markers("thp-never") }, "\nold\n") .. "\ntail\n"
 
-do -- a small clean run with 4 KiB pages
+local function no_temporaries(dir, name)
+  t.is(t.run("ls -A " .. q(dir) .. " | grep -c 'tmp' || true"), "0\n", name .. ": no temporary file left behind")
+end
+
+do -- a small clean published run with 4 KiB pages
   local dir = tmpdir()
   write(dir .. "/README.md", README_TEXT)
-  local env = ("MIB=16 REPS=3 THP=never RESULTS=%s README=%s"):format(q(dir), q(dir .. "/README.md"))
-  local out, code = t.ftrun_run("cycles.lua", env)
-  t.is(code, 0, "MIB=16 REPS=3 THP=never runs clean")
+  local env = ("PUBLISH=1 MIB=16 THP=never RESULTS=%s README=%s"):format(q(dir), q(dir .. "/README.md"))
+  local out, code = t.ftrun_run("cycles.lua REPS=3", env)
+  t.is(code, 0, "PUBLISH=1 MIB=16 THP=never and the argument REPS=3 run clean")
   t.like(out, "rep 3/3: A B C D", "progress names the rep and the cycles")
   local raw = read(dir .. "/thp-never-raw.txt") or ""
   local results = report.parse_all(raw)
@@ -59,11 +64,11 @@ do -- a small clean run with 4 KiB pages
   local readme = read(dir .. "/README.md")
   t.like(readme, "| A | pass 1: first touch |", "summary pasted between the README's markers")
   t.ok(not readme:find("\nold\n", 1, true) and readme:find("tail\n", 1, true), "only the marked block was replaced")
-  t.is(read(dir .. "/thp-never-raw.txt.tmp"), nil, "no temporary file left behind")
+  no_temporaries(dir, "a clean run")
   os.execute("rm -rf " .. q(dir))
 end
 
-do -- QUICK=1 writes quick-* and leaves the README alone
+do -- without PUBLISH the README is left alone
   local dir = tmpdir()
   write(dir .. "/README.md", README_TEXT)
   local env = ("QUICK=1 MIB=8 CYCLES=AD RESULTS=%s README=%s"):format(q(dir), q(dir .. "/README.md"))
@@ -87,6 +92,9 @@ do -- bad knobs stop the run before anything is mapped or written
     { "CYCLES=AZ", "CYCLES=AZ: expected a subset of the letters ABCD" },
     { "QUICK=yes", "QUICK=yes: expected 0 or 1" },
     { "MIB=100000000", "MIB=100000000: needs" },
+    { "MIB=17592186044417", "MIB=17592186044417: expected a positive integer up to 8796093022207" },
+    { "STALL_NS=soon", "STALL_NS=soon: expected a positive integer up to 1099511627776, or auto" },
+    { "PUBLISH=1 QUICK=1", "a QUICK run is never published" },
     { "CLOCK_GHZ=fast", "CLOCK_GHZ=fast: expected a clock rate in GHz" },
   }
   for _, c in ipairs(cases) do
@@ -106,7 +114,7 @@ do -- one checksum made wrong through the buffer's method table
 local methods = select(2, debug.getupvalue(debug.getregistry()["ft.buffer"].__index, 1))
 local real = methods.sum_bytes
 methods.sum_bytes = function(b) return real(b) + 1 end]]
-  local env = ("MIB=4 REPS=1 THP=never RESULTS=%s README=%s"):format(q(dir), q(dir .. "/README.md"))
+  local env = ("PUBLISH=1 MIB=4 REPS=1 THP=never RESULTS=%s README=%s"):format(q(dir), q(dir .. "/README.md"))
   local out, code = t.ftrun_run("-e " .. q(hook) .. " " .. q(t.ftrun:gsub("[^/]+$", "") .. "scripts/cycles.lua"), env)
   t.is(code, 1, "a checksum mismatch exits 1")
   t.like(out, "checksum mismatch in A, pass 2 repeated", "the mismatch is named")

@@ -1,30 +1,30 @@
 -- What every experiment script shares: its knobs (MIB, REPS, QUICK and
 -- where results go), progress on stderr, result lines, a markdown table,
--- and the files at the end: results/<name>.txt and .json, and the table
--- pasted into the README between the experiment's markers (not on QUICK).
+-- and the files at the end: <name>.txt and <name>.json in the run's
+-- directory (runfiles.lua), and on PUBLISH=1 the table pasted into the
+-- README between the experiment's markers.
 local ft = require "ft"
 local knobs = require "knobs"
 local measure = require "measure"
 local report = require "report"
+local runfiles = require "runfiles"
 local stats = require "stats"
 
 local experiment = {}
 experiment.__index = experiment
 
-local ROOT = (arg and arg[0] or ""):match("^(.*)/scripts/[^/]+$") or "."
-
 -- name: "thp" for scripts/thp.lua; defaults: {MIB =, REPS =}; extra: more knob specs.
-function experiment.start(name, title, defaults, extra)
+-- args: the script's arguments (KNOB=value, or --help).
+function experiment.start(name, title, defaults, extra, args)
   local spec = {
-    { name = "MIB", kind = "count", default = defaults.MIB, desc = "buffer size in MiB" },
+    { name = "MIB", kind = "count", default = defaults.MIB, max = (1 << 43) - 1, desc = "buffer size in MiB" },
     { name = "REPS", kind = "count", default = defaults.REPS, desc = "repetitions of each case" },
-    { name = "QUICK", kind = "flag", default = false, desc = "1: 16 MiB and 2 reps, README left alone" },
-    { name = "RESULTS", kind = "path", default = ROOT .. "/results", desc = "directory for the results files" },
-    { name = "README", kind = "path", default = ROOT .. "/README.md", desc = "README to paste the table into" },
+    { name = "QUICK", kind = "flag", default = false, desc = "1: 16 MiB and 2 reps, never published" },
   }
+  for _, k in ipairs(runfiles.spec()) do spec[#spec + 1] = k end
   for _, k in ipairs(extra or {}) do spec[#spec + 1] = k end
   local script = name .. ".lua"
-  local cfg = knobs.setup(script, title, spec, { MIB = 16, REPS = 2 })
+  local cfg = knobs.setup(script, title, spec, { MIB = 16, REPS = 2 }, args or arg or {})
   local self = setmetatable({
     name = name, script = script, title = title, cfg = cfg,
     bytes = cfg.MIB << 20, page = ft.page_size(), lines = {}, md = {}, series = {},
@@ -32,6 +32,7 @@ function experiment.start(name, title, defaults, extra)
   self.pages = self.bytes // self.page
   knobs.check_memory(script, cfg.MIB, self.bytes * (defaults.buffers or 1))
   self.ghz, self.ghz_source = knobs.clock_ghz(script)
+  self.plan = runfiles.plan(script, "exp-" .. name, cfg)
   self.clock = ft.clock()
   self.header_text, self.machine = report.header(
     ("ftrun %s: %s; %d MiB, %d reps"):format(script, title, cfg.MIB, cfg.REPS),
@@ -109,24 +110,19 @@ function experiment:finish()
     self.script, self.title, self.cfg.MIB, self.cfg.REPS, self.machine.cpu, self.machine.kernel,
     self.machine.thp_enabled, self.machine.hypervisor, self.machine.free_page_reporting,
     self.machine.numa_nodes, os.date("!%Y-%m-%d %H:%M")) .. table.concat(self.md, "\n") .. "\n" .. verdict .. ".\n"
-  local prefix = self.cfg.QUICK and "quick-" or ""
-  local base = self.cfg.RESULTS .. "/" .. prefix .. self.name
-  report.write_atomic(base .. ".txt", self.header_text .. "\n" .. table.concat(self.lines, "\n")
-    .. "\n" .. verdict .. "\n\n" .. md)
   local rows = {}
   for _, l in ipairs(self.lines) do rows[#rows + 1] = report.parse(l) end
-  report.write_atomic(base .. ".json", report.json {
+  local json = report.json {
     script = self.script, title = self.title, date = os.date("!%Y-%m-%dT%H:%M:%SZ"),
     knobs = { MIB = self.cfg.MIB, REPS = self.cfg.REPS }, machine = self.machine,
     clock = self.clock, clock_ghz = self.ghz, results = rows, series = self.series,
     checks = measure.checks,
-  } .. "\n")
+  } .. "\n"
   io.stdout:write(md)
-  self:progress("wrote %s.txt and %s.json", base, base)
-  if not self.cfg.QUICK then
-    local ok, err = pcall(report.paste_into_readme, self.cfg.README, md, "exp-" .. self.name)
-    self:progress(ok and ("pasted the table into " .. self.cfg.README) or ("README left alone: " .. tostring(err)))
-  end
+  runfiles.write(self.plan, {
+    { self.name .. ".txt", self.header_text .. "\n" .. table.concat(self.lines, "\n") .. "\n" .. verdict .. "\n\n" .. md },
+    { self.name .. ".json", json },
+  }, { ["exp-" .. self.name] = md })
 end
 
 return experiment

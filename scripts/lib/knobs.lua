@@ -1,19 +1,39 @@
--- The environment knobs of a script, declared once and checked before
--- anything is mapped: a bad value names the knob, the value and what is
--- allowed, and stops the run with exit status 2.
+-- The knobs of a script, declared once and checked before anything is
+-- mapped. A knob comes from the environment or from an argument NAME=value
+-- (the argument wins). A bad value names the knob, the value and what is
+-- allowed, and stops the run with exit status 2; so do an argument that is
+-- not one of the script's knobs and an environment knob that only other
+-- scripts take.
 local knobs = {}
 
 local function fail(script, msg)
   io.stderr:write(script, ": ", msg, "\n")
   os.exit(2, true)
 end
+knobs.fail = fail
+
+-- The knobs only some scripts take, and which: a user who sets one for a
+-- script that ignores it would otherwise get a run of something else.
+-- tests/runner checks this table against every script's --help.
+knobs.elsewhere = {
+  THP = { "cycles.lua" }, CYCLES = { "cycles.lua" }, SLOW_NS = { "cycles.lua" },
+  STALL_NS = { "cycles.lua" }, WAITS = { "coldness.lua" },
+}
 
 local parsers = {}
 
-function parsers.count(value)
-  local n = math.tointeger(tonumber(value, 10))
-  if not n or n < 1 or not value:match("^%d+$") then return nil, "a positive integer" end
+-- A positive integer up to spec.max (default 2^40): MIB << 20 must not wrap.
+function parsers.count(value, spec)
+  local max = spec.max or (1 << 40)
+  local n = value:match("^%d+$") and math.tointeger(tonumber(value, 10))
+  if not n or n < 1 or n > max then return nil, ("a positive integer up to %d"):format(max) end
   return n
+end
+
+function parsers.count_or_auto(value, spec)
+  if value == "auto" then return value end
+  local n, expected = parsers.count(value, spec)
+  return n, expected and (expected .. ", or auto")
 end
 
 function parsers.choice(value, spec)
@@ -30,7 +50,7 @@ function parsers.flag(value)
 end
 
 function parsers.path(value)
-  if value == "" then return nil, "a non-empty path" end
+  if value == "" or value:find("\0", 1, true) then return nil, "a non-empty path" end
   return value
 end
 
@@ -47,12 +67,43 @@ function parsers.letters(value, spec)
   return value
 end
 
--- spec: list of {name, kind, default, desc, ...}; returns {name = value},
--- and for every knob whether it was set explicitly in .given.
-function knobs.read(script, spec)
+local function names(spec)
+  local out = {}
+  for _, k in ipairs(spec) do out[#out + 1] = k.name end
+  return table.concat(out, ", ")
+end
+
+-- NAME=value arguments as a table; anything else is a usage error.
+local function argument_knobs(script, spec, args)
+  local known, given = {}, {}
+  for _, k in ipairs(spec) do known[k.name] = true end
+  for _, a in ipairs(args) do
+    local name, value = a:match("^([%u_][%u%d_]*)=(.*)$")
+    if not name or not known[name] then
+      fail(script, ("argument '%s' is not one of this script's knobs (NAME=value with NAME one of %s)")
+        :format(a, names(spec)))
+    end
+    given[name] = value
+  end
+  return given
+end
+
+-- spec: list of {name, kind, default, desc, ...}; args: the script's
+-- arguments. Returns {name = value}, and in .given the knobs set explicitly.
+function knobs.read(script, spec, args)
+  local from_args = argument_knobs(script, spec, args or {})
+  local takes = {}
+  for _, k in ipairs(spec) do takes[k.name] = true end
+  for name, scripts in pairs(knobs.elsewhere) do
+    local raw = os.getenv(name)
+    if raw and not takes[name] then
+      fail(script, ("%s=%s is set, but %s does not take %s (%s does); unset it to run %s")
+        :format(name, raw, script, name, table.concat(scripts, ", "), script))
+    end
+  end
   local values, given = {}, {}
   for _, k in ipairs(spec) do
-    local raw = os.getenv(k.name)
+    local raw = from_args[k.name] or os.getenv(k.name)
     if raw == nil then
       values[k.name] = k.default
     else
@@ -67,8 +118,6 @@ function knobs.read(script, spec)
   return values
 end
 
-knobs.fail = fail
-
 -- One line per knob, for --help and the head of a results file.
 function knobs.describe(spec)
   local lines = {}
@@ -78,16 +127,19 @@ function knobs.describe(spec)
   return table.concat(lines, "\n")
 end
 
--- What every script starts with: --help from the spec, the knobs read,
--- and QUICK=1's sizes (quick = {MIB =, REPS =}) where not given explicitly.
-function knobs.setup(script, about, spec, quick)
-  if arg and (arg[1] == "--help" or arg[1] == "-h") then
-    print(("usage: [KNOB=value ...] ./ftrun %s\n\n%s\n\nknobs (environment):\n%s\n\n"
-      .. "CLOCK_GHZ overrides the measured clock estimate."):format(script, about, knobs.describe(spec)))
+-- What every script starts with: --help from the spec, the knobs read, and
+-- QUICK=1's sizes (quick = {MIB =, REPS =}) where not given explicitly.
+function knobs.setup(script, about, spec, quick, args)
+  args = args or {}
+  if args[1] == "--help" or args[1] == "-h" then
+    print(("usage: ./ftrun %s [KNOB=value ...]   (or KNOB=value in the environment)\n\n%s\n\n"
+      .. "knobs:\n%s\n\nCLOCK_GHZ overrides the measured clock estimate."):format(
+      script, about, knobs.describe(spec)))
     os.exit(0, true)
   end
-  local cfg = knobs.read(script, spec)
+  local cfg = knobs.read(script, spec, args)
   if cfg.QUICK then
+    if cfg.PUBLISH then fail(script, "QUICK=1 PUBLISH=1: a QUICK run is never published") end
     for k, v in pairs(quick) do
       if not cfg.given[k] then cfg[k] = v end
     end

@@ -19,10 +19,11 @@ function measure.pass(b, method, ...)
   return ns, f1 - f0
 end
 
--- A fresh buffer from ft.mmap or ft.malloc; returns it, the call's ns and faults.
+-- A fresh buffer from ft.mmap or ft.malloc; returns it, the call's ns and
+-- faults. A refusal by the kernel (nil, message, errno) fails the run here.
 function measure.map(bytes, options)
   local f0 = ft.faults()
-  local b = ft.mmap(bytes, options)
+  local b = assert(ft.mmap(bytes, options))
   local f1 = ft.faults()
   measure.work_ns = measure.work_ns + b.map_ns
   return b, b.map_ns, f1 - f0
@@ -30,7 +31,7 @@ end
 
 function measure.malloc(bytes)
   local f0 = ft.faults()
-  local b = ft.malloc(bytes)
+  local b = assert(ft.malloc(bytes))
   local f1 = ft.faults()
   measure.work_ns = measure.work_ns + b.map_ns
   return b, b.map_ns, f1 - f0

@@ -1,7 +1,5 @@
--- Results as stable, parseable lines, and the files made from them:
--- raw text, a markdown summary, JSON, and the README's results block.
--- Every file is written to a temporary name and renamed, so an interrupted
--- or failed run never leaves half a file.
+-- Results as stable, parseable lines, the head of every raw file, and JSON.
+-- runfiles.lua writes them.
 local ft = require "ft"
 
 local report = {}
@@ -44,17 +42,6 @@ function report.parse_all(text)
     if r then out[#out + 1] = r end
   end
   return out
-end
-
-function report.write_atomic(path, text)
-  local tmp = path .. ".tmp"
-  local f, err = io.open(tmp, "w")
-  if not f then error(("cannot write %s: %s"):format(tmp, err), 0) end
-  f:write(text)
-  local ok, werr = f:close()
-  if not ok then os.remove(tmp); error(("cannot write %s: %s"):format(tmp, werr), 0) end
-  local renamed, rerr = os.rename(tmp, path)
-  if not renamed then os.remove(tmp); error(("cannot rename %s: %s"):format(tmp, rerr), 0) end
 end
 
 -- The head of every raw file: what ran, on what, with which clock, and the
@@ -130,25 +117,5 @@ local function json(v, indent)
   return "null"
 end
 report.json = json
-
--- Replace what stands between a run's two marker lines in a README.
-function report.markers(name)
-  return ("<!-- ftrun results %s: begin -->"):format(name), ("<!-- ftrun results %s: end -->"):format(name)
-end
-
-function report.paste_into_readme(path, text, name)
-  local f = io.open(path)
-  if not f then error("cannot read " .. path, 0) end
-  local readme = f:read("a")
-  f:close()
-  local begin_mark, end_mark = report.markers(name)
-  local b = readme:find(begin_mark, 1, true)
-  local e = readme:find(end_mark, 1, true)
-  if not b or not e or e < b then
-    error(("%s has no markers for this run (%s ... %s)"):format(path, begin_mark, end_mark), 0)
-  end
-  if text:sub(-1) ~= "\n" then text = text .. "\n" end
-  report.write_atomic(path, readme:sub(1, b + #begin_mark - 1) .. "\n" .. text .. readme:sub(e))
-end
 
 return report

@@ -1,0 +1,179 @@
+-- Where a run's files go and when they are written: a plain run under
+-- results/runs/ from any directory, PUBLISH=1 only with the README's
+-- markers, knobs as arguments, and nothing written by a run that fails, is
+-- interrupted or is misconfigured.
+local t = require "tap"
+local runfiles = require "runfiles"
+local q = t.quote
+
+local ROOT = ft.project_dir -- the ftrun under test is the one running this file
+local ROOT_IS_ROOT = io.popen("id -u"):read("l") == "0"
+
+local function read(path)
+  local f = io.open(path)
+  if not f then return nil end
+  local s = f:read("a")
+  f:close()
+  return s
+end
+
+local function write(path, text)
+  local f = assert(io.open(path, "w"))
+  f:write(text)
+  f:close()
+end
+
+local function listing(dir)
+  return (t.run("ls -A " .. q(dir)))
+end
+
+local function skip(name, why)
+  print(("ok - %s # SKIP %s"):format(name, why))
+end
+
+local TINY = "QUICK=1 MIB=4 REPS=1 CYCLES=A"
+
+do -- a plain run from another directory: results/runs/<time>-<run>, latest, README untouched
+  local readme = read(ROOT .. "/README.md")
+  local status0 = t.run("git -C " .. q(ROOT) .. " status --porcelain 2>/dev/null")
+  local out, code = t.run("cd / && " .. q(t.ftrun) .. " cycles.lua " .. TINY)
+  t.is(code, 0, "a plain run from / exits 0")
+  local dir = out:match("wrote (" .. ROOT:gsub("%p", "%%%0") .. "/results/runs/[^/]+)/quick%-raw%.txt")
+  t.ok(dir ~= nil, "it says it wrote under the project's results/runs/", out)
+  t.ok(dir and dir:match("/%d+T%d+Z%-quick$") ~= nil, "the run's directory is named by UTC time and run")
+  t.ok(dir and read(dir .. "/quick-summary.md") and read(dir .. "/quick-results.json"), "raw, summary and JSON are there")
+  local link = t.run("readlink " .. q(ROOT .. "/results/runs/latest"))
+  t.is(dir and link == dir:match("[^/]+$") .. "\n", true, "results/runs/latest points at it")
+  t.is(read(ROOT .. "/README.md"), readme, "README.md is untouched")
+  t.is(t.run("git -C " .. q(ROOT) .. " status --porcelain 2>/dev/null"), status0, "git status is what it was")
+  if dir then os.execute("rm -rf " .. q(dir)) end
+end
+
+do -- knobs as arguments, and arguments that are not knobs
+  local dir = t.tmpdir()
+  local out, code = t.ftrun_run("cycles.lua FROB=1 RESULTS=" .. q(dir))
+  t.is(code, 2, "an argument that is no knob exits 2")
+  t.like(out, "argument 'FROB=1' is not one of this script's knobs", "and is named")
+  t.like(out, "MIB, REPS, QUICK, THP, CYCLES", "with the script's knobs listed")
+  out, code = t.ftrun_run("thp.lua banana")
+  t.is(code, 2, "a bare word exits 2")
+  out, code = t.ftrun_run("thp.lua", "THP=maybe")
+  t.is(code, 2, "THP in the environment for thp.lua, which does not take it, exits 2")
+  t.like(out, "thp.lua does not take THP (cycles.lua does)", "and names the script that does")
+  out, code = t.ftrun_run("coldness.lua MIB=4", "CYCLES=A")
+  t.is(code, 2, "CYCLES for coldness.lua exits 2")
+  t.is(listing(dir), "", "nothing written")
+  -- every knob only some scripts take is in each such script's --help, and in no other's
+  for name, scripts in pairs(require("knobs").elsewhere) do
+    for _, s in ipairs(scripts) do
+      t.like(t.ftrun_run(s .. " --help"), "  " .. name .. " ", s .. " --help lists " .. name)
+    end
+  end
+  os.execute("rm -rf " .. q(dir))
+end
+
+do -- RESULTS that cannot be used stops the run before anything is mapped
+  local dir = t.tmpdir()
+  write(dir .. "/afile", "x")
+  local out, code = t.ftrun_run("cycles.lua " .. TINY .. " RESULTS=" .. q(dir .. "/afile"))
+  t.is(code, 2, "RESULTS that is a file exits 2")
+  t.like(out, "RESULTS=" .. dir .. "/afile: cannot make the directory", "and says why")
+  t.ok(not out:find("warm-up", 1, true), "before the first repetition")
+  out, code = t.ftrun_run("cycles.lua " .. TINY .. " RESULTS=" .. q(dir .. "/new/deeper"))
+  t.is(code, 0, "a missing RESULTS directory is made")
+  t.ok(read(dir .. "/new/deeper/quick-raw.txt") ~= nil, "and written into")
+  if ROOT_IS_ROOT and os.execute("mkdir -p " .. q(dir .. "/ro") .. " && mount -t tmpfs -o ro,size=64k tmpfs " .. q(dir .. "/ro")) then
+    out, code = t.ftrun_run("cycles.lua " .. TINY .. " RESULTS=" .. q(dir .. "/ro"))
+    t.is(code, 2, "a read-only RESULTS exits 2")
+    t.like(out, "cannot write there: ", "and says so")
+    t.ok(not out:find("warm-up", 1, true), "before the first repetition")
+    os.execute("umount " .. q(dir .. "/ro"))
+  else
+    skip("a read-only RESULTS exits 2", "needs root to mount a read-only tmpfs")
+  end
+  os.execute("rm -rf " .. q(dir))
+end
+
+do -- PUBLISH=1 needs the README's markers, before the run
+  local dir = t.tmpdir()
+  write(dir .. "/README.md", "# no markers here\n")
+  local out, code = t.ftrun_run("cycles.lua MIB=4 REPS=1 CYCLES=A PUBLISH=1 RESULTS=" .. q(dir)
+    .. " README=" .. q(dir .. "/README.md"))
+  t.is(code, 2, "PUBLISH=1 with a README without markers exits 2")
+  t.like(out, "has no markers for this run (<!-- ftrun results cycles-A: begin -->", "and names the markers")
+  t.ok(not out:find("warm-up", 1, true), "before the first repetition")
+  t.is(listing(dir), "README.md\n", "nothing written")
+  os.execute("rm -rf " .. q(dir))
+end
+
+do -- a full disk: exit 1, no file written, no temporary left
+  local dir = t.tmpdir()
+  if ROOT_IS_ROOT and os.execute("mount -t tmpfs -o size=8k tmpfs " .. q(dir)) then
+    local out, code = t.ftrun_run("cycles.lua " .. TINY .. " RESULTS=" .. q(dir))
+    t.is(code, 1, "a run whose files do not fit exits 1")
+    t.like(out, "results not written: ", "and says the results were not written")
+    t.like(out, "No space left on device", "with the system's reason")
+    t.is(listing(dir), "", "no file and no temporary left")
+    os.execute("umount " .. q(dir))
+  else
+    skip("a run whose files do not fit exits 1", "needs root to mount a small tmpfs")
+  end
+  os.execute("rm -rf " .. q(dir))
+end
+
+do -- an interrupt while each file of a published set is being written
+  for k = 1, 4 do
+    local dir = t.tmpdir()
+    local readme = "x\n" .. table.concat({ runfiles.markers("cycles-A") }, "\nold\n") .. "\n"
+    write(dir .. "/README.md", readme)
+    local cmd = ("FTRUN_TEST_WRITE_PAUSE=2 PUBLISH=1 %s cycles.lua MIB=4 REPS=1 CYCLES=A RESULTS=%s README=%s "
+      .. ">/dev/null 2>&1 & pid=$!; for i in $(seq 200); do n=$(find %s -name '*.tmp' | wc -l); "
+      .. "[ \"$n\" -ge %d ] && break; sleep 0.05; done; kill -INT $pid; wait $pid; echo \"exit $?\"")
+      :format(q(t.ftrun), q(dir), q(dir .. "/README.md"), q(dir), k)
+    local out = t.run(cmd)
+    t.like(out, "exit 130", ("interrupted while writing file %d of 4: exit 130"):format(k))
+    t.is(listing(dir), "README.md\n", ("file %d of 4: nothing written, no temporary left"):format(k))
+    t.is(read(dir .. "/README.md"), readme, ("file %d of 4: README unchanged"):format(k))
+    os.execute("rm -rf " .. q(dir))
+  end
+end
+
+-- A checksum made wrong on purpose, in every script: exit 1, the mismatch
+-- named, no results, README unchanged.
+local HOOK = [[
+local methods = select(2, debug.getupvalue(debug.getregistry()["ft.buffer"].__index, 1))
+local real = methods.sum_bytes
+methods.sum_bytes = function(b) return real(b) + 1 end]]
+for _, name in ipairs { "thp", "populate", "zeropage", "placement", "scaling", "recycle", "coldness" } do
+  local dir = t.tmpdir()
+  local readme = table.concat({ runfiles.markers("exp-" .. name) }, "\nold\n") .. "\n"
+  write(dir .. "/README.md", readme)
+  local extra = name == "coldness" and " WAITS=0" or ""
+  local out, code = t.ftrun_run(("-e %s %s/scripts/%s.lua MIB=4 REPS=1 PUBLISH=1 RESULTS=%s README=%s%s"):format(
+    q(HOOK), q(ROOT), name, q(dir), q(dir .. "/README.md"), extra))
+  t.is(code, 1, name .. ".lua: a checksum mismatch exits 1")
+  t.like(out, "checksum mismatch in ", name .. ".lua: the mismatch is named")
+  t.is(listing(dir), "README.md\n", name .. ".lua: no results written")
+  t.is(read(dir .. "/README.md"), readme, name .. ".lua: README unchanged")
+  os.execute("rm -rf " .. q(dir))
+end
+
+do -- populate.lua: only an advice the kernel does not know becomes "not supported"
+  local function refusing(errno)
+    return ([[
+local methods = select(2, debug.getupvalue(debug.getregistry()["ft.buffer"].__index, 1))
+methods.madvise = function() return nil, "madvise(populate_write) failed: refused on purpose", %d end]]):format(errno)
+  end
+  local dir = t.tmpdir()
+  local out, code = t.ftrun_run(("-e %s %s/scripts/populate.lua MIB=4 REPS=1 RESULTS=%s"):format(
+    q(refusing(22)), q(ROOT), q(dir)))
+  t.is(code, 0, "populate.lua: EINVAL from madvise is a row, not a failure")
+  t.like(out, "not supported by this kernel: madvise(populate_write) failed: refused on purpose (EINVAL)", "and says so")
+  out, code = t.ftrun_run(("-e %s %s/scripts/populate.lua MIB=4 REPS=1 RESULTS=%s"):format(
+    q(refusing(12)), q(ROOT), q(dir .. "/b")))
+  t.is(code, 1, "populate.lua: ENOMEM from madvise fails the run")
+  t.is(read(dir .. "/b/populate.json"), nil, "and writes no results")
+  os.execute("rm -rf " .. q(dir))
+end
+
+t.done()
