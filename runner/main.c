@@ -126,6 +126,7 @@ static int report(lua_State *L, int status)
 		int t = lua_type(L, -1);
 		if (t == LUA_TSTRING || t == LUA_TNUMBER)
 			msg = lua_tostring(L, -1);
+		fflush(stdout); /* what was printed comes before the error */
 		if (ft_interrupted)
 			fputc('\n', stderr); /* a progress line may be open */
 		if (msg)
