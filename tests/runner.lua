@@ -99,4 +99,131 @@ do -- SIGINT inside a long C pass and inside Lua code
   t.like(out, "rc=130", "SIGINT in Lua code exits 130")
 end
 
+local function write(path, text)
+  local f = assert(io.open(path, "w"))
+  f:write(text)
+  f:close()
+end
+
+do -- 1: too many results are an error inside a protected call, not a panic
+  local out, code = t.run("echo 'return table.unpack({}, 1, 999980)' | " .. q(t.ftrun))
+  t.ok(code ~= 134, "REPL survives too many results (no abort)", "exit " .. tostring(code))
+  t.like(out, "ftrun: ", "too many results print an error")
+end
+
+do -- 2: the sanitizer build carries allocator_may_return_null=1
+  local san = t.ftrun:gsub("ftrun$", "ftrun-san")
+  local f = io.open(san)
+  if f then
+    f:close()
+    local _, code = t.run("env -u ASAN_OPTIONS " .. q(san) .. " -e 'print(pcall(ft.malloc, 1<<62))'")
+    t.is(code, 0, "ftrun-san: ft.malloc(1<<62) with ASAN_OPTIONS unset exits 0")
+  else
+    t.ok(true, "# SKIP no ./ftrun-san (make SAN=1 builds it)")
+  end
+end
+
+do -- 3: SIGINT reaches coroutines, a caught interrupt still ends the run,
+   -- error objects without a string never print (null)
+  local dir = t.tmpdir()
+  local co = dir .. "/co.lua"
+  write(co, "coroutine.wrap(function() while true do end end)()\n")
+  local out = t.run(q(t.ftrun) .. " " .. q(co) .. " & pid=$!; sleep 0.5; kill -INT $pid; wait $pid; echo \"rc=$?\"")
+  t.like(out, "rc=130", "SIGINT stops a loop inside a coroutine (exit 130)")
+  t.like(out, "\nftrun: ", "the interrupt message starts on its own line")
+  local caught = dir .. "/caught.lua"
+  write(caught, "local ok, e = pcall(function() while true do end end)\nprint('caught', e)\n")
+  out = t.run(q(t.ftrun) .. " " .. q(caught) .. " & pid=$!; sleep 0.5; kill -INT $pid; wait $pid; echo \"rc=$?\"")
+  t.like(out, "caught", "the script caught the interrupt and went on")
+  t.like(out, "rc=130", "a caught interrupt still exits 130")
+  for _, code in ipairs({
+    "error(setmetatable({}, {__tostring = function() return nil end}))",
+    "error(nil)",
+    "do local x <close> = setmetatable({}, {__close = function() error(setmetatable({}, {})) end}) end",
+    "do local x <close> = setmetatable({}, {__close = function() error(nil) end}) end",
+  }) do
+    local o, c = run("-e " .. q(code))
+    t.ok(not o:find("(null)", 1, true) and o:find("error object is a", 1, true), "no (null) for: " .. code, o)
+    t.is(c, 1, "exit 1 for: " .. code)
+  end
+  os.remove(co); os.remove(caught); os.remove(dir)
+end
+
+do -- 4: ftrun - reads the script from stdin
+  local out, code = t.run("echo 'print(\"from stdin\", arg[0], ...)' | " .. q(t.ftrun) .. " - a b")
+  t.is(code, 0, "ftrun - exits 0")
+  t.like(out, "from stdin\t-\ta\tb", "ftrun - runs stdin with arguments")
+end
+
+do -- 5: a script found in scripts/ gets its absolute path as arg[0]
+  local dir = t.ftrun:match("^(.*)/[^/]*$")
+  local real = t.run("realpath " .. q(dir .. "/scripts/first_touch.lua")):gsub("\n", "")
+  local out = t.run("cd /tmp && " .. q(t.ftrun) .. " -i first_touch.lua 4 <<'EOF'\nprint('ARG0=' .. arg[0])\nEOF")
+  t.like(out, "ARG0=" .. real .. "\n", "arg[0] is the absolute scripts/ path from another directory")
+end
+
+do -- 6c, e, f: the REPL over piped input
+  local out = t.run("printf '%s\\n' 't = {b = \"x\", a = 1}' t '{1, 2, 3}' 'setmetatable({}, {__tostring = function() return \"T!\" end})' | " .. q(t.ftrun))
+  t.like(out, '{a = 1, b = "x"}\n', "a table prints its fields, keys sorted")
+  t.like(out, "{1, 2, 3}\n", "an array prints its items")
+  t.like(out, "T!\n", "a table with __tostring uses it")
+  local dir = t.tmpdir()
+  local big = dir .. "/big.lua"
+  local lines = {"do", "  local s = 0"}
+  for i = 1, 20000 do lines[#lines + 1] = "  s = s + " .. i end
+  lines[#lines + 1] = "  print('sum', s)"
+  lines[#lines + 1] = "end"
+  write(big, table.concat(lines, "\n") .. "\n")
+  out = t.run("s=$(date +%s%N); " .. q(t.ftrun) .. " < " .. q(big) .. "; e=$(date +%s%N); echo ms=$(( (e - s) / 1000000 ))")
+  t.like(out, "sum\t200010000", "a 20 000-line block on piped stdin runs")
+  local ms = tonumber(out:match("ms=(%d+)"))
+  t.ok(ms and ms < 1000, "a 20 000-line block takes well under a second", "took " .. tostring(ms) .. " ms")
+  out = t.run("printf 'print(1)\\nx = \"a\\0b\"\\nprint(2)\\n' | " .. q(t.ftrun))
+  t.like(out, "stdin:2:", "a NUL byte is an error naming its line")
+  t.like(out, "1\n", "lines before the NUL line run")
+  t.like(out, "2\n", "lines after the NUL line run")
+  os.remove(big); os.remove(dir)
+end
+
+do -- 6a, b, d: the interactive REPL, through tmux
+  if not os.execute("command -v tmux >/dev/null 2>&1") then
+    t.ok(true, "# SKIP tmux not installed")
+  else
+    local home = t.tmpdir()
+    local s = "ftrun_test_" .. tostring(os.time()) .. tostring(math.random(1000000))
+    local function tm(cmd) return t.run("tmux " .. cmd) end
+    tm("new-session -d -x 120 -y 40 -s " .. s .. " " .. q("HOME=" .. home .. " " .. q(t.ftrun)))
+    local function pane() os.execute("sleep 0.4"); return (tm("capture-pane -p -t " .. s)) end
+    pane()
+    tm("send-keys -t " .. s .. " 'x_history_marker = 42' Enter")
+    pane()
+    local f = io.open(home .. "/.ftrun_history")
+    local hist = f and f:read("a") or ""
+    if f then f:close() end
+    t.like(hist, "x_history_marker = 42", "history is saved as lines are entered")
+    tm("send-keys -t " .. s .. " 'half typed' C-c")
+    tm("send-keys -t " .. s .. " '1 + 41' Enter")
+    local p = pane()
+    t.like(p, "\n42\n", "Ctrl-C at the prompt clears the line and keeps the REPL")
+    tm("send-keys -t " .. s .. " 'x_hist' Tab")
+    tm("send-keys -t " .. s .. " ' + 1' Enter")
+    p = pane()
+    t.like(p, "43", "tab completes a global name")
+    tm("send-keys -t " .. s .. " 'ft.page_s' Tab")
+    tm("send-keys -t " .. s .. " '()' Enter")
+    p = pane()
+    t.like(p, "4096", "tab completes an ft. field")
+    tm("send-keys -t " .. s .. " 'io.write(\"progress...\"); while true do end' Enter")
+    os.execute("sleep 0.5")
+    tm("send-keys -t " .. s .. " C-c")
+    tm("send-keys -t " .. s .. " '\"alive\"' Enter")
+    p = pane()
+    t.ok(p:find("progress...", 1, true) and p:find("\nftrun: interrupted") and not p:find("[^\n]ftrun: interrupted"),
+      "an interrupt message starts on its own line after an open progress line", p)
+    t.like(p, "alive", "Ctrl-C during a run stops it and keeps the REPL")
+    tm("kill-session -t " .. s)
+    os.remove(home .. "/.ftrun_history"); os.remove(home)
+  end
+end
+
 t.done()
