@@ -43,18 +43,21 @@ struct ft_clock_probe ft_clock_probe_timed(void)
 	return probe;
 }
 
-/* 16 dependent adds per iteration; the loop counter runs beside them. */
+/* 16 dependent register adds per iteration; the loop counter runs beside
+ * them. The addend is a register: a chain of add-immediates runs several
+ * per cycle on recent Intel cores (measured here: 11 "GHz" against 2.15
+ * for this chain and for a 3-cycle imul chain). */
 static void add_chain(uint64_t iterations)
 {
-	uint64_t x = 0;
+	uint64_t x = 0, one = 1;
 	__asm__ volatile(
 		"1:\n\t"
-		"add $1, %0\n\tadd $1, %0\n\tadd $1, %0\n\tadd $1, %0\n\t"
-		"add $1, %0\n\tadd $1, %0\n\tadd $1, %0\n\tadd $1, %0\n\t"
-		"add $1, %0\n\tadd $1, %0\n\tadd $1, %0\n\tadd $1, %0\n\t"
-		"add $1, %0\n\tadd $1, %0\n\tadd $1, %0\n\tadd $1, %0\n\t"
+		".rept 16\n\t"
+		"add %2, %0\n\t"
+		".endr\n\t"
 		"dec %1\n\tjnz 1b"
-		: "+r"(x), "+r"(iterations));
+		: "+r"(x), "+r"(iterations)
+		: "r"(one));
 	FT_SINK(x);
 }
 
