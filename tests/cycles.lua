@@ -6,19 +6,7 @@ local q = t.quote
 
 local tmpdir = t.tmpdir
 
-local function read(path)
-  local f = io.open(path)
-  if not f then return nil end
-  local s = f:read("a")
-  f:close()
-  return s
-end
-
-local function write(path, text)
-  local f = assert(io.open(path, "w"))
-  f:write(text)
-  f:close()
-end
+local read, write = t.read, t.write
 
 local function find(results, typ, cycle, pass)
   for _, r in ipairs(results) do

@@ -9,19 +9,7 @@ local q = t.quote
 local ROOT = ft.project_dir -- the ftrun under test is the one running this file
 local ROOT_IS_ROOT = io.popen("id -u"):read("l") == "0"
 
-local function read(path)
-  local f = io.open(path)
-  if not f then return nil end
-  local s = f:read("a")
-  f:close()
-  return s
-end
-
-local function write(path, text)
-  local f = assert(io.open(path, "w"))
-  f:write(text)
-  f:close()
-end
+local read, write = t.read, t.write
 
 local function listing(dir)
   return (t.run("ls -A " .. q(dir)))

@@ -99,11 +99,7 @@ do -- SIGINT inside a long C pass and inside Lua code
   t.like(out, "rc=130", "SIGINT in Lua code exits 130")
 end
 
-local function write(path, text)
-  local f = assert(io.open(path, "w"))
-  f:write(text)
-  f:close()
-end
+local write = t.write
 
 do -- 1: too many results are an error inside a protected call, not a panic
   local out, code = t.run("echo 'return table.unpack({}, 1, 999980)' | " .. q(t.ftrun))

@@ -57,6 +57,21 @@ function tap.tmpdir()
   return d
 end
 
+-- A file's text, or nil when it cannot be read.
+function tap.read(path)
+  local f = io.open(path)
+  if not f then return nil end
+  local s = f:read("a")
+  f:close()
+  return s
+end
+
+function tap.write(path, text)
+  local f = assert(io.open(path, "w"))
+  f:write(text)
+  f:close()
+end
+
 -- Runs a shell command; returns its combined output and exit code.
 function tap.run(cmd)
   local p = assert(io.popen("{ " .. cmd .. "\n} 2>&1"))
