@@ -73,10 +73,28 @@ int ft_buffer_release(struct ft_buffer *b, int64_t *ns)
 	return err;
 }
 
+bool ft_buffer_own_pages(const struct ft_buffer *b, unsigned char **start, size_t *len)
+{
+	uintptr_t ps = (uintptr_t)ft_page_size();
+	uintptr_t lo = ((uintptr_t)b->addr + ps - 1) / ps * ps;
+	uintptr_t hi = ((uintptr_t)b->addr + b->bytes) / ps * ps;
+	if (hi <= lo)
+		return false;
+	*start = (unsigned char *)lo;
+	*len = hi - lo;
+	return true;
+}
+
 int ft_buffer_madvise(struct ft_buffer *b, int advice, int64_t *ns)
 {
+	unsigned char *start = b->addr;
+	size_t len = b->bytes;
+	/* A malloc block shares its first and last pages with other blocks:
+	 * advice such as dontneed must not reach them. */
+	if (b->kind == FT_MALLOC && !ft_buffer_own_pages(b, &start, &len))
+		return EINVAL;
 	int64_t t0 = ft_now_ns();
-	int r = madvise(b->addr, b->bytes, advice);
+	int r = madvise(start, len, advice);
 	int64_t t1 = ft_now_ns();
 	*ns = t1 - t0;
 	return r == 0 ? 0 : errno;

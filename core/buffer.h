@@ -28,7 +28,11 @@ int ft_buffer_malloc(struct ft_buffer *b, size_t bytes);
 /* munmap or free, timed alone into *ns. */
 int ft_buffer_release(struct ft_buffer *b, int64_t *ns);
 
-/* madvise, timed alone into *ns. */
+/* The whole pages inside [addr, addr+bytes): false if there is none. */
+bool ft_buffer_own_pages(const struct ft_buffer *b, unsigned char **start, size_t *len);
+
+/* madvise, timed alone into *ns; on a malloc block only over its own
+ * whole pages (ft_buffer_own_pages). */
 int ft_buffer_madvise(struct ft_buffer *b, int advice, int64_t *ns);
 
 /* The node of every step-th page, by move_pages(2) with no target nodes:

@@ -351,6 +351,12 @@ static int l_madvise(lua_State *L)
 	ft_check_nargs(L, 2);
 	struct ft_buffer *b = check_buffer(L);
 	int i = luaL_checkoption(L, 2, NULL, advice_names);
+	unsigned char *start;
+	size_t len;
+	if (b->kind == FT_MALLOC && !ft_buffer_own_pages(b, &start, &len))
+		return luaL_error(L, "madvise(%s): the malloc buffer of %I bytes at %p holds no "
+		                  "whole page of its own", advice_names[i], (lua_Integer)b->bytes,
+		                  (void *)b->addr);
 	int64_t ns;
 	int err = ft_buffer_madvise(b, advice_values[i], &ns);
 	if (err)

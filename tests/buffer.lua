@@ -120,9 +120,18 @@ do -- bad sizes and options
   t.errors(function() ft.mmap(MIB, 5) end, "table expected", "options not a table")
 end
 
-do -- a failing system call reports errno's text
+do -- madvise on malloc memory reaches only the block's own whole pages
+  local v repeat v = ft.malloc(100) until v.addr % page == 0
+  local n = ft.malloc(100)
+  n:poke(0, 7)
+  t.errors(function() v:madvise("dontneed") end, "holds no whole page of its own",
+    "madvise on a block without a whole page raises")
+  t.is(n:peek(0), 7, "the neighbouring block keeps its byte")
   local b <close> = ft.malloc(3 * MIB + 5)
-  t.errors(function() b:madvise("hugepage") end, "Invalid argument", "madvise on unaligned malloc memory")
+  b:touch(1)
+  t.is(math.type(b:madvise("dontneed")), "integer", "madvise over the whole pages inside a malloc block")
+  t.ok(b:peek(0) == 1 or b.addr % page == 0, "the block's first, shared page was left alone")
+  v:free() n:free()
 end
 
 do -- the collector and <close> release what the script dropped
