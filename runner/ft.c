@@ -12,6 +12,14 @@ void ft_check_nargs(lua_State *L, int max)
 		luaL_error(L, "too many arguments: got %d, expected at most %d", n, max);
 }
 
+/* Methods count as the user wrote them: b:touch(1, 2) has 2, not 3. */
+void ft_check_method_nargs(lua_State *L, int max)
+{
+	int n = lua_gettop(L);
+	if (n > max)
+		luaL_error(L, "too many arguments: got %d, expected %d", n - 1, max - 1);
+}
+
 int ft_error_errno(lua_State *L, int err, const char *fmt, ...)
 {
 	va_list ap;

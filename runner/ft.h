@@ -17,6 +17,8 @@ void ft_open_parallel(lua_State *L);
 
 /* Shared argument checks, in the spirit of luaposix. */
 void ft_check_nargs(lua_State *L, int max);
+/* max counts self; the message does not. */
+void ft_check_method_nargs(lua_State *L, int max);
 struct ft_samples *ft_check_samples(lua_State *L, int arg);
 struct ft_buffer *ft_check_buffer(lua_State *L, int arg);
 /* Raises "what failed: strerror(err)" (errno's text). */

@@ -123,7 +123,7 @@ static int interrupted(lua_State *L)
 /* b:touch(value) -> ns: one byte store per page. */
 static int l_touch(lua_State *L)
 {
-	ft_check_nargs(L, 2);
+	ft_check_method_nargs(L, 2);
 	struct ft_buffer *b = check_buffer(L);
 	lua_Integer v = luaL_checkinteger(L, 2);
 	luaL_argcheck(L, v >= 0 && v <= 255, 2, "value must be a byte, 0 to 255");
@@ -137,7 +137,7 @@ static int l_touch(lua_State *L)
 /* b:fill(k) -> ns: p[i] = i * k over every 64-bit word. */
 static int l_fill(lua_State *L)
 {
-	ft_check_nargs(L, 2);
+	ft_check_method_nargs(L, 2);
 	struct ft_buffer *b = check_buffer(L);
 	uint64_t k = (uint64_t)luaL_checkinteger(L, 2);
 	int64_t ns;
@@ -151,7 +151,7 @@ static int l_fill(lua_State *L)
  * one clock reading. */
 static int l_touch_timed(lua_State *L)
 {
-	ft_check_nargs(L, 3);
+	ft_check_method_nargs(L, 3);
 	struct ft_buffer *b = check_buffer(L);
 	lua_Integer v = luaL_checkinteger(L, 2);
 	luaL_argcheck(L, v >= 0 && v <= 255, 2, "value must be a byte, 0 to 255");
@@ -172,7 +172,7 @@ static int l_touch_timed(lua_State *L)
 
 static int push_sum(lua_State *L, int (*sum)(const struct ft_buffer *, uint64_t *))
 {
-	ft_check_nargs(L, 1);
+	ft_check_method_nargs(L, 1);
 	struct ft_buffer *b = check_buffer(L);
 	uint64_t total;
 	if (sum(b, &total))
@@ -205,7 +205,7 @@ static size_t check_offset(lua_State *L, const struct ft_buffer *b)
  * probing and for tests that need one wrong byte. */
 static int l_peek(lua_State *L)
 {
-	ft_check_nargs(L, 2);
+	ft_check_method_nargs(L, 2);
 	struct ft_buffer *b = check_buffer(L);
 	lua_pushinteger(L, b->addr[check_offset(L, b)]);
 	return 1;
@@ -213,7 +213,7 @@ static int l_peek(lua_State *L)
 
 static int l_poke(lua_State *L)
 {
-	ft_check_nargs(L, 3);
+	ft_check_method_nargs(L, 3);
 	struct ft_buffer *b = check_buffer(L);
 	size_t off = check_offset(L, b);
 	lua_Integer v = luaL_checkinteger(L, 3);
@@ -226,7 +226,7 @@ static int l_poke(lua_State *L)
  * where nothing was written yet). */
 static int l_read_touch(lua_State *L)
 {
-	ft_check_nargs(L, 1);
+	ft_check_method_nargs(L, 1);
 	struct ft_buffer *b = check_buffer(L);
 	uint64_t sum;
 	int64_t ns;
@@ -241,7 +241,7 @@ static int l_read_touch(lua_State *L)
  * sampled =}: move_pages(2) asked where every step-th page lives. */
 static int l_nodes(lua_State *L)
 {
-	ft_check_nargs(L, 2);
+	ft_check_method_nargs(L, 2);
 	struct ft_buffer *b = check_buffer(L);
 	lua_Integer step = luaL_optinteger(L, 2, 1);
 	luaL_argcheck(L, step >= 1, 2, "step must be a positive number of pages");
@@ -299,7 +299,7 @@ static int l_mbind(lua_State *L)
 
 static int lock(lua_State *L, bool on)
 {
-	ft_check_nargs(L, 1);
+	ft_check_method_nargs(L, 1);
 	struct ft_buffer *b = check_buffer(L);
 	int64_t ns;
 	int err = ft_buffer_mlock(b, on, &ns);
@@ -348,7 +348,7 @@ static const int advice_values[] = {
 /* b:madvise(advice) -> ns of the call, timed alone */
 static int l_madvise(lua_State *L)
 {
-	ft_check_nargs(L, 2);
+	ft_check_method_nargs(L, 2);
 	struct ft_buffer *b = check_buffer(L);
 	int i = luaL_checkoption(L, 2, NULL, advice_names);
 	unsigned char *start;
@@ -369,7 +369,7 @@ static int l_madvise(lua_State *L)
 /* b:thp_bytes() -> bytes of this mapping backed by transparent huge pages */
 static int l_thp_bytes(lua_State *L)
 {
-	ft_check_nargs(L, 1);
+	ft_check_method_nargs(L, 1);
 	struct ft_buffer *b = check_buffer(L);
 	int64_t bytes = ft_buffer_thp_bytes(b);
 	if (bytes < 0)
@@ -380,7 +380,7 @@ static int l_thp_bytes(lua_State *L)
 
 static int release(lua_State *L, enum ft_kind kind)
 {
-	ft_check_nargs(L, 1);
+	ft_check_method_nargs(L, 1);
 	struct ft_buffer *b = check_buffer(L);
 	if (b->kind != kind)
 		return luaL_error(L, "a %s buffer is released with %s()", kind_name(b),

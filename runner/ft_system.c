@@ -16,6 +16,7 @@
 
 static int l_now_ns(lua_State *L)
 {
+	ft_check_nargs(L, 0);
 	lua_pushinteger(L, ft_now_ns());
 	return 1;
 }
@@ -84,6 +85,7 @@ static int l_clock_estimate(lua_State *L)
 /* ft.faults() -> minor + major faults so far; allocates nothing. */
 static int l_faults(lua_State *L)
 {
+	ft_check_nargs(L, 0);
 	lua_pushinteger(L, ft_faults());
 	return 1;
 }
@@ -170,6 +172,7 @@ static int l_sleep(lua_State *L)
 
 static int l_page_size(lua_State *L)
 {
+	ft_check_nargs(L, 0);
 	lua_pushinteger(L, (lua_Integer)ft_page_size());
 	return 1;
 }
@@ -177,6 +180,7 @@ static int l_page_size(lua_State *L)
 /* ft.sink(x) -> x, after passing it through the compiler sink. */
 static int l_sink(lua_State *L)
 {
+	ft_check_nargs(L, 1);
 	luaL_checkany(L, 1);
 	if (lua_isinteger(L, 1))
 		FT_SINK(lua_tointeger(L, 1));

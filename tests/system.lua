@@ -76,6 +76,10 @@ do
   t.is(ft.sink(b), b, "sink takes a buffer")
   t.errors(function() ft.sink() end, "value expected", "sink needs an argument")
   t.errors(function() ft.clock(1) end, "too many arguments", "clock takes no argument")
+  t.errors(function() ft.now_ns(1) end, "got 1, expected at most 0", "now_ns takes no argument")
+  t.errors(function() ft.faults(1) end, "got 1, expected at most 0", "faults takes no argument")
+  t.errors(function() ft.page_size(1) end, "got 1, expected at most 0", "page_size takes no argument")
+  t.errors(function() ft.sink(1, 2) end, "got 2, expected at most 1", "sink takes one argument")
   t.is(require("ft"), ft, "require 'ft' returns the preloaded module")
   t.ok(type(ft.version) == "string", "ft.version")
 end
