@@ -20,6 +20,17 @@ void ft_check_method_nargs(lua_State *L, int max)
 		luaL_error(L, "too many arguments: got %d, expected %d", n - 1, max - 1);
 }
 
+/* luaL_checkoption compares with strcmp, so "dontneed\0x" would pass. */
+int ft_check_option(lua_State *L, int arg, const char *const names[])
+{
+	size_t len;
+	const char *s = luaL_checklstring(L, arg, &len);
+	if (strlen(s) != len)
+		return luaL_argerror(L, arg, lua_pushfstring(L,
+			"invalid option '%s' (it holds an embedded NUL)", s));
+	return luaL_checkoption(L, arg, NULL, names);
+}
+
 int ft_error_errno(lua_State *L, int err, const char *fmt, ...)
 {
 	va_list ap;

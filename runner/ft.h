@@ -21,6 +21,8 @@ void ft_check_nargs(lua_State *L, int max);
 void ft_check_method_nargs(lua_State *L, int max);
 struct ft_samples *ft_check_samples(lua_State *L, int arg);
 struct ft_buffer *ft_check_buffer(lua_State *L, int arg);
+/* luaL_checkoption that also rejects an embedded NUL. */
+int ft_check_option(lua_State *L, int arg, const char *const names[]);
 /* Raises "what failed: strerror(err)" (errno's text). */
 int ft_error_errno(lua_State *L, int err, const char *fmt, ...);
 

@@ -55,6 +55,8 @@ static const char *const thp_names[] = { "default", "never", "always", NULL };
 static int thp_option(lua_State *L, int idx)
 {
 	const char *name = lua_type(L, idx) == LUA_TSTRING ? lua_tostring(L, idx) : NULL;
+	if (name && strlen(name) != lua_rawlen(L, idx))
+		name = NULL; /* an embedded NUL: no option matches */
 	for (int i = 0; name && thp_names[i]; i++)
 		if (strcmp(name, thp_names[i]) == 0)
 			return i;
@@ -288,7 +290,7 @@ static int l_mbind(lua_State *L)
 	luaL_argcheck(L, node >= 0 && node < 64, 2, "node must be within 0 to 63");
 	unsigned flags = 0;
 	for (int i = 3; i <= lua_gettop(L); i++)
-		flags |= 1u << luaL_checkoption(L, i, NULL, names);
+		flags |= 1u << ft_check_option(L, i, names);
 	int err = ft_buffer_mbind(b, (int)node, flags);
 	if (err)
 		return ft_error_errno(L, err, "mbind of %I bytes to node %I failed",
@@ -350,7 +352,7 @@ static int l_madvise(lua_State *L)
 {
 	ft_check_method_nargs(L, 2);
 	struct ft_buffer *b = check_buffer(L);
-	int i = luaL_checkoption(L, 2, NULL, advice_names);
+	int i = ft_check_option(L, 2, advice_names);
 	unsigned char *start;
 	size_t len;
 	if (b->kind == FT_MALLOC && !ft_buffer_own_pages(b, &start, &len))

@@ -61,7 +61,7 @@ static void slice(struct ft_thread_job *jobs, int n, const struct ft_buffer *b)
 static int l_parallel(lua_State *L)
 {
 	ft_check_nargs(L, 3);
-	enum ft_kernel kernel = (enum ft_kernel)luaL_checkoption(L, 1, NULL, kernel_names);
+	enum ft_kernel kernel = (enum ft_kernel)ft_check_option(L, 1, kernel_names);
 	int opts = 3;
 	if (lua_isnoneornil(L, opts)) {
 		lua_settop(L, 2);

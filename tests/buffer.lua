@@ -93,6 +93,7 @@ do -- misuse of a mapping
   t.errors(function() b:sum_bytes(1) end, "got 1, expected 0", "sum_bytes takes no argument")
   t.errors(function() b:madvise("normal", 1) end, "got 2, expected 1", "madvise takes one argument")
   t.errors(function() b:peek(MIB) end, "outside the buffer", "peek out of range")
+  t.errors(function() b:madvise("dontneed\0x") end, "embedded NUL", "advice with an embedded NUL")
   t.errors(function() b:madvise("hugepages") end, "invalid option 'hugepages'", "unknown advice")
   t.errors(function() b:touch_timed(1, ft.samples(10)) end,
     "samples hold 10 entries, the pass needs 256", "samples too small")
@@ -117,6 +118,7 @@ do -- bad sizes and options
   t.errors(function() ft.malloc(1 << 62) end, "malloc of 4611686018427387904 bytes failed", "malloc too large")
   t.errors(function() ft.malloc(0) end, "got 0", "malloc size 0")
   t.errors(function() ft.mmap(MIB, { thp = "alwyas" }) end, "mmap option thp = alwyas", "misspelled thp value")
+  t.errors(function() ft.mmap(MIB, { thp = "always\0x" }) end, "mmap option thp = always", "thp value with an embedded NUL")
   t.errors(function() ft.mmap(MIB, { tph = "always" }) end, "unknown mmap option 'tph'", "misspelled option name")
   t.errors(function() ft.mmap(MIB, { populate = "yes" }) end, "populate must be a boolean", "populate type")
   t.errors(function() ft.mmap(MIB, 5) end, "table expected", "options not a table")

@@ -42,6 +42,7 @@ do -- nodes: where every page lives
     t.ok(true, "more than one node: mbind to node 1 is the experiment's to measure")
   end
   t.errors(function() b:mbind(64) end, "node must be within 0 to 63", "node out of range")
+  t.errors(function() b:mbind(0, "move\0x") end, "embedded NUL", "mbind flag with an embedded NUL")
   t.errors(function() b:mbind(0, "moev") end, "invalid option 'moev'", "misspelled flag")
 end
 
@@ -82,6 +83,7 @@ do -- ft.parallel: slices of one buffer, or a buffer per thread
   t.errors(function() ft.parallel("touch", b, { threads = 1 << 40 }) end, "got 1099511627776", "absurd thread count")
   t.errors(function() ft.parallel("touch", b, { threads = 1.5 }) end, "threads must be an integer", "thread count 1.5")
   t.errors(function() ft.parallel("touch", b, { thread = 2 }) end, "unknown ft.parallel option 'thread'", "misspelled option")
+  t.errors(function() ft.parallel("touch\0x", b) end, "embedded NUL", "kernel name with an embedded NUL")
   t.errors(function() ft.parallel("write", b) end, "invalid option 'write'", "unknown kernel")
   t.errors(function() ft.parallel("touch", b, { value = 300 }) end, "value must be a byte", "bad value")
   own[1]:unmap()
