@@ -39,7 +39,8 @@ do -- nodes: where every page lives
     t.errors(function() b:mbind(1, "move") end, "to node 1 failed: Invalid argument",
       "mbind to a node this machine lacks gives errno's text")
   else
-    t.ok(true, "more than one node: mbind to node 1 is the experiment's to measure")
+    t.is(b:mbind(1, "move"), true, "mbind to node 1 with MPOL_MF_MOVE")
+    t.is(b:nodes()[1], b.pages, "every page moved to node 1")
   end
   t.errors(function() b:mbind(64) end, "node must be within 0 to 63", "node out of range")
   t.errors(function() b:mbind(0, "move\0x") end, "embedded NUL", "mbind flag with an embedded NUL")
