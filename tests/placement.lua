@@ -86,7 +86,21 @@ do -- ft.parallel: slices of one buffer, or a buffer per thread
   t.errors(function() ft.parallel("touch", b, { thread = 2 }) end, "unknown ft.parallel option 'thread'", "misspelled option")
   t.errors(function() ft.parallel("touch\0x", b) end, "embedded NUL", "kernel name with an embedded NUL")
   t.errors(function() ft.parallel("write", b) end, "invalid option 'write'", "unknown kernel")
+  t.errors(function() ft.parallel("touch", own, { threads = 2 }) end, "option threads is not used with a list", "threads with a list")
+  t.errors(function() ft.parallel("fill", b, { value = 2 }) end, "option value is not used for fill", "value for fill")
+  t.errors(function() ft.parallel("touch", b, { k = 2 }) end, "option k is not used for touch", "k for touch")
+  t.errors(function() ft.parallel("read", b, { k = 2 }) end, "option k is not used", "k for read")
+  t.errors(function() ft.parallel("touch", b, { pin = 1 }) end, "pin must be a boolean, got number", "pin not a boolean")
   t.errors(function() ft.parallel("touch", b, { value = 300 }) end, "value must be a byte", "bad value")
+  local out, code = t.run("taskset -c 1 " .. t.quote(t.ftrun) .. " -e " .. t.quote(
+    "local b = ft.mmap(1 << 20) local r = ft.parallel('touch', b, {threads = 2, pin = true}) "
+    .. "print(r.threads[1].cpu, r.threads[2].cpu)"))
+  t.is(out, "1\t1\n", "pinning follows the affinity mask: taskset -c 1 puts every thread on CPU 1")
+  t.is(code, 0, "taskset run exits 0")
+  out, code = t.run("{ " .. t.quote(t.ftrun) .. " -e " .. t.quote(
+    "local b = ft.mmap(4 << 30, {populate = false}) print(pcall(ft.parallel, 'read', b, {threads = 2}))")
+    .. " & pid=$!; sleep 0.3; kill -INT $pid; wait $pid; }")
+  t.like(out, "interrupted", "SIGINT stops ft.parallel between chunks and the call raises")
   own[1]:unmap()
   t.errors(function() ft.parallel("touch", own) end, "buffer is unmapped", "an unmapped buffer in the list")
 end
