@@ -31,6 +31,19 @@ int ft_check_option(lua_State *L, int arg, const char *const names[])
 	return luaL_checkoption(L, arg, NULL, names);
 }
 
+int ft_fail_errno(lua_State *L, int err, const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	lua_pushnil(L);
+	lua_pushvfstring(L, fmt, ap);
+	va_end(ap);
+	lua_pushfstring(L, ": %s", strerror(err));
+	lua_concat(L, 2);
+	lua_pushinteger(L, err);
+	return 3;
+}
+
 int ft_error_errno(lua_State *L, int err, const char *fmt, ...)
 {
 	va_list ap;

@@ -23,6 +23,9 @@ struct ft_samples *ft_check_samples(lua_State *L, int arg);
 struct ft_buffer *ft_check_buffer(lua_State *L, int arg);
 /* luaL_checkoption that also rejects an embedded NUL. */
 int ft_check_option(lua_State *L, int arg, const char *const names[]);
+/* A refusal by the kernel is a value (luaL_fileresult): pushes nil,
+ * "what failed: strerror(err)", err and returns 3. */
+int ft_fail_errno(lua_State *L, int err, const char *fmt, ...);
 /* Raises "what failed: strerror(err)" (errno's text). */
 int ft_error_errno(lua_State *L, int err, const char *fmt, ...);
 

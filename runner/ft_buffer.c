@@ -97,7 +97,7 @@ static int l_mmap(lua_State *L)
 	struct ft_buffer *b = new_buffer(L);
 	int err = ft_buffer_map(b, bytes, thp, populate);
 	if (err)
-		return ft_error_errno(L, err, "mmap of %I bytes (thp=%s%s) failed",
+		return ft_fail_errno(L, err, "mmap of %I bytes (thp=%s%s) failed",
 		                      (lua_Integer)bytes, thp_names[thp],
 		                      populate ? ", populate" : "");
 	FT_SINK(b->addr);
@@ -112,7 +112,7 @@ static int l_malloc(lua_State *L)
 	struct ft_buffer *b = new_buffer(L);
 	int err = ft_buffer_malloc(b, bytes);
 	if (err)
-		return ft_error_errno(L, err, "malloc of %I bytes failed", (lua_Integer)bytes);
+		return ft_fail_errno(L, err, "malloc of %I bytes failed", (lua_Integer)bytes);
 	FT_SINK(b->addr);
 	return 1;
 }
@@ -251,7 +251,7 @@ static int l_nodes(lua_State *L)
 	int *status = lua_newuserdatauv(L, count * sizeof *status, 0); /* freed by the collector */
 	int err = ft_buffer_nodes(b, (size_t)step, status, count);
 	if (err)
-		return ft_error_errno(L, err, "move_pages on %I pages failed", (lua_Integer)count);
+		return ft_fail_errno(L, err, "move_pages on %I pages failed", (lua_Integer)count);
 	lua_newtable(L);
 	lua_Integer absent = 0, zero = 0, other = 0;
 	for (size_t i = 0; i < count; i++) {
@@ -293,7 +293,7 @@ static int l_mbind(lua_State *L)
 		flags |= 1u << ft_check_option(L, i, names);
 	int err = ft_buffer_mbind(b, (int)node, flags);
 	if (err)
-		return ft_error_errno(L, err, "mbind of %I bytes to node %I failed",
+		return ft_fail_errno(L, err, "mbind of %I bytes to node %I failed",
 		                      (lua_Integer)b->bytes, node);
 	lua_pushboolean(L, 1);
 	return 1;
@@ -306,7 +306,7 @@ static int lock(lua_State *L, bool on)
 	int64_t ns;
 	int err = ft_buffer_mlock(b, on, &ns);
 	if (err)
-		return ft_error_errno(L, err, "%s of %I bytes failed", on ? "mlock" : "munlock",
+		return ft_fail_errno(L, err, "%s of %I bytes failed", on ? "mlock" : "munlock",
 		                      (lua_Integer)b->bytes);
 	lua_pushinteger(L, ns);
 	return 1;
@@ -362,7 +362,7 @@ static int l_madvise(lua_State *L)
 	int64_t ns;
 	int err = ft_buffer_madvise(b, advice_values[i], &ns);
 	if (err)
-		return ft_error_errno(L, err, "madvise(%s) on a %s buffer of %I bytes failed",
+		return ft_fail_errno(L, err, "madvise(%s) on a %s buffer of %I bytes failed",
 		                      advice_names[i], kind_name(b), (lua_Integer)b->bytes);
 	lua_pushinteger(L, ns);
 	return 1;
@@ -375,7 +375,7 @@ static int l_thp_bytes(lua_State *L)
 	struct ft_buffer *b = check_buffer(L);
 	int64_t bytes = ft_buffer_thp_bytes(b);
 	if (bytes < 0)
-		return ft_error_errno(L, errno, "reading /proc/self/smaps failed");
+		return ft_fail_errno(L, errno, "reading /proc/self/smaps failed");
 	lua_pushinteger(L, bytes);
 	return 1;
 }
