@@ -45,8 +45,11 @@ int ft_buffer_mbind(struct ft_buffer *b, int node, unsigned flags);
 /* mlock / munlock, timed alone into *ns. */
 int ft_buffer_mlock(struct ft_buffer *b, bool lock, int64_t *ns);
 
-/* AnonHugePages of this mapping, from /proc/self/smaps, in bytes; -1 if
- * smaps cannot be read. */
-int64_t ft_buffer_thp_bytes(const struct ft_buffer *b);
+/* Bytes of exactly this buffer's pages backed by huge pages, into *bytes:
+ * PAGEMAP_SCAN over [addr, addr+pages*page_size), or on an older kernel
+ * smaps AnonHugePages when one VMA is exactly the buffer. Returns 0, an
+ * errno, or FT_ENOTEXACT (smaps cannot tell this buffer's share). */
+enum { FT_ENOTEXACT = -2 };
+int ft_buffer_thp_bytes(const struct ft_buffer *b, int64_t *bytes);
 
 #endif

@@ -373,9 +373,16 @@ static int l_thp_bytes(lua_State *L)
 {
 	ft_check_method_nargs(L, 1);
 	struct ft_buffer *b = check_buffer(L);
-	int64_t bytes = ft_buffer_thp_bytes(b);
-	if (bytes < 0)
-		return ft_fail_errno(L, errno, "reading /proc/self/smaps failed");
+	int64_t bytes;
+	int err = ft_buffer_thp_bytes(b, &bytes);
+	if (err == FT_ENOTEXACT) {
+		lua_pushnil(L);
+		lua_pushliteral(L, "thp_bytes: no PAGEMAP_SCAN, and the buffer's VMA is shared "
+		                "with other mappings in smaps");
+		return 2;
+	}
+	if (err)
+		return ft_fail_errno(L, err, "reading /proc/self/pagemap failed");
 	lua_pushinteger(L, bytes);
 	return 1;
 }

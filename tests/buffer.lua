@@ -67,6 +67,23 @@ do -- THP always: what the kernel grants is read back, not assumed
     "thp=always: faults follow the page sizes obtained")
 end
 
+do -- two adjacent thp="always" mappings merge into one VMA in smaps; each
+  -- buffer still reports only its own huge pages
+  local a <close> = ft.mmap(64 * MIB, { thp = "always" })
+  local b <close> = ft.mmap(64 * MIB, { thp = "always" })
+  t.diag(("adjacent mappings: %d bytes apart"):format(math.abs(a.addr - b.addr)))
+  a:touch(1)
+  b:touch(1)
+  local ha, hb = a:thp_bytes(), b:thp_bytes()
+  t.ok(ha and ha <= 64 * MIB, "first of two adjacent buffers: at most its own 64 MiB", tostring(ha))
+  t.ok(hb and hb <= 64 * MIB, "second of two adjacent buffers: at most its own 64 MiB", tostring(hb))
+  if ha == 0 and hb == 0 then
+    t.diag("the kernel gave no huge pages: the exact 64 MiB check is skipped")
+  else
+    t.ok(ha == 64 * MIB or ha < 64 * MIB and ha % (2 * MIB) == 0, "huge pages counted per buffer, in whole 2 MiB pages")
+  end
+end
+
 do -- malloc: the same object, released with free
   local b = ft.malloc(64 * MIB)
   t.is(b.kind, "malloc", "malloc kind")
