@@ -4,6 +4,8 @@
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <fcntl.h>
+#include <sys/ioctl.h>
 #include <sys/mman.h>
 #include <sys/syscall.h>
 #include <unistd.h>
@@ -73,10 +75,28 @@ int ft_buffer_release(struct ft_buffer *b, int64_t *ns)
 	return err;
 }
 
+bool ft_buffer_own_pages(const struct ft_buffer *b, unsigned char **start, size_t *len)
+{
+	uintptr_t ps = (uintptr_t)ft_page_size();
+	uintptr_t lo = ((uintptr_t)b->addr + ps - 1) / ps * ps;
+	uintptr_t hi = ((uintptr_t)b->addr + b->bytes) / ps * ps;
+	if (hi <= lo)
+		return false;
+	*start = (unsigned char *)lo;
+	*len = hi - lo;
+	return true;
+}
+
 int ft_buffer_madvise(struct ft_buffer *b, int advice, int64_t *ns)
 {
+	unsigned char *start = b->addr;
+	size_t len = b->bytes;
+	/* A malloc block shares its first and last pages with other blocks:
+	 * advice such as dontneed must not reach them. */
+	if (b->kind == FT_MALLOC && !ft_buffer_own_pages(b, &start, &len))
+		return EINVAL;
 	int64_t t0 = ft_now_ns();
-	int r = madvise(b->addr, b->bytes, advice);
+	int r = madvise(start, len, advice);
 	int64_t t1 = ft_now_ns();
 	*ns = t1 - t0;
 	return r == 0 ? 0 : errno;
@@ -114,23 +134,85 @@ int ft_buffer_mlock(struct ft_buffer *b, bool lock, int64_t *ns)
 	return r == 0 ? 0 : errno;
 }
 
-int64_t ft_buffer_thp_bytes(const struct ft_buffer *b)
+/* PAGEMAP_SCAN (Linux 6.7) from <linux/fs.h>, defined here when the
+ * installed headers are older: the values are the kernel's ABI. */
+#ifndef PAGEMAP_SCAN
+struct page_region {
+	uint64_t start, end, categories;
+};
+struct pm_scan_arg {
+	uint64_t size, flags, start, end, walk_end, vec, vec_len, max_pages;
+	uint64_t category_inverted, category_mask, category_anyof_mask, return_mask;
+};
+#define PAGE_IS_HUGE (1 << 6)
+#define PAGEMAP_SCAN _IOWR('f', 16, struct pm_scan_arg)
+#endif
+
+/* Exactly [lo, hi): the huge-page regions the kernel reports there. */
+static int scan_huge(uintptr_t lo, uintptr_t hi, int64_t *bytes)
+{
+	int fd = open("/proc/self/pagemap", O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return errno;
+	struct page_region vec[64];
+	int64_t total = 0;
+	int err = 0;
+	for (uintptr_t at = lo; at < hi && !err;) {
+		struct pm_scan_arg a = {
+			.size = sizeof a, .start = at, .end = hi,
+			.vec = (uintptr_t)vec, .vec_len = 64,
+			.category_mask = PAGE_IS_HUGE, .return_mask = PAGE_IS_HUGE,
+		};
+		long n = ioctl(fd, PAGEMAP_SCAN, &a);
+		if (n < 0) {
+			err = errno;
+			break;
+		}
+		for (long i = 0; i < n; i++)
+			total += (int64_t)(vec[i].end - vec[i].start);
+		if (a.walk_end <= at)
+			break;
+		at = (uintptr_t)a.walk_end;
+	}
+	close(fd);
+	*bytes = total;
+	return err;
+}
+
+/* smaps counts a whole VMA: only a VMA that is exactly [lo, hi) answers
+ * for this buffer alone (adjacent mappings merge). */
+static int smaps_huge(uintptr_t lo, uintptr_t hi, int64_t *bytes)
 {
 	FILE *f = fopen("/proc/self/smaps", "r");
 	if (!f)
-		return -1;
-	uintptr_t lo = (uintptr_t)b->addr, hi = lo + b->bytes;
-	bool inside = false;
+		return errno;
+	bool inside = false, exact = false, overlaps = false;
 	int64_t total = 0;
 	char line[512];
 	while (fgets(line, sizeof line, f)) {
 		uintptr_t start, end;
 		long long kb;
-		if (sscanf(line, "%" SCNxPTR "-%" SCNxPTR " ", &start, &end) == 2)
+		if (sscanf(line, "%" SCNxPTR "-%" SCNxPTR " ", &start, &end) == 2) {
 			inside = start < hi && end > lo;
-		else if (inside && sscanf(line, "AnonHugePages: %lld kB", &kb) == 1)
+			if (inside) {
+				exact = !overlaps && start == lo && end == hi;
+				overlaps = true;
+			}
+		} else if (inside && sscanf(line, "AnonHugePages: %lld kB", &kb) == 1) {
 			total += kb * 1024;
+		}
 	}
 	fclose(f);
-	return total;
+	*bytes = total;
+	return exact ? 0 : FT_ENOTEXACT;
+}
+
+int ft_buffer_thp_bytes(const struct ft_buffer *b, int64_t *bytes)
+{
+	uintptr_t lo = (uintptr_t)b->addr;
+	uintptr_t hi = lo + b->pages * b->page_size;
+	int err = scan_huge(lo, hi, bytes);
+	if (err == ENOTTY || err == EINVAL || err == EOPNOTSUPP)
+		err = smaps_huge(lo, hi, bytes); /* a kernel before 6.7 */
+	return err;
 }

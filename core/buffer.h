@@ -28,7 +28,11 @@ int ft_buffer_malloc(struct ft_buffer *b, size_t bytes);
 /* munmap or free, timed alone into *ns. */
 int ft_buffer_release(struct ft_buffer *b, int64_t *ns);
 
-/* madvise, timed alone into *ns. */
+/* The whole pages inside [addr, addr+bytes): false if there is none. */
+bool ft_buffer_own_pages(const struct ft_buffer *b, unsigned char **start, size_t *len);
+
+/* madvise, timed alone into *ns; on a malloc block only over its own
+ * whole pages (ft_buffer_own_pages). */
 int ft_buffer_madvise(struct ft_buffer *b, int advice, int64_t *ns);
 
 /* The node of every step-th page, by move_pages(2) with no target nodes:
@@ -41,8 +45,11 @@ int ft_buffer_mbind(struct ft_buffer *b, int node, unsigned flags);
 /* mlock / munlock, timed alone into *ns. */
 int ft_buffer_mlock(struct ft_buffer *b, bool lock, int64_t *ns);
 
-/* AnonHugePages of this mapping, from /proc/self/smaps, in bytes; -1 if
- * smaps cannot be read. */
-int64_t ft_buffer_thp_bytes(const struct ft_buffer *b);
+/* Bytes of exactly this buffer's pages backed by huge pages, into *bytes:
+ * PAGEMAP_SCAN over [addr, addr+pages*page_size), or on an older kernel
+ * smaps AnonHugePages when one VMA is exactly the buffer. Returns 0, an
+ * errno, or FT_ENOTEXACT (smaps cannot tell this buffer's share). */
+enum { FT_ENOTEXACT = -2 };
+int ft_buffer_thp_bytes(const struct ft_buffer *b, int64_t *bytes);
 
 #endif

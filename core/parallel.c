@@ -6,8 +6,11 @@
 #include <sys/resource.h>
 
 #include "clock.h"
+#include "interrupt.h"
 #include "kernels.h"
 #include "sink.h"
+
+enum { CHUNK_BYTES = 64 << 20 };
 
 /* Threads wait for go (or abort, when not every thread could be made). */
 struct shared {
@@ -52,19 +55,27 @@ static void *work(void *p)
 		return NULL;
 	int64_t f0 = thread_faults();
 	int64_t t0 = ft_now_ns();
-	switch (w->shared->kernel) {
-	case FT_KERNEL_TOUCH:
-		ft_touch(b->addr, b->pages, b->page_size, (unsigned char)w->shared->arg);
-		break;
-	case FT_KERNEL_FILL:
-		/* p[i] = i*k with i counted from the start of the whole buffer */
-		ft_fill((uint64_t *)b->addr - job->first_word, job->first_word,
-		        b->bytes / sizeof(uint64_t), w->shared->arg);
-		break;
-	case FT_KERNEL_READ:
-		FT_SINK(ft_sum_bytes(b->addr, b->pages, b->page_size));
-		break;
+	/* In 64 MiB chunks, polling the SIGINT flag between them, so every
+	 * thread stops within one chunk of an interrupt. */
+	const size_t chunk = CHUNK_BYTES;
+	if (w->shared->kernel == FT_KERNEL_FILL) {
+		size_t n = b->bytes / sizeof(uint64_t), step = chunk / sizeof(uint64_t);
+		uint64_t *base = (uint64_t *)b->addr - job->first_word;
+		for (size_t i = 0; i < n && !(job->interrupted = ft_interrupted); i += step)
+			/* p[i] = i*k with i counted from the start of the whole buffer */
+			ft_fill(base, job->first_word + i, n - i < step ? n - i : step, w->shared->arg);
+	} else {
+		size_t step = chunk / b->page_size;
+		for (size_t i = 0; i < b->pages && !(job->interrupted = ft_interrupted); i += step) {
+			size_t pages = b->pages - i < step ? b->pages - i : step;
+			unsigned char *p = b->addr + i * b->page_size;
+			if (w->shared->kernel == FT_KERNEL_TOUCH)
+				ft_touch(p, pages, b->page_size, (unsigned char)w->shared->arg);
+			else
+				FT_SINK(ft_sum_bytes(p, pages, b->page_size));
+		}
 	}
+	job->interrupted = job->interrupted || ft_interrupted;
 	int64_t t1 = ft_now_ns();
 	FT_SINK(b->addr);
 	job->faults = thread_faults() - f0;

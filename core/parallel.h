@@ -18,6 +18,7 @@ struct ft_thread_job {
 	int64_t ns;
 	int64_t faults;
 	int err;                 /* 0, or the errno of pinning */
+	int interrupted;         /* stopped early: ft_interrupted was set */
 };
 
 /* Runs every job on its own thread, released together by a barrier.

@@ -12,6 +12,38 @@ void ft_check_nargs(lua_State *L, int max)
 		luaL_error(L, "too many arguments: got %d, expected at most %d", n, max);
 }
 
+/* Methods count as the user wrote them: b:touch(1, 2) has 2, not 3. */
+void ft_check_method_nargs(lua_State *L, int max)
+{
+	int n = lua_gettop(L);
+	if (n > max)
+		luaL_error(L, "too many arguments: got %d, expected %d", n - 1, max - 1);
+}
+
+/* luaL_checkoption compares with strcmp, so "dontneed\0x" would pass. */
+int ft_check_option(lua_State *L, int arg, const char *const names[])
+{
+	size_t len;
+	const char *s = luaL_checklstring(L, arg, &len);
+	if (strlen(s) != len)
+		return luaL_argerror(L, arg, lua_pushfstring(L,
+			"invalid option '%s' (it holds an embedded NUL)", s));
+	return luaL_checkoption(L, arg, NULL, names);
+}
+
+int ft_fail_errno(lua_State *L, int err, const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	lua_pushnil(L);
+	lua_pushvfstring(L, fmt, ap);
+	va_end(ap);
+	lua_pushfstring(L, ": %s", strerror(err));
+	lua_concat(L, 2);
+	lua_pushinteger(L, err);
+	return 3;
+}
+
 int ft_error_errno(lua_State *L, int err, const char *fmt, ...)
 {
 	va_list ap;
@@ -31,7 +63,6 @@ int luaopen_ft(lua_State *L)
 	ft_open_samples(L);
 	ft_open_system(L);
 	ft_open_parallel(L);
-	ft_open_files(L);
 	lua_pushliteral(L, FT_VERSION);
 	lua_setfield(L, -2, "version");
 	return 1;

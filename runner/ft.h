@@ -14,12 +14,18 @@ void ft_open_buffer(lua_State *L);
 void ft_open_samples(lua_State *L);
 void ft_open_system(lua_State *L);
 void ft_open_parallel(lua_State *L);
-void ft_open_files(lua_State *L);
 
 /* Shared argument checks, in the spirit of luaposix. */
 void ft_check_nargs(lua_State *L, int max);
+/* max counts self; the message does not. */
+void ft_check_method_nargs(lua_State *L, int max);
 struct ft_samples *ft_check_samples(lua_State *L, int arg);
 struct ft_buffer *ft_check_buffer(lua_State *L, int arg);
+/* luaL_checkoption that also rejects an embedded NUL. */
+int ft_check_option(lua_State *L, int arg, const char *const names[]);
+/* A refusal by the kernel is a value (luaL_fileresult): pushes nil,
+ * "what failed: strerror(err)", err and returns 3. */
+int ft_fail_errno(lua_State *L, int err, const char *fmt, ...);
 /* Raises "what failed: strerror(err)" (errno's text). */
 int ft_error_errno(lua_State *L, int err, const char *fmt, ...);
 

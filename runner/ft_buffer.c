@@ -55,6 +55,8 @@ static const char *const thp_names[] = { "default", "never", "always", NULL };
 static int thp_option(lua_State *L, int idx)
 {
 	const char *name = lua_type(L, idx) == LUA_TSTRING ? lua_tostring(L, idx) : NULL;
+	if (name && strlen(name) != lua_rawlen(L, idx))
+		name = NULL; /* an embedded NUL: no option matches */
 	for (int i = 0; name && thp_names[i]; i++)
 		if (strcmp(name, thp_names[i]) == 0)
 			return i;
@@ -95,7 +97,7 @@ static int l_mmap(lua_State *L)
 	struct ft_buffer *b = new_buffer(L);
 	int err = ft_buffer_map(b, bytes, thp, populate);
 	if (err)
-		return ft_error_errno(L, err, "mmap of %I bytes (thp=%s%s) failed",
+		return ft_fail_errno(L, err, "mmap of %I bytes (thp=%s%s) failed",
 		                      (lua_Integer)bytes, thp_names[thp],
 		                      populate ? ", populate" : "");
 	FT_SINK(b->addr);
@@ -110,7 +112,7 @@ static int l_malloc(lua_State *L)
 	struct ft_buffer *b = new_buffer(L);
 	int err = ft_buffer_malloc(b, bytes);
 	if (err)
-		return ft_error_errno(L, err, "malloc of %I bytes failed", (lua_Integer)bytes);
+		return ft_fail_errno(L, err, "malloc of %I bytes failed", (lua_Integer)bytes);
 	FT_SINK(b->addr);
 	return 1;
 }
@@ -123,7 +125,7 @@ static int interrupted(lua_State *L)
 /* b:touch(value) -> ns: one byte store per page. */
 static int l_touch(lua_State *L)
 {
-	ft_check_nargs(L, 2);
+	ft_check_method_nargs(L, 2);
 	struct ft_buffer *b = check_buffer(L);
 	lua_Integer v = luaL_checkinteger(L, 2);
 	luaL_argcheck(L, v >= 0 && v <= 255, 2, "value must be a byte, 0 to 255");
@@ -137,7 +139,7 @@ static int l_touch(lua_State *L)
 /* b:fill(k) -> ns: p[i] = i * k over every 64-bit word. */
 static int l_fill(lua_State *L)
 {
-	ft_check_nargs(L, 2);
+	ft_check_method_nargs(L, 2);
 	struct ft_buffer *b = check_buffer(L);
 	uint64_t k = (uint64_t)luaL_checkinteger(L, 2);
 	int64_t ns;
@@ -151,7 +153,7 @@ static int l_fill(lua_State *L)
  * one clock reading. */
 static int l_touch_timed(lua_State *L)
 {
-	ft_check_nargs(L, 3);
+	ft_check_method_nargs(L, 3);
 	struct ft_buffer *b = check_buffer(L);
 	lua_Integer v = luaL_checkinteger(L, 2);
 	luaL_argcheck(L, v >= 0 && v <= 255, 2, "value must be a byte, 0 to 255");
@@ -172,7 +174,7 @@ static int l_touch_timed(lua_State *L)
 
 static int push_sum(lua_State *L, int (*sum)(const struct ft_buffer *, uint64_t *))
 {
-	ft_check_nargs(L, 1);
+	ft_check_method_nargs(L, 1);
 	struct ft_buffer *b = check_buffer(L);
 	uint64_t total;
 	if (sum(b, &total))
@@ -205,7 +207,7 @@ static size_t check_offset(lua_State *L, const struct ft_buffer *b)
  * probing and for tests that need one wrong byte. */
 static int l_peek(lua_State *L)
 {
-	ft_check_nargs(L, 2);
+	ft_check_method_nargs(L, 2);
 	struct ft_buffer *b = check_buffer(L);
 	lua_pushinteger(L, b->addr[check_offset(L, b)]);
 	return 1;
@@ -213,7 +215,7 @@ static int l_peek(lua_State *L)
 
 static int l_poke(lua_State *L)
 {
-	ft_check_nargs(L, 3);
+	ft_check_method_nargs(L, 3);
 	struct ft_buffer *b = check_buffer(L);
 	size_t off = check_offset(L, b);
 	lua_Integer v = luaL_checkinteger(L, 3);
@@ -226,7 +228,7 @@ static int l_poke(lua_State *L)
  * where nothing was written yet). */
 static int l_read_touch(lua_State *L)
 {
-	ft_check_nargs(L, 1);
+	ft_check_method_nargs(L, 1);
 	struct ft_buffer *b = check_buffer(L);
 	uint64_t sum;
 	int64_t ns;
@@ -241,7 +243,7 @@ static int l_read_touch(lua_State *L)
  * sampled =}: move_pages(2) asked where every step-th page lives. */
 static int l_nodes(lua_State *L)
 {
-	ft_check_nargs(L, 2);
+	ft_check_method_nargs(L, 2);
 	struct ft_buffer *b = check_buffer(L);
 	lua_Integer step = luaL_optinteger(L, 2, 1);
 	luaL_argcheck(L, step >= 1, 2, "step must be a positive number of pages");
@@ -249,7 +251,7 @@ static int l_nodes(lua_State *L)
 	int *status = lua_newuserdatauv(L, count * sizeof *status, 0); /* freed by the collector */
 	int err = ft_buffer_nodes(b, (size_t)step, status, count);
 	if (err)
-		return ft_error_errno(L, err, "move_pages on %I pages failed", (lua_Integer)count);
+		return ft_fail_errno(L, err, "move_pages on %I pages failed", (lua_Integer)count);
 	lua_newtable(L);
 	lua_Integer absent = 0, zero = 0, other = 0;
 	for (size_t i = 0; i < count; i++) {
@@ -288,10 +290,10 @@ static int l_mbind(lua_State *L)
 	luaL_argcheck(L, node >= 0 && node < 64, 2, "node must be within 0 to 63");
 	unsigned flags = 0;
 	for (int i = 3; i <= lua_gettop(L); i++)
-		flags |= 1u << luaL_checkoption(L, i, NULL, names);
+		flags |= 1u << ft_check_option(L, i, names);
 	int err = ft_buffer_mbind(b, (int)node, flags);
 	if (err)
-		return ft_error_errno(L, err, "mbind of %I bytes to node %I failed",
+		return ft_fail_errno(L, err, "mbind of %I bytes to node %I failed",
 		                      (lua_Integer)b->bytes, node);
 	lua_pushboolean(L, 1);
 	return 1;
@@ -299,12 +301,12 @@ static int l_mbind(lua_State *L)
 
 static int lock(lua_State *L, bool on)
 {
-	ft_check_nargs(L, 1);
+	ft_check_method_nargs(L, 1);
 	struct ft_buffer *b = check_buffer(L);
 	int64_t ns;
 	int err = ft_buffer_mlock(b, on, &ns);
 	if (err)
-		return ft_error_errno(L, err, "%s of %I bytes failed", on ? "mlock" : "munlock",
+		return ft_fail_errno(L, err, "%s of %I bytes failed", on ? "mlock" : "munlock",
 		                      (lua_Integer)b->bytes);
 	lua_pushinteger(L, ns);
 	return 1;
@@ -348,13 +350,19 @@ static const int advice_values[] = {
 /* b:madvise(advice) -> ns of the call, timed alone */
 static int l_madvise(lua_State *L)
 {
-	ft_check_nargs(L, 2);
+	ft_check_method_nargs(L, 2);
 	struct ft_buffer *b = check_buffer(L);
-	int i = luaL_checkoption(L, 2, NULL, advice_names);
+	int i = ft_check_option(L, 2, advice_names);
+	unsigned char *start;
+	size_t len;
+	if (b->kind == FT_MALLOC && !ft_buffer_own_pages(b, &start, &len))
+		return luaL_error(L, "madvise(%s): the malloc buffer of %I bytes at %p holds no "
+		                  "whole page of its own", advice_names[i], (lua_Integer)b->bytes,
+		                  (void *)b->addr);
 	int64_t ns;
 	int err = ft_buffer_madvise(b, advice_values[i], &ns);
 	if (err)
-		return ft_error_errno(L, err, "madvise(%s) on a %s buffer of %I bytes failed",
+		return ft_fail_errno(L, err, "madvise(%s) on a %s buffer of %I bytes failed",
 		                      advice_names[i], kind_name(b), (lua_Integer)b->bytes);
 	lua_pushinteger(L, ns);
 	return 1;
@@ -363,18 +371,25 @@ static int l_madvise(lua_State *L)
 /* b:thp_bytes() -> bytes of this mapping backed by transparent huge pages */
 static int l_thp_bytes(lua_State *L)
 {
-	ft_check_nargs(L, 1);
+	ft_check_method_nargs(L, 1);
 	struct ft_buffer *b = check_buffer(L);
-	int64_t bytes = ft_buffer_thp_bytes(b);
-	if (bytes < 0)
-		return ft_error_errno(L, errno, "reading /proc/self/smaps failed");
+	int64_t bytes;
+	int err = ft_buffer_thp_bytes(b, &bytes);
+	if (err == FT_ENOTEXACT) {
+		lua_pushnil(L);
+		lua_pushliteral(L, "thp_bytes: no PAGEMAP_SCAN, and the buffer's VMA is shared "
+		                "with other mappings in smaps");
+		return 2;
+	}
+	if (err)
+		return ft_fail_errno(L, err, "reading /proc/self/pagemap failed");
 	lua_pushinteger(L, bytes);
 	return 1;
 }
 
 static int release(lua_State *L, enum ft_kind kind)
 {
-	ft_check_nargs(L, 1);
+	ft_check_method_nargs(L, 1);
 	struct ft_buffer *b = check_buffer(L);
 	if (b->kind != kind)
 		return luaL_error(L, "a %s buffer is released with %s()", kind_name(b),

@@ -1,4 +1,6 @@
 /* ft.parallel(kernel, target, opts): one kernel on N threads. */
+#include <errno.h>
+#include <sched.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -39,6 +41,14 @@ static void check_option_names(lua_State *L, int opts)
 	}
 }
 
+static void reject_option(lua_State *L, int opts, const char *key, int unused, const char *why)
+{
+	if (unused && lua_getfield(L, opts, key) != LUA_TNIL)
+		luaL_error(L, "ft.parallel option %s is not used %s", key, why);
+	if (unused)
+		lua_pop(L, 1);
+}
+
 /* Splits b into n page-aligned slices; the last takes the remainder. */
 static void slice(struct ft_thread_job *jobs, int n, const struct ft_buffer *b)
 {
@@ -61,7 +71,7 @@ static void slice(struct ft_thread_job *jobs, int n, const struct ft_buffer *b)
 static int l_parallel(lua_State *L)
 {
 	ft_check_nargs(L, 3);
-	enum ft_kernel kernel = (enum ft_kernel)luaL_checkoption(L, 1, NULL, kernel_names);
+	enum ft_kernel kernel = (enum ft_kernel)ft_check_option(L, 1, kernel_names);
 	int opts = 3;
 	if (lua_isnoneornil(L, opts)) {
 		lua_settop(L, 2);
@@ -70,6 +80,10 @@ static int l_parallel(lua_State *L)
 	luaL_checktype(L, opts, LUA_TTABLE);
 	check_option_names(L, opts);
 	int list = lua_type(L, 2) == LUA_TTABLE;
+	/* An option the call would ignore is a mistake in the script. */
+	reject_option(L, opts, "threads", list, "with a list of buffers (one thread each)");
+	reject_option(L, opts, "value", kernel == FT_KERNEL_FILL, "for fill (it takes k)");
+	reject_option(L, opts, "k", kernel != FT_KERNEL_FILL, "for touch and read (only fill takes k)");
 	lua_Integer count = list ? luaL_len(L, 2) : opt_integer(L, opts, "threads", 1);
 	if (count < 1 || count > MAX_THREADS)
 		return luaL_error(L, "ft.parallel needs 1 to %d threads, got %I", MAX_THREADS, count);
@@ -79,6 +93,9 @@ static int l_parallel(lua_State *L)
 	if (kernel == FT_KERNEL_TOUCH && (value < 0 || value > 255))
 		return luaL_error(L, "ft.parallel option value must be a byte, 0 to 255");
 	lua_getfield(L, opts, "pin");
+	if (!lua_isnil(L, -1) && !lua_isboolean(L, -1))
+		return luaL_error(L, "ft.parallel option pin must be a boolean, got %s",
+		                  luaL_typename(L, -1));
 	int pin = lua_toboolean(L, -1);
 	lua_pop(L, 1);
 
@@ -96,15 +113,29 @@ static int l_parallel(lua_State *L)
 			return luaL_error(L, "ft.parallel: %d threads for %I pages", n, (lua_Integer)b->pages);
 		slice(jobs, n, b);
 	}
-	long cpus = sysconf(_SC_NPROCESSORS_ONLN);
 	for (int i = 0; i < n; i++)
-		jobs[i].cpu = pin ? (int)(i % (cpus > 0 ? cpus : 1)) : -1;
+		jobs[i].cpu = -1;
+	if (pin) {
+		/* The CPUs this process may run on (taskset), not 0..N-1. */
+		cpu_set_t allowed;
+		if (sched_getaffinity(0, sizeof allowed, &allowed) != 0)
+			return ft_error_errno(L, errno, "ft.parallel: sched_getaffinity failed");
+		int cpus[CPU_SETSIZE], count_allowed = 0;
+		for (int c = 0; c < CPU_SETSIZE; c++)
+			if (CPU_ISSET(c, &allowed))
+				cpus[count_allowed++] = c;
+		for (int i = 0; i < n && count_allowed > 0; i++)
+			jobs[i].cpu = cpus[i % count_allowed];
+	}
 
 	int64_t wall;
 	uint64_t arg = kernel == FT_KERNEL_FILL ? (uint64_t)k : (uint64_t)value;
 	int err = ft_parallel_run(jobs, n, kernel, arg, &wall);
 	if (err)
 		return ft_error_errno(L, err, "ft.parallel could not start %d threads", n);
+	for (int i = 0; i < n; i++)
+		if (jobs[i].interrupted)
+			return luaL_error(L, "interrupted");
 	for (int i = 0; i < n; i++)
 		if (jobs[i].err)
 			return ft_error_errno(L, jobs[i].err, "ft.parallel could not pin thread %d to CPU %d",

@@ -41,20 +41,20 @@ static int l_samples(lua_State *L)
 
 static lua_Integer check_threshold(lua_State *L)
 {
-	ft_check_nargs(L, 2);
+	ft_check_method_nargs(L, 2);
 	return luaL_checkinteger(L, 2);
 }
 
 static int l_min(lua_State *L)
 {
-	ft_check_nargs(L, 1);
+	ft_check_method_nargs(L, 1);
 	lua_pushinteger(L, ft_samples_min(check_nonempty(L)));
 	return 1;
 }
 
 static int l_max(lua_State *L)
 {
-	ft_check_nargs(L, 1);
+	ft_check_method_nargs(L, 1);
 	lua_pushinteger(L, ft_samples_max(check_nonempty(L)));
 	return 1;
 }
@@ -72,7 +72,7 @@ static int push_percentile(lua_State *L, struct ft_samples *s, double p)
 
 static int l_percentile(lua_State *L)
 {
-	ft_check_nargs(L, 2);
+	ft_check_method_nargs(L, 2);
 	struct ft_samples *s = check_nonempty(L);
 	double p = luaL_checknumber(L, 2);
 	luaL_argcheck(L, p >= 0 && p <= 100, 2, "percentile must be within 0 to 100");
@@ -81,7 +81,7 @@ static int l_percentile(lua_State *L)
 
 static int l_median(lua_State *L)
 {
-	ft_check_nargs(L, 1);
+	ft_check_method_nargs(L, 1);
 	return push_percentile(L, check_nonempty(L), 50);
 }
 

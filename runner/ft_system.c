@@ -2,13 +2,18 @@
  * ft.clock_estimate, ft.rusage, ft.faults, ft.meminfo, ft.vmstat,
  * ft.machine, ft.page_size, ft.sink. */
 #include <errno.h>
+#include <limits.h>
 #include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
 
 #include <lauxlib.h>
 
 #include "../core/buffer.h"
 #include "../core/clock.h"
 #include "../core/counters.h"
+#include "../core/files.h"
 #include "../core/interrupt.h"
 #include "../core/machine.h"
 #include "../core/sink.h"
@@ -16,6 +21,7 @@
 
 static int l_now_ns(lua_State *L)
 {
+	ft_check_nargs(L, 0);
 	lua_pushinteger(L, ft_now_ns());
 	return 1;
 }
@@ -84,6 +90,7 @@ static int l_clock_estimate(lua_State *L)
 /* ft.faults() -> minor + major faults so far; allocates nothing. */
 static int l_faults(lua_State *L)
 {
+	ft_check_nargs(L, 0);
 	lua_pushinteger(L, ft_faults());
 	return 1;
 }
@@ -170,6 +177,7 @@ static int l_sleep(lua_State *L)
 
 static int l_page_size(lua_State *L)
 {
+	ft_check_nargs(L, 0);
 	lua_pushinteger(L, (lua_Integer)ft_page_size());
 	return 1;
 }
@@ -177,6 +185,7 @@ static int l_page_size(lua_State *L)
 /* ft.sink(x) -> x, after passing it through the compiler sink. */
 static int l_sink(lua_State *L)
 {
+	ft_check_nargs(L, 1);
 	luaL_checkany(L, 1);
 	if (lua_isinteger(L, 1))
 		FT_SINK(lua_tointeger(L, 1));
@@ -184,6 +193,90 @@ static int l_sink(lua_State *L)
 		FT_SINK(lua_topointer(L, 1));
 	lua_settop(L, 1);
 	return 1;
+}
+
+/* ft.interrupted() -> whether SIGINT has been received */
+static int l_interrupted(lua_State *L)
+{
+	ft_check_nargs(L, 0);
+	lua_pushboolean(L, ft_interrupted != 0);
+	return 1;
+}
+
+/* ft.mkdir(path) -> true | nil, message, errno: with its parents */
+static int l_mkdir(lua_State *L)
+{
+	ft_check_nargs(L, 1);
+	const char *path = luaL_checkstring(L, 1);
+	int err = ft_mkdir_p(path);
+	if (err)
+		return ft_fail_errno(L, err, "mkdir %s failed", path);
+	lua_pushboolean(L, 1);
+	return 1;
+}
+
+/* ft.symlink(target, linkpath) -> true | nil, message, errno: replaces an
+ * existing link atomically */
+static int l_symlink(lua_State *L)
+{
+	ft_check_nargs(L, 2);
+	const char *target = luaL_checkstring(L, 1);
+	const char *link = luaL_checkstring(L, 2);
+	int err = ft_symlink_replace(target, link);
+	if (err)
+		return ft_fail_errno(L, err, "symlink %s -> %s failed", link, target);
+	lua_pushboolean(L, 1);
+	return 1;
+}
+
+/* ft.write_files({{path, text}, ...}) -> true | nil, message, errno: all
+ * the files appear, or none changes. */
+static int l_write_files(lua_State *L)
+{
+	ft_check_nargs(L, 1);
+	luaL_checktype(L, 1, LUA_TTABLE);
+	lua_Integer n = luaL_len(L, 1);
+	luaL_argcheck(L, n >= 0 && n < (1 << 20), 1, "too many files");
+	struct ft_file *files = lua_newuserdatauv(L, (size_t)(n ? n : 1) * sizeof *files, 0);
+	for (lua_Integer i = 0; i < n; i++) {
+		if (lua_rawgeti(L, 1, i + 1) != LUA_TTABLE)
+			return luaL_error(L, "ft.write_files: entry %I is a %s, expected {path, text}",
+			                  i + 1, luaL_typename(L, -1));
+		lua_rawgeti(L, -1, 1);
+		lua_rawgeti(L, -2, 2);
+		if (lua_type(L, -2) != LUA_TSTRING || lua_type(L, -1) != LUA_TSTRING)
+			return luaL_error(L, "ft.write_files: entry %I needs {path, text}, two strings", i + 1);
+		files[i].path = lua_tostring(L, -2);
+		files[i].text = lua_tolstring(L, -1, &files[i].len);
+		/* the strings stay alive in the list argument */
+		lua_pop(L, 3);
+	}
+	long long pause_ns = 0;
+	const char *env = getenv("FTRUN_TEST_WRITE_PAUSE");
+	if (env && *env)
+		pause_ns = (long long)(strtod(env, NULL) * 1e9);
+	const char *failed = "?";
+	int err = ft_write_files(files, (size_t)n, pause_ns, &failed);
+	if (err < 0)
+		return luaL_error(L, "interrupted");
+	if (err)
+		return ft_fail_errno(L, err, "writing %s failed", failed);
+	lua_pushboolean(L, 1);
+	return 1;
+}
+
+/* realpath of the directory holding the running executable */
+static void push_project_dir(lua_State *L)
+{
+	char exe[PATH_MAX];
+	if (!realpath("/proc/self/exe", exe)) {
+		lua_pushnil(L);
+		return;
+	}
+	char *slash = strrchr(exe, '/');
+	if (slash && slash != exe)
+		*slash = '\0';
+	lua_pushstring(L, exe);
 }
 
 void ft_open_system(lua_State *L)
@@ -200,7 +293,13 @@ void ft_open_system(lua_State *L)
 		{ "page_size", l_page_size },
 		{ "sleep", l_sleep },
 		{ "sink", l_sink },
+		{ "interrupted", l_interrupted },
+		{ "mkdir", l_mkdir },
+		{ "symlink", l_symlink },
+		{ "write_files", l_write_files },
 		{ NULL, NULL }
 	};
 	luaL_setfuncs(L, functions, 0);
+	push_project_dir(L);
+	lua_setfield(L, -2, "project_dir");
 }

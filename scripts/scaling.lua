@@ -23,7 +23,9 @@ for threads = 1, cpus do
         for i = 1, threads do bufs[i] = measure.map(exp.bytes // threads) end
         target = bufs
       end
-      local r = ft.parallel("touch", target, { threads = threads, pin = true, value = 6 })
+      local options = { pin = true, value = 6 }
+      if target == bufs[1] then options.threads = threads end -- a list gives one thread a buffer
+      local r = ft.parallel("touch", target, options)
       local faults, per_thread = 0, {}
       for i, th in ipairs(r.threads) do
         faults = faults + th.faults

@@ -36,12 +36,16 @@ do -- nodes: where every page lives
   t.is(b:mbind(0, "move"), true, "mbind to node 0 with MPOL_MF_MOVE")
   t.is(b:nodes()[0], b.pages, "every page still on node 0")
   if nodes_online == 1 then
-    t.errors(function() b:mbind(1, "move") end, "to node 1 failed: Invalid argument",
-      "mbind to a node this machine lacks gives errno's text")
+    local ok, msg, errno = b:mbind(1, "move")
+    t.is(ok, nil, "mbind to a node this machine lacks returns nil")
+    t.like(msg, "to node 1 failed: Invalid argument", "with errno's text")
+    t.is(errno, 22, "and EINVAL")
   else
-    t.ok(true, "more than one node: mbind to node 1 is the experiment's to measure")
+    t.is(b:mbind(1, "move"), true, "mbind to node 1 with MPOL_MF_MOVE")
+    t.is(b:nodes()[1], b.pages, "every page moved to node 1")
   end
   t.errors(function() b:mbind(64) end, "node must be within 0 to 63", "node out of range")
+  t.errors(function() b:mbind(0, "move\0x") end, "embedded NUL", "mbind flag with an embedded NUL")
   t.errors(function() b:mbind(0, "moev") end, "invalid option 'moev'", "misspelled flag")
 end
 
@@ -82,8 +86,23 @@ do -- ft.parallel: slices of one buffer, or a buffer per thread
   t.errors(function() ft.parallel("touch", b, { threads = 1 << 40 }) end, "got 1099511627776", "absurd thread count")
   t.errors(function() ft.parallel("touch", b, { threads = 1.5 }) end, "threads must be an integer", "thread count 1.5")
   t.errors(function() ft.parallel("touch", b, { thread = 2 }) end, "unknown ft.parallel option 'thread'", "misspelled option")
+  t.errors(function() ft.parallel("touch\0x", b) end, "embedded NUL", "kernel name with an embedded NUL")
   t.errors(function() ft.parallel("write", b) end, "invalid option 'write'", "unknown kernel")
+  t.errors(function() ft.parallel("touch", own, { threads = 2 }) end, "option threads is not used with a list", "threads with a list")
+  t.errors(function() ft.parallel("fill", b, { value = 2 }) end, "option value is not used for fill", "value for fill")
+  t.errors(function() ft.parallel("touch", b, { k = 2 }) end, "option k is not used for touch", "k for touch")
+  t.errors(function() ft.parallel("read", b, { k = 2 }) end, "option k is not used", "k for read")
+  t.errors(function() ft.parallel("touch", b, { pin = 1 }) end, "pin must be a boolean, got number", "pin not a boolean")
   t.errors(function() ft.parallel("touch", b, { value = 300 }) end, "value must be a byte", "bad value")
+  local out, code = t.run("taskset -c 1 " .. t.quote(t.ftrun) .. " -e " .. t.quote(
+    "local b = ft.mmap(1 << 20) local r = ft.parallel('touch', b, {threads = 2, pin = true}) "
+    .. "print(r.threads[1].cpu, r.threads[2].cpu)"))
+  t.is(out, "1\t1\n", "pinning follows the affinity mask: taskset -c 1 puts every thread on CPU 1")
+  t.is(code, 0, "taskset run exits 0")
+  out, code = t.run("{ " .. t.quote(t.ftrun) .. " -e " .. t.quote(
+    "local b = ft.mmap(4 << 30, {populate = false}) print(pcall(ft.parallel, 'read', b, {threads = 2}))")
+    .. " & pid=$!; sleep 0.3; kill -INT $pid; wait $pid; }")
+  t.like(out, "interrupted", "SIGINT stops ft.parallel between chunks and the call raises")
   own[1]:unmap()
   t.errors(function() ft.parallel("touch", own) end, "buffer is unmapped", "an unmapped buffer in the list")
 end

@@ -25,7 +25,8 @@ do
   t.errors(function() return s[11] end, "sample index 11 out of range 1..10", "index past the end")
   t.errors(function() s[0] = 1 end, "sample index 0 out of range", "index 0")
   t.errors(function() s:percentile(101) end, "percentile must be within 0 to 100", "percentile 101")
-  t.errors(function() s:median(1) end, "too many arguments", "extra argument")
+  t.errors(function() s:median(1) end, "too many arguments: got 1, expected 0", "extra argument")
+  t.errors(function() s:count_above(1, 2) end, "got 2, expected 1", "count_above takes one argument")
   t.errors(function() return s.mode end, "no method 'mode'", "unknown method")
 end
 

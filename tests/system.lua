@@ -76,8 +76,91 @@ do
   t.is(ft.sink(b), b, "sink takes a buffer")
   t.errors(function() ft.sink() end, "value expected", "sink needs an argument")
   t.errors(function() ft.clock(1) end, "too many arguments", "clock takes no argument")
+  t.errors(function() ft.now_ns(1) end, "got 1, expected at most 0", "now_ns takes no argument")
+  t.errors(function() ft.faults(1) end, "got 1, expected at most 0", "faults takes no argument")
+  t.errors(function() ft.page_size(1) end, "got 1, expected at most 0", "page_size takes no argument")
+  t.errors(function() ft.sink(1, 2) end, "got 2, expected at most 1", "sink takes one argument")
   t.is(require("ft"), ft, "require 'ft' returns the preloaded module")
   t.ok(type(ft.version) == "string", "ft.version")
+end
+
+do -- ft.interrupted, ft.project_dir, ft.mkdir, ft.symlink
+  t.is(ft.interrupted(), false, "not interrupted")
+  t.errors(function() ft.interrupted(1) end, "got 1, expected at most 0", "interrupted takes no argument")
+  local out = t.run("readlink -f " .. t.quote(t.ftrun))
+  t.is(ft.project_dir .. "/", out:match("^(.*/)[^/]*\n$"), "project_dir holds the executable")
+  local d = t.tmpdir()
+  t.is(ft.mkdir(d .. "/a/b/c"), true, "mkdir creates parents")
+  t.is(ft.mkdir(d .. "/a/b/c"), true, "mkdir of an existing directory is true")
+  assert(io.open(d .. "/file", "w")):close()
+  local ok, msg, errno = ft.mkdir(d .. "/file")
+  t.is(ok, nil, "mkdir over a file returns nil")
+  t.like(msg, d .. "/file", "the message names the path")
+  t.is(math.type(errno), "integer", "and an errno")
+  t.is(ft.symlink("one", d .. "/link"), true, "symlink")
+  t.is(ft.symlink("two", d .. "/link"), true, "symlink over an existing link")
+  t.is(t.run("readlink " .. t.quote(d .. "/link")), "two\n", "the link was replaced")
+  t.is(t.run("ls -A " .. t.quote(d) .. " | grep -c tmp"), "0\n", "no temporary link left")
+  os.execute("rm -rf " .. t.quote(d))
+end
+
+local function read(path)
+  local f = io.open(path)
+  if not f then return nil end
+  local s = f:read("a") f:close() return s
+end
+local function temps(dir) return t.run("ls -A " .. t.quote(dir) .. " | grep -c '\\.tmp$'") end
+
+do -- ft.write_files: all or nothing
+  local d = t.tmpdir()
+  t.is(ft.write_files { { d .. "/a", "one" }, { d .. "/b", "two" }, { d .. "/c", ("x"):rep(100000) } },
+    true, "write_files of 3 files")
+  t.is(read(d .. "/a"), "one", "first file read back")
+  t.is(read(d .. "/b"), "two", "second file read back")
+  t.is(read(d .. "/c"), ("x"):rep(100000), "third file read back")
+  t.is(temps(d), "0\n", "no temporaries left")
+  local ok, msg = ft.write_files { { d .. "/a", "new" }, { d .. "/nodir/x", "y" } }
+  t.is(ok, nil, "a missing directory makes the whole write fail")
+  t.like(msg, d .. "/nodir/x", "the message names the path")
+  t.is(read(d .. "/a"), "one", "and no target changed")
+  t.is(temps(d), "0\n", "and its temporaries were removed")
+  local ro = d .. "/ro"
+  ft.mkdir(ro)
+  os.execute("chmod 555 " .. t.quote(ro))
+  ok, msg = ft.write_files { { ro .. "/x", "y" } }
+  if t.run("id -u") == "0\n" then
+    -- root ignores the mode bits: sysfs refuses new files even to root
+    ok, msg = ft.write_files { { "/sys/ftrun_test_file", "y" } }
+    t.is(ok, nil, "an unwritable directory (/sys, as root): nil")
+    t.like(msg, "writing /sys/ftrun_test_file failed: Permission denied", "an unwritable directory: path + strerror")
+  else
+    t.like(msg, "Permission denied", "an unwritable directory: nil + strerror")
+  end
+  if t.run("id -u") == "0\n" then
+    local m = d .. "/small"
+    ft.mkdir(m)
+    if os.execute("mount -t tmpfs -o size=64k tmpfs " .. t.quote(m)) then
+      assert(ft.write_files { { m .. "/keep", "old" } })
+      local ok2, msg2 = ft.write_files { { m .. "/keep", "new" }, { m .. "/big", ("z"):rep(1 << 20) } }
+      t.is(ok2, nil, "a full disk: nil")
+      t.like(msg2, "No space left on device", "a full disk: ENOSPC's text")
+      t.is(read(m .. "/keep"), "old", "a full disk: no target changed")
+      t.is(read(m .. "/big"), nil, "a full disk: the big target was not created")
+      t.is(temps(m), "0\n", "a full disk: no temporary left")
+      os.execute("umount " .. t.quote(m))
+    else
+      t.ok(false, "mount tmpfs failed although root")
+    end
+  end
+  assert(ft.write_files { { d .. "/i1", "old" } })
+  local script = ("ft.write_files{{%q,'new'},{%q,'new'}}"):format(d .. "/i1", d .. "/i2")
+  local out, code = t.run("{ FTRUN_TEST_WRITE_PAUSE=2 " .. t.quote(t.ftrun) .. " -e " .. t.quote(script)
+    .. " & pid=$!; sleep 0.5; kill -INT $pid; wait $pid; }")
+  t.is(code, 130, "SIGINT mid-write exits 130", out)
+  t.is(read(d .. "/i1"), "old", "interrupted: the target is unchanged")
+  t.is(read(d .. "/i2"), nil, "interrupted: the second target was not created")
+  t.is(temps(d), "0\n", "interrupted: no temporary left")
+  os.execute("chmod 755 " .. t.quote(ro) .. "; rm -rf " .. t.quote(d))
 end
 
 t.done()
