@@ -50,6 +50,7 @@ static const char usage_text[] =
 	"  -h, --help   show this help\n"
 	"  -v, --version\n"
 	"  --           stop handling options\n"
+	"  -            run the script read from stdin (as lua -)\n"
 	"\n"
 	"exit status: 0 success, 1 Lua error (message and traceback on stderr),\n"
 	"2 usage error, 130 interrupted (SIGINT).\n"

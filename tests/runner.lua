@@ -174,6 +174,10 @@ do -- 6c, e, f: the REPL over piped input
   t.like(out, "sum\t200010000", "a 20 000-line block on piped stdin runs")
   local ms = tonumber(out:match("ms=(%d+)"))
   t.ok(ms and ms < 1000, "a 20 000-line block takes well under a second", "took " .. tostring(ms) .. " ms")
+  -- a line the nesting estimate gets wrong (a backslash-newline string
+  -- holding brackets) is still run: the doubling fallback compiles it
+  out = t.run("printf '%s\\n' 'x = \"\\' '((((\"' 'y = 1' 'print(#x, y)' | " .. q(t.ftrun))
+  t.like(out, "5\t1\n", "a chunk the nesting estimate misjudges still runs")
   out = t.run("printf 'print(1)\\nx = \"a\\0b\"\\nprint(2)\\n' | " .. q(t.ftrun))
   t.like(out, "stdin:2:", "a NUL byte is an error naming its line")
   t.like(out, "1\n", "lines before the NUL line run")
