@@ -56,7 +56,7 @@ end
 local function mmap_opts()
   if chance(0.1) then return anything() end
   local o = {}
-  if chance(0.5) then o.thp = pick { true, false, "always", "never", 1, "madvise", "x\0" } end
+  if chance(0.5) then o.thp = pick { "default", "always", "never", "never", true, 1, "madvise", "x\0" } end
   if chance(0.5) then o.populate = pick { true, false, 0, "yes" } end
   if chance(0.1) then o[pick { "bogus", 1, "thp\0" }] = anything() or 1 end
   return o
