@@ -1,0 +1,209 @@
+-- API fuzz: random call sequences on the ft module; every call under pcall.
+-- Usage: ftrun tests/fuzz/api.lua SEED SECONDS
+-- An error is fine, a crash is not; ends with one summary line, exit 0.
+local ft = require "ft"
+
+local args = { ... }
+local seed, seconds = tonumber(args[1]), tonumber(args[2])
+if #args ~= 2 or math.type(seed) ~= "integer" or not seconds or seconds < 0 then
+  io.stderr:write("usage: ftrun tests/fuzz/api.lua SEED SECONDS\n")
+  os.exit(2)
+end
+math.randomseed(seed)
+
+local MiB = 1 << 20
+local stats = { sequences = 0, calls = 0, errors = 0 }
+local buffers = {} -- live and released buffers of this sequence
+local samples = {}
+
+local function pick(list) return list[math.random(#list)] end
+local function chance(p) return math.random() < p end
+
+local function size()
+  if chance(0.05) then return pick { 0, -1, 1 << 62, -(1 << 62), 1.5, 0.0, "4096", math.huge } end
+  if chance(0.7) then return math.random(1, 64 * 1024) end
+  return math.random(1, 4 * MiB)
+end
+
+local junk = {
+  nil, true, false, 0, -1, 1 << 62, math.mininteger, math.maxinteger, 0.5, -0.0,
+  1e300, 0 / 0, "", "a\0b", "touch", "move", {}, { 1, 2 }, print, coroutine.create(print),
+}
+local function anything()
+  local r = math.random(4)
+  if r == 1 and #buffers > 0 then return pick(buffers) end
+  if r == 2 and #samples > 0 then return pick(samples) end
+  return junk[math.random(#junk)]
+end
+
+local function integer_arg()
+  if chance(0.2) then return anything() end
+  return pick { 0, 1, 7, 255, 256, -1, 4096, 1 << 62, math.random(0, 1 << 20) }
+end
+
+local function buffer()
+  if #buffers == 0 or chance(0.05) then return anything() end
+  return pick(buffers)
+end
+
+local function call(fn, ...)
+  stats.calls = stats.calls + 1
+  local ok = pcall(fn, ...)
+  if not ok then stats.errors = stats.errors + 1 end
+end
+
+-- Options for mmap: valid and invalid keys and values.
+local function mmap_opts()
+  if chance(0.1) then return anything() end
+  local o = {}
+  if chance(0.5) then o.thp = pick { "default", "always", "never", "never", true, 1, "madvise", "x\0" } end
+  if chance(0.5) then o.populate = pick { true, false, 0, "yes" } end
+  if chance(0.1) then o[pick { "bogus", 1, "thp\0" }] = anything() or 1 end
+  return o
+end
+
+local function new_buffer()
+  local ok, b = pcall(chance(0.6) and ft.mmap or ft.malloc, size(), mmap_opts())
+  stats.calls = stats.calls + 1
+  if ok and type(b) == "userdata" then buffers[#buffers + 1] = b
+  elseif not ok then stats.errors = stats.errors + 1 end
+end
+
+local madvice = { "normal", "random", "sequential", "willneed", "dontneed", "free",
+  "hugepage", "nohugepage", "cold", "pageout", "populate_read", "populate_write", "bogus" }
+local fields = { "addr", "bytes", "pages", "page_size", "kind", "map_ns", "released", "nope" }
+
+local method_calls = {
+  function(b) return b.touch, b, integer_arg() end,
+  function(b) return b.fill, b, integer_arg() end,
+  function(b) return b.touch_timed, b, integer_arg() end,
+  function(b) return b.sum_bytes, b end,
+  function(b) return b.sum_words, b, anything() end,
+  function(b) return b.read_touch, b end,
+  function(b) return b.nodes, b, pick { nil, 1, 2, 0, -1, 1 << 62, "x" } end,
+  function(b) return b.mbind, b, pick { 0, 1, 63, 64, -1 }, pick { nil, "strict", "bogus", 3 } end,
+  function(b) return b.mlock, b end,
+  function(b) return b.munlock, b end,
+  function(b) return b.peek, b, integer_arg() end,
+  function(b) return b.poke, b, integer_arg(), integer_arg() end,
+  function(b) return b.madvise, b, pick(madvice) end,
+  function(b) return b.thp_bytes, b end,
+  function(b) return b.unmap, b end,
+  function(b) return b.free, b end,
+  function(b) return function() return b[pick(fields)] end end,
+  function(b) return tostring, b end,
+}
+
+local function method_call()
+  local b = buffer()
+  local ok, fn, x, y, z = pcall(pick(method_calls), b)
+  stats.calls = stats.calls + 1
+  if not ok or type(fn) ~= "function" then stats.errors = stats.errors + 1; return end
+  -- sizes stay within 4 MiB (size()), so mlock never pins much memory
+  if chance(0.1) then call(fn, x, y, z, anything()) else call(fn, x, y, z) end
+end
+
+local function samples_call()
+  if #samples == 0 or chance(0.2) then
+    local ok, s = pcall(ft.samples, chance(0.9) and math.random(1, 1000) or anything())
+    stats.calls = stats.calls + 1
+    if ok then samples[#samples + 1] = s else stats.errors = stats.errors + 1 end
+    return
+  end
+  local s = pick(samples)
+  local r = math.random(10)
+  if r <= 7 then
+    local m = pick { "min", "max", "median", "percentile", "count_above", "mean_above", "runs_above" }
+    call(function() return s[m](s, anything()) end)
+  elseif r == 8 then call(function() s[integer_arg()] = integer_arg() end)
+  elseif r == 9 then call(function() return s[integer_arg()] end)
+  else call(function() return #s end) end
+end
+
+local function parallel_call()
+  local kernel = pick { "touch", "fill", "read", "bogus", 1 }
+  local target = chance(0.5) and buffer() or { buffer(), buffer() }
+  local opts = { threads = pick { 1, 2, 0, -1, 3.5, "2" }, value = pick { nil, 0, 255, 256, -1 },
+    k = pick { nil, 1, 0, -3 }, pin = pick { nil, true, false, 0, "x" } }
+  if chance(0.1) then opts.bogus = 1 end
+  if opts.threads == 1 or opts.threads == 2 or chance(0.5) then
+    if type(target) == "table" and #target > 2 then return end
+    call(ft.parallel, kernel, target, chance(0.1) and anything() or opts)
+  end
+end
+
+local system_calls = {
+  function() return ft.now_ns, anything() end,
+  function() return ft.clock end,
+  function() return ft.faults, anything() end,
+  function() return ft.rusage end,
+  function() return ft.meminfo end,
+  function() return ft.vmstat end,
+  function() return ft.machine end,
+  function() return ft.page_size, anything() end,
+  function() return ft.sleep, pick { 0, 1e-4, 0.001, -1, 0 / 0, "x", math.huge, 1e300 } end,
+  function() return ft.sink, anything(), anything() end,
+}
+
+local function system_call()
+  local fn, x, y = pick(system_calls)()
+  if fn == ft.sleep and type(x) == "number" and x > 0.001 and x < 86400.5 then return end
+  call(fn, x, y)
+end
+
+local function random_call()
+  local r = math.random(100)
+  if r <= 20 then new_buffer()
+  elseif r <= 65 then method_call()
+  elseif r <= 75 then samples_call()
+  elseif r <= 80 then parallel_call()
+  else system_call() end
+  if chance(0.05) then collectgarbage(pick { "collect", "step", "incremental", "generational" }) end
+end
+
+-- Calls inside a coroutine that errors mid-way or is left unfinished.
+local function coroutine_calls()
+  local co = coroutine.create(function()
+    for _ = 1, math.random(1, 5) do
+      random_call()
+      if chance(0.3) then coroutine.yield() end
+      if chance(0.2) then error("abandoned mid-sequence") end
+    end
+  end)
+  for _ = 1, math.random(0, 3) do
+    local ok = coroutine.resume(co)
+    stats.calls = stats.calls + 1
+    if not ok then stats.errors = stats.errors + 1; break end
+  end
+  if chance(0.3) then call(coroutine.close, co) end
+end
+
+local function with_close()
+  local ok, b = pcall(ft.mmap, math.random(1, 64 * 1024))
+  stats.calls = stats.calls + 1
+  if not ok then stats.errors = stats.errors + 1; return end
+  local closer <close> = setmetatable({}, { __close = function() pcall(b.unmap, b) end })
+  buffers[#buffers + 1] = b
+  random_call()
+  if chance(0.3) then error("leaving a <close> scope by error") end
+end
+
+local function sequence()
+  stats.sequences = stats.sequences + 1
+  buffers, samples = {}, {}
+  for _ = 1, math.random(1, 30) do
+    local r = math.random(20)
+    if r == 1 then coroutine_calls()
+    elseif r == 2 then call(with_close)
+    else random_call() end
+  end
+  if chance(0.5) then collectgarbage() end
+end
+
+local deadline = ft.now_ns() + math.floor(seconds * 1e9)
+repeat sequence() until ft.now_ns() >= deadline
+buffers, samples = {}, {}
+collectgarbage()
+print(("fuzz: seed %d, %d sequences, %d calls, %d errors raised, 0 crashes"):format(
+  seed, stats.sequences, stats.calls, stats.errors))
+os.exit(0)
