@@ -66,10 +66,10 @@ $(BUILD)/%.o: %.c | $(DEPS)
 	@mkdir -p $(@D)
 	$(CC) $(CFLAGS) $(LUA_CFLAGS) -MMD -MP -c -o $@ $<
 
-# The measured kernels' assembly, from the binary's own flags.
+# The measured kernels' assembly, from the binary's flags less the sanitizers.
 $(ASM): core/kernels.c core/kernels.h core/clock.h | $(DEPS)
 	@mkdir -p $(@D)
-	$(CC) $(filter-out -g,$(CFLAGS)) -fno-asynchronous-unwind-tables -S -o $@ core/kernels.c
+	$(CC) $(filter-out -g $(SANFLAGS),$(CFLAGS)) -fno-asynchronous-unwind-tables -S -o $@ core/kernels.c
 
 # The C reference for `make bench`: the same core/ objects and flags, no Lua.
 REF      := $(BUILD)/bench/ref

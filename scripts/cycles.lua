@@ -312,7 +312,9 @@ end
 
 measure.on_mismatch = function(msg)
   io.stderr:write("\n", SCRIPT, ": ", msg, "; no summary written, README left alone\n")
-  runfiles.write(plan, { { out("raw.txt"), header .. "\nCHECKSUMS FAILED: " .. msg .. "\n" } })
+  if not plan.publish then -- a run directory of its own: the failed verdict goes on record
+    runfiles.write(plan, { { out("raw.txt"), header .. "\nCHECKSUMS FAILED: " .. msg .. "\n" } })
+  end
 end
 
 repetition("warm-up")

@@ -108,8 +108,14 @@ methods.sum_bytes = function(b) return real(b) + 1 end]]
   t.like(out, "checksum mismatch in A, pass 2 repeated", "the mismatch is named")
   t.is(read(dir .. "/thp-never-summary.md"), nil, "no summary written")
   t.is(read(dir .. "/thp-never-results.json"), nil, "no JSON written")
-  t.like(read(dir .. "/thp-never-raw.txt") or "", "CHECKSUMS FAILED", "raw records the failed verdict")
+  t.is(read(dir .. "/thp-never-raw.txt"), nil, "a published run writes no raw file either")
   t.is(read(dir .. "/README.md"), README_TEXT, "README unchanged")
+  -- a plain run has a directory of its own, where the failed verdict goes on record
+  env = ("MIB=4 REPS=1 THP=never RESULTS=%s"):format(q(dir .. "/plain"))
+  _, code = t.ftrun_run("-e " .. q(hook) .. " " .. q(t.ftrun:gsub("[^/]+$", "") .. "scripts/cycles.lua"), env)
+  t.is(code, 1, "a plain run's checksum mismatch exits 1")
+  t.like(read(dir .. "/plain/thp-never-raw.txt") or "", "CHECKSUMS FAILED", "its raw records the failed verdict")
+  t.is(read(dir .. "/plain/thp-never-summary.md"), nil, "and it writes no summary")
   os.execute("rm -rf " .. q(dir))
 end
 
