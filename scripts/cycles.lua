@@ -21,7 +21,7 @@ local START_NS = ft.now_ns()
 local SCRIPT = "cycles.lua"
 
 local SPEC = {
-  { name = "MIB", kind = "count", default = 1024, max = (1 << 43) - 1, desc = "buffer size in MiB" },
+  { name = "MIB", kind = "count", default = 1024, max = knobs.MIB_MAX, desc = "buffer size in MiB" },
   { name = "REPS", kind = "count", default = 15, desc = "timed repetitions after one warm-up" },
   { name = "QUICK", kind = "flag", default = false,
     desc = "1: 64 MiB and 5 reps, never published" },

@@ -17,7 +17,7 @@ experiment.__index = experiment
 -- args: the script's arguments (KNOB=value, or --help).
 function experiment.start(name, title, defaults, extra, args)
   local spec = {
-    { name = "MIB", kind = "count", default = defaults.MIB, max = (1 << 43) - 1, desc = "buffer size in MiB" },
+    { name = "MIB", kind = "count", default = defaults.MIB, max = knobs.MIB_MAX, desc = "buffer size in MiB" },
     { name = "REPS", kind = "count", default = defaults.REPS, desc = "repetitions of each case" },
     { name = "QUICK", kind = "flag", default = false, desc = "1: 16 MiB and 2 reps, never published" },
   }

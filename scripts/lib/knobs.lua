@@ -14,11 +14,14 @@ knobs.fail = fail
 
 -- The knobs only some scripts take, and which: a user who sets one for a
 -- script that ignores it would otherwise get a run of something else.
--- tests/runner checks this table against every script's --help.
+-- tests/results.lua checks this table against every script's --help.
 knobs.elsewhere = {
   THP = { "cycles.lua" }, CYCLES = { "cycles.lua" }, SLOW_NS = { "cycles.lua" },
   STALL_NS = { "cycles.lua" }, WAITS = { "coldness.lua" },
 }
+
+-- MIB's largest value: MIB << 20 bytes must fit in a signed 64-bit integer.
+knobs.MIB_MAX = (1 << 43) - 1
 
 local parsers = {}
 
@@ -74,9 +77,8 @@ local function names(spec)
 end
 
 -- NAME=value arguments as a table; anything else is a usage error.
-local function argument_knobs(script, spec, args)
-  local known, given = {}, {}
-  for _, k in ipairs(spec) do known[k.name] = true end
+local function argument_knobs(script, spec, known, args)
+  local given = {}
   for _, a in ipairs(args) do
     local name, value = a:match("^([%u_][%u%d_]*)=(.*)$")
     if not name or not known[name] then
@@ -91,9 +93,9 @@ end
 -- spec: list of {name, kind, default, desc, ...}; args: the script's
 -- arguments. Returns {name = value}, and in .given the knobs set explicitly.
 function knobs.read(script, spec, args)
-  local from_args = argument_knobs(script, spec, args or {})
   local takes = {}
   for _, k in ipairs(spec) do takes[k.name] = true end
+  local from_args = argument_knobs(script, spec, takes, args or {})
   for name, scripts in pairs(knobs.elsewhere) do
     local raw = os.getenv(name)
     if raw and not takes[name] then
