@@ -26,10 +26,14 @@ function stats.median(xs)
   return (c[n // 2] + c[n // 2 + 1]) / 2
 end
 
-function stats.mean(xs)
+function stats.sum(xs)
   local s = 0
   for _, x in ipairs(xs) do s = s + x end
-  return s / #xs
+  return s
+end
+
+function stats.mean(xs)
+  return stats.sum(xs) / #xs
 end
 
 -- Coefficient of variation in percent (sample standard deviation / mean).
@@ -43,9 +47,27 @@ function stats.cv(xs)
   return 100 * math.sqrt(ss / (n - 1)) / math.abs(m)
 end
 
--- Apply f to every element.
+-- Nearest rank, as ft.samples' percentile: the smallest value with at
+-- least p % of the values at or below it (p in 0..100).
+function stats.percentile(xs, p)
+  local c = sorted(xs)
+  local rank = math.max(1, math.ceil(p / 100 * #c))
+  return c[rank]
+end
+
+-- What every row carries: n, min, median, max, mean and cv of its values.
+function stats.describe(xs)
+  return { n = #xs, min = stats.min(xs), median = stats.median(xs), max = stats.max(xs),
+    mean = stats.mean(xs), cv = stats.cv(xs) }
+end
+
+-- Apply f to every element; a string f takes that field of every element.
 function stats.map(xs, f)
   local out = {}
+  if type(f) == "string" then
+    local key = f
+    f = function(x) return x[key] end
+  end
   for i, x in ipairs(xs) do out[i] = f(x) end
   return out
 end
