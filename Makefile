@@ -2,7 +2,9 @@
 # (results under results/runs/), `make test` runs the suite (SAN=1: on an
 # ASan+UBSan build; CC=clang: built with clang), `make bench` measures what
 # the runner itself costs, `make publish` writes the committed results and
-# the README's tables, `make fuzz` runs the API fuzz on the sanitizer build.
+# the README's tables, `make fuzz` runs the API fuzz on the sanitizer build,
+# `make lint` runs luacheck on the Lua and builds the C warning-free with
+# gcc and clang.
 
 CC      ?= cc
 COMPILER := $(notdir $(CC))
@@ -41,21 +43,25 @@ RUNNER  := main ft ft_buffer ft_samples ft_system ft_parallel
 OBJS    := $(CORE:%=$(BUILD)/core/%.o) $(RUNNER:%=$(BUILD)/runner/%.o)
 DEPS    := $(BUILD)/.packages
 
-.PHONY: all run test bench publish fuzz clean packages
+.PHONY: all run test bench publish fuzz lint clean packages
 
 all: $(BIN) $(ASM)
 
-# Debian's Lua 5.4 and pkg-config: installed when missing and we are root
-# with apt-get, otherwise one line that names them.
-$(DEPS):
-	@if ! pkg-config --exists lua5.4 2>/dev/null; then \
+# Debian's packages, installed when missing and we are root with apt-get,
+# otherwise one line that names them: Lua 5.4 and pkg-config to build, and
+# lua-cjson, the JSON library the scripts write and read results with.
+# $(call need,TEST,PACKAGES,WHAT)
+need = if ! { $(1); }; then \
 	  if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null; then \
-	    echo "ftrun: installing liblua5.4-dev pkg-config (apt-get)"; \
-	    apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq liblua5.4-dev pkg-config >/dev/null || exit 1; \
+	    echo "ftrun: installing $(2) (apt-get)"; \
+	    { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $(2) >/dev/null; } || exit 1; \
 	  else \
-	    echo "ftrun: needs Lua 5.4 headers: apt-get install liblua5.4-dev pkg-config" >&2; exit 1; \
+	    echo "ftrun: needs $(3): apt-get install $(2)" >&2; exit 1; \
 	  fi; \
 	fi
+$(DEPS):
+	@$(call need,pkg-config --exists lua5.4 2>/dev/null,liblua5.4-dev pkg-config,Lua 5.4 headers)
+	@$(call need,ls /usr/lib/*/lua/5.4/cjson.so >/dev/null 2>&1,lua-cjson,the JSON library)
 	@mkdir -p $(@D) && touch $@
 
 $(BIN): $(OBJS)
@@ -109,8 +115,24 @@ $(TEST_TOOLS):
 	done
 	@mkdir -p $(@D) && touch $@
 
-test: $(BIN) $(ASM) | $(TEST_TOOLS)
+test: lint $(BIN) $(ASM) | $(TEST_TOOLS)
 	FTRUN=./$(BIN) FTRUN_ASM=$(ASM) prove --exec ./$(BIN) tests/*.lua
+
+# luacheck (Debian's lua-check) with .luacheckrc, and the C under both
+# compilers with the warnings as errors (CFLAGS has -Wall -Wextra -Werror).
+LINT_TOOLS := build/.lint-tools
+$(LINT_TOOLS):
+	@$(call need,command -v luacheck >/dev/null && command -v clang >/dev/null,lua-check clang,luacheck and clang)
+	@mkdir -p $(@D) && touch $@
+
+lint: | $(LINT_TOOLS) $(DEPS)
+	luacheck --no-color -q scripts tests bench
+	for cc in gcc clang; do \
+	  for f in core/*.c runner/*.c bench/ref.c; do \
+	    $$cc $(CFLAGS) $(LUA_CFLAGS) -c -o /dev/null $$f || exit 1; \
+	  done; \
+	done
+	@echo "lint: luacheck clean; the C is warning-free under gcc and clang"
 
 clean:
 	rm -rf build ftrun ftrun-san ftrun-clang

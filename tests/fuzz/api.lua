@@ -182,7 +182,7 @@ local function with_close()
   local ok, b = pcall(ft.mmap, math.random(1, 64 * 1024))
   stats.calls = stats.calls + 1
   if not ok then stats.errors = stats.errors + 1; return end
-  local closer <close> = setmetatable({}, { __close = function() pcall(b.unmap, b) end })
+  local closer <close> = setmetatable({}, { __close = function() pcall(b.unmap, b) end }) -- luacheck: ignore 211
   buffers[#buffers + 1] = b
   random_call()
   if chance(0.3) then error("leaving a <close> scope by error") end
