@@ -137,6 +137,18 @@ do
   t.is(code, 2, "a bad WAITS exits 2")
 end
 
+do -- README's ten-line experiment is scripts/first_touch.lua, and it runs as shown
+  local root = t.ftrun:gsub("[^/]+$", "")
+  local readme = t.read(root .. "README.md") or ""
+  local block = readme:match("## A ten.line experiment.-```lua\n(.-)```")
+  t.is(block, t.read(root .. "scripts/first_touch.lua"), "README shows first_touch.lua as it is")
+  local out, code = t.ftrun_run("first_touch.lua", "MIB=8 REPS=2 RESULTS=" .. q(dir))
+  t.is(code, 0, "first_touch.lua runs")
+  t.like(out, "| fresh mmap | ", "and prints its table")
+  local row = summary.index(t.read(dir .. "/exp-first_touch-raw.txt") or "").row("fresh mmap", "first_faults")
+  t.is(row and row.max, (8 << 20) // PAGE, "its first touch faults once per page")
+end
+
 do -- a new experiment needs no rebuild: a script written here runs as is
   local path = dir .. "/mine.lua"
   local f = assert(io.open(path, "w"))
