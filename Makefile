@@ -68,9 +68,11 @@ $(BIN): $(OBJS)
 	$(CC) $(LDFLAGS) -o $@ $^ $(LUA_LIBS) -lreadline -lm -lpthread
 
 $(BUILD)/core/kernels.o: CFLAGS += $(KERNEL_CFLAGS)
+$(BUILD)/runner/ft.o: DEFS = -DFT_CFLAGS='"$(CFLAGS)"'
+$(BUILD)/runner/ft.o: Makefile
 $(BUILD)/%.o: %.c | $(DEPS)
 	@mkdir -p $(@D)
-	$(CC) $(CFLAGS) $(LUA_CFLAGS) -MMD -MP -c -o $@ $<
+	$(CC) $(CFLAGS) $(DEFS) $(LUA_CFLAGS) -MMD -MP -c -o $@ $<
 
 # The measured kernels' assembly, from the binary's flags less the sanitizers.
 $(ASM): core/kernels.c core/kernels.h core/clock.h | $(DEPS)

@@ -5,6 +5,10 @@
 
 #include <lauxlib.h>
 
+#ifndef FT_CFLAGS
+#define FT_CFLAGS "unknown"
+#endif
+
 void ft_check_nargs(lua_State *L, int max)
 {
 	int n = lua_gettop(L);
@@ -65,5 +69,16 @@ int luaopen_ft(lua_State *L)
 	ft_open_parallel(L);
 	lua_pushliteral(L, FT_VERSION);
 	lua_setfield(L, -2, "version");
+	/* How this binary was built, for every run's provenance. */
+	lua_createtable(L, 0, 2);
+#ifdef __clang__
+	lua_pushstring(L, __VERSION__);
+#else
+	lua_pushstring(L, "gcc " __VERSION__);
+#endif
+	lua_setfield(L, -2, "compiler");
+	lua_pushstring(L, FT_CFLAGS);
+	lua_setfield(L, -2, "cflags");
+	lua_setfield(L, -2, "build");
 	return 1;
 }

@@ -72,7 +72,7 @@ function CYCLE.C(r)
   r:check_bytes(b, V.c2, "C, timed pass 2")
   r:release(nil, b)
   for pass, s in pairs(samples) do
-    r[pass .. "_median_page"] = s:median()
+    r[pass .. "_median_page"], r[pass .. "_p90"], r[pass .. "_p99"] = s:median(), s:percentile(90), s:percentile(99)
     r[pass .. "_slow_pct"] = 100 * s:count_above(cfg.SLOW_NS) / #s
     r[pass .. "_slow_mean"] = s:mean_above(cfg.SLOW_NS)
     r[pass .. "_runs"], r[pass .. "_longest"] = s:runs_above(cfg.SLOW_NS)
@@ -105,7 +105,8 @@ local TIMED = {
   { "touch2", "touch 2", "ns/page" }, { "free", "free (the call alone)", "us" },
 }
 local PAGES = {
-  { "median_page", "median page", "ns" }, { "slow_pct", "pages above SLOW_NS", "%" },
+  { "median_page", "median page", "ns" }, { "p90", "90th percentile page", "ns" },
+  { "p99", "99th percentile page", "ns" }, { "slow_pct", "pages above SLOW_NS", "%" },
   { "slow_mean", "their mean", "ns" }, { "runs", "runs they form", "count" }, { "longest", "longest run", "pages" },
 }
 local columns = {
@@ -160,22 +161,32 @@ if h:row("C", "pass1") then h:value("slow_ns", cfg.SLOW_NS, "ns") end
 local same = h:row("D", "same_block")
 if same then h:value("same_block", stats.sum(same.values), "count", { { "of", same.n } }) end
 
-local function ratio(name, a, b, unit)
-  if a and b then h:value(name, a / b, "ratio", { { "a", a }, { "b", b }, { "of_unit", unit } }) end
-end
-local function stat(case, column, which)
+-- The headline ratios, taken within each repetition (its cycles ran back to
+-- back), so a drift over the run cancels: their median and its interval,
+-- and beside it the ratio of the two rows' minima.
+local function ms(case, column) -- each repetition's time in ms, from a ns/page or a GB/s row
   local r = h:row(case, column)
-  return r and r[which]
+  return r and stats.map(r.values, function(v) return (r.unit == "GB/s" and h.bytes / v or v * h.pages) / 1e6 end)
 end
-local function ms(case, column) -- the median repetition's time, from a ns/page or a GB/s row
-  local r = h:row(case, column)
-  if not r then return nil end
-  return (r.unit == "GB/s" and h.bytes / r.median or r.median * h.pages) / 1e6
+local function values(case, column) local r = h:row(case, column); return r and r.values end
+local function ratio(name, a, b, minima)
+  if not (a and b) then return end
+  local per_rep = {}
+  for i = 1, math.min(#a, #b) do per_rep[i] = a[i] / b[i] end
+  local d = stats.describe(per_rep)
+  h:value(name, d.median, "ratio", { { "lo", d.lo }, { "hi", d.hi }, { "n", d.n }, { "of_minima", minima } })
 end
-ratio("first_touch", stat("A", "pass1", "min"), stat("A", "pass2r", "min"), "ns/page")
-ratio("fill_bandwidth", stat("A", "fill", "median"), stat("B", "fill", "median"), "GB/s")
-ratio("fresh_fill_time", ms("B", "fill"), ms("A", "pass1") and ms("A", "pass1") + ms("A", "fill"), "ms")
-ratio("malloc_first_touch", stat("D", "touch1", "min"), stat("A", "pass1", "min"), "ns/page")
-ratio("munmap_share", stat("A", "munmap", "min"), stat("A", "pass1", "min"), "ns/page")
+local function of_minima(a, b) return a and b and stats.min(a) / stats.min(b) end
+local p1, p2r, tf, bf = values("A", "pass1"), values("A", "pass2r"), values("A", "fill"), values("B", "fill")
+ratio("first_touch", p1, p2r, of_minima(p1, p2r))
+ratio("fill_bandwidth", tf, bf)
+local touched = ms("A", "pass1") and stats.map(ms("A", "pass1"), function(x) return x end)
+if touched and ms("A", "fill") then
+  local fill = ms("A", "fill")
+  for i = 1, #touched do touched[i] = touched[i] + fill[i] end
+end
+ratio("fresh_fill_time", ms("B", "fill"), touched)
+ratio("malloc_first_touch", values("D", "touch1"), p1, of_minima(values("D", "touch1"), p1))
+ratio("munmap_share", values("A", "munmap"), p1, of_minima(values("A", "munmap"), p1))
 
 h:finish(summary.cycles)

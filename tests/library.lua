@@ -59,8 +59,8 @@ do -- numbers as text
   t.is(units.convert("ns/page", 4096, 1 << 20, 256), 16.0, "ns/page: ns over pages")
   t.is(units.convert("GB/s", 1000, 2000, 1), 2.0, "GB/s: bytes over ns")
   t.is(units.convert("us", 1500, 0, 0), 1.5, "us: ns over 1000")
-  t.is(units.shown("ns/page"), "min", "latency-like units show the minimum")
-  t.is(units.shown("GB/s"), "median", "throughput shows the median")
+  t.is(units.shown("ns/page"), "median", "tables show the median of a time")
+  t.is(units.shown("GB/s"), "median", "and of a throughput")
 end
 
 do -- RESULT lines
@@ -94,11 +94,16 @@ do -- the summary, from a raw file alone
     'RESULT meta=column name=bw label=fill unit=GB/s shown=median',
     'RESULT meta=note text="A note under the table."',
     'RESULT case="not here" unsupported="refused (EINVAL)"',
-    'RESULT case=fast column=pass label="first pass" unit=ns/page n=3 min=10.26 median=11 max=12 mean=11.1 cv=8',
-    'RESULT case=fast column=pass_faults label=faults unit=faults n=3 min=256 median=256 max=256 mean=256.0 cv=0',
-    'RESULT case=fast column=bw label=fill unit=GB/s n=3 min=1.5 median=2.126 max=3 mean=2.2 cv=30',
-    'RESULT case=slow column=pass label="first pass" unit=ns/page n=3 min=2000 median=2100.06 max=2200 mean=2100 cv=4',
-    'RESULT case=slow column=pass_faults label=faults unit=faults n=2 min=1 median=1.5 max=2 mean=1.5 cv=47',
+    'RESULT meta=warning text="Something to know."',
+    'RESULT case=fast column=pass label="first pass" unit=ns/page n=3 min=10.26 median=11 lo=10.26 hi=12 '
+      .. 'ci_ranks=1,3 ci_coverage=0.75 max=12 mean=11.1 cv=8',
+    'RESULT case=fast column=pass_faults label=faults unit=faults n=3 min=256 median=256 lo=256 hi=256 max=256 '
+      .. 'mean=256.0 cv=0',
+    'RESULT case=fast column=bw label=fill unit=GB/s n=3 min=1.5 median=2.126 lo=1.5 hi=3 max=3 mean=2.2 cv=30',
+    'RESULT case=slow column=pass label="first pass" unit=ns/page n=3 min=2000 median=2100.06 lo=2000 hi=2200 '
+      .. 'max=2200 mean=2100 cv=4',
+    'RESULT case=slow column=pass_faults label=faults unit=faults n=2 min=1 median=1.5 lo=1 hi=2 max=2 mean=1.5 cv=47',
+    "RESULT value=noisy unit=count x=1 case=fast of=3",
     "RESULT value=own_time unit=% x=12.5 wall_ms=2000 work_ms=1750",
     "CHECKSUMS OK: 6 read-backs matched the values written",
   }, "\n") .. "\n"
@@ -106,13 +111,20 @@ do -- the summary, from a raw file alone
     "**ftrun demo.lua: a demo; exp-demo, 1 MiB, 3 reps**, finished 2026-12-03 10:00 UTC  ",
     "a CPU (2 CPUs).",
     "",
-    "| case | first pass ns/page (min) | first pass ns/page (median) | faults (median) | fill GB/s (median) |",
-    "|---|---|---|---|---|",
-    "| not here | not supported: refused (EINVAL) |  |  |  |",
-    "| fast | 10.3 | 11.0 | 256 | 2.13 |",
-    "| slow | 2000.0 | 2100.1 | 1.5 | – |",
+    "| case | first pass ns/page (min) | first pass ns/page (median [lo, hi]) | faults (median [lo, hi]) "
+      .. "| fill GB/s (median [lo, hi]) | noisy reps |",
+    "|---|---|---|---|---|---|",
+    "| not here | not supported: refused (EINVAL) |  |  |  | – |",
+    "| fast | 10.3 | 11.0 [10.3, 12.0] | 256 | 2.13 [1.50, 3.00] | 1 of 3 |",
+    "| slow | 2000.0 | 2100.1 [2000.0, 2200.0] | 1.5 [1, 2] | – | – |",
     "",
     "A note under the table.",
+    "",
+    "Intervals: [lo, hi] is a distribution-free confidence interval of the median: the values of ranks 1 and 3 "
+      .. "of the 3 sorted repetitions, which cover the median with probability 75.00 % (95 % needs at least 6 "
+      .. "repetitions).",
+    "",
+    "**Warning:** Something to know.",
     "",
     "Wall time 2.00 s: 1.75 s in the timed windows, the map and release calls and the read-backs; "
       .. "12.50 % in the runner itself.",
@@ -125,6 +137,35 @@ do -- the summary, from a raw file alone
   t.is(ix.row("slow", "pass").median, 2100.06, "index: a row by case and column")
   t.is(ix.value("own_time").work_ms, 1750, "index: a value by name")
   t.is(#ix.cases, 3, "index: the cases in order, unsupported ones too")
+end
+
+do -- the confidence interval of the median and the Mann-Whitney U test, against hand values
+  local xs = {}
+  for i = 1, 15 do xs[i] = 16 - i end
+  local lo, hi, l, u, coverage = stats.median_ci(xs)
+  t.ok(lo == 4 and hi == 12 and l == 4 and u == 12, "n = 15: the 4th and 12th values (the binomial table's ranks)")
+  t.is(coverage, 1 - 2 * 576 / 32768, "covering 1 - 2 P(B <= 3) = 96.48 %")
+  lo, hi, l, u = stats.median_ci { 5, 1, 3, 2, 4, 6 }
+  t.ok(lo == 1 and hi == 6 and l == 1 and u == 6, "n = 6: min and max, 96.9 %")
+  local _, _, _, _, c5 = stats.median_ci { 1, 2, 3, 4, 5 }
+  t.is(c5, 0.9375, "n = 5: [min, max] covers only 93.75 %, and says so")
+  lo, hi = stats.median_ci { 7 }
+  t.ok(lo == 7 and hi == 7, "n = 1: the value itself")
+  local p, U, how = stats.mann_whitney({ 1, 2, 3 }, { 4, 5, 6 })
+  t.ok(p == 0.1 and U == 0 and how == "exact", "3 against 3, apart: U = 0, exact p = 2/20")
+  p = stats.mann_whitney({ 1, 2, 3, 4, 5 }, { 6, 7, 8, 9, 10 })
+  t.ok(math.abs(p - 2 / 252) < 1e-15, "5 against 5, apart: p = 2/252")
+  p = stats.mann_whitney({ 1, 3, 5 }, { 2, 4, 6 })
+  t.ok(math.abs(p - 0.7) < 1e-15, "interleaved: U = 3, P(U <= 3) = 7/20, p = 0.7")
+  p, U, how = stats.mann_whitney({ 1, 2, 2, 3 }, { 2, 3, 4, 5 })
+  -- midranks 1, 3, 3, 5.5 -> U = 2.5; ties 3 and 2: var = 16/12 (9 - 30/56); z = 5 / sqrt(var)
+  local z = 5 / math.sqrt(16 / 12 * (9 - 30 / 56))
+  t.ok(U == 2.5 and how == "normal" and math.abs(p - 2 * stats.upper_tail(z)) < 1e-12, "ties: the normal "
+    .. "approximation with the tie correction (p = 0.1367)")
+  t.ok(math.abs(p - 0.1367) < 0.0001, "which is R's wilcox.test value for these samples")
+  t.is(stats.mann_whitney({ 1 }, { 2 }), 1, "n = 1 each: p = 1")
+  t.is(stats.mann_whitney({ 3, 3, 3 }, { 3, 3, 3 }), 1.0, "identical samples: p = 1")
+  t.ok(math.abs(stats.upper_tail(1.959964) - 0.025) < 1e-6, "the normal tail at 1.96 is 2.5 %")
 end
 
 do -- knobs: every kind, good and bad

@@ -16,6 +16,7 @@ local ft = require "ft"
 local json = require "json"
 local knobs = require "knobs"
 local measure = require "measure"
+local provenance = require "provenance"
 local report = require "report"
 local runfiles = require "runfiles"
 local stats = require "stats"
@@ -83,11 +84,20 @@ function harness.start(opts, args)
       desc = ("1: %d MiB and %d reps, never published"):format(quick.MIB, quick.REPS) },
   }
   for _, k in ipairs(opts.knobs or {}) do spec[#spec + 1] = k end
+  if opts.shuffle then
+    spec[#spec + 1] = { name = "SEED", kind = "count", default = "the start time in ns",
+      desc = "seed of the order the cases run in, shuffled anew every repetition" }
+  end
   for _, k in ipairs(runfiles.spec()) do spec[#spec + 1] = k end
   local cfg = knobs.setup(script, opts.about, spec, quick, args or _G.arg or {})
 
   local h = setmetatable({ script = script, about = opts.about, cfg = cfg, spec = spec,
     warmup = opts.warmup or 0, cases = {}, cols = {}, values = {}, notes = {}, start_ns = ft.now_ns() }, H)
+  if opts.shuffle then
+    if not cfg.given.SEED then cfg.SEED = ft.now_ns() % (1 << 40) + 1 end
+    h.seed = cfg.SEED
+    math.randomseed(h.seed)
+  end
   h.page = ft.page_size()
   h.bytes = cfg.MIB << 20
   h.pages = h.bytes // h.page
@@ -97,9 +107,11 @@ function harness.start(opts, args)
   h.prefix = h.run_name == "main" and "" or h.run_name .. "-"
   h.plan = runfiles.plan(script, h.run_name, cfg) -- made and checked before anything is mapped
   h.clock = ft.clock()
+  h.provenance = provenance.collect()
   h.title = ("ftrun %s: %s; %s, %d MiB, %d reps%s"):format(script, opts.about, h.run_name, cfg.MIB, cfg.REPS,
     h.warmup > 0 and " after " .. h.warmup .. " warm-up" or "")
   h.header, h.machine = report.header(h.title, h.clock, h.ghz, h.ghz_source)
+  for _, k in ipairs(provenance.ORDER) do h.header = h.header .. k .. ": " .. tostring(h.provenance[k]) .. "\n" end
   io.stderr:write(h.title, "\n")
   measure.on_mismatch = function(msg)
     io.stderr:write("\n", script, ": ", msg, "; no summary written, README left alone\n")
@@ -143,10 +155,13 @@ local function run_case(self, case, rep, timed, first)
   io.stderr:write(first and " " or "; ", case.name)
   io.stderr:flush()
   local r = setmetatable({ _h = self }, Record)
+  local before = provenance.snapshot()
   collectgarbage("collect") -- no collector work is left for the case
   collectgarbage("stop")
   local ok, why = case.fn(r, rep)
   collectgarbage("restart")
+  r.noise = provenance.noise(before, provenance.snapshot())
+  if r.noise.flagged then io.stderr:write(" (noisy)") end
   r._h = nil
   if ok == false then
     case.unsupported = tostring(why)
@@ -154,6 +169,19 @@ local function run_case(self, case, rep, timed, first)
   elseif timed then
     case.records[#case.records + 1] = setmetatable(r, nil)
   end
+end
+
+-- The order of one repetition: as declared, or (shuffle) the cases that
+-- run once first and the rest shuffled with the run's seed.
+local function order(self)
+  if not self.seed then return self.cases end
+  local once, rest = {}, {}
+  for _, c in ipairs(self.cases) do table.insert(c.once and once or rest, c) end
+  for i = #rest, 2, -1 do -- Fisher-Yates
+    local j = math.random(i)
+    rest[i], rest[j] = rest[j], rest[i]
+  end
+  return table.move(rest, 1, #rest, #once + 1, once)
 end
 
 -- The warm-up, then REPS repetitions of every case.
@@ -165,7 +193,7 @@ function H:run()
     local t0 = ft.now_ns()
     io.stderr:write(("%s: %s:"):format(self.script,
       timed and ("rep %d/%d"):format(i - self.warmup, self.cfg.REPS) or "warm-up"))
-    for k, case in ipairs(self.cases) do run_case(self, case, timed and i - self.warmup or 0, timed, k == 1) end
+    for k, case in ipairs(order(self)) do run_case(self, case, timed and i - self.warmup or 0, timed, k == 1) end
     io.stderr:write((" (%.1f s)\n"):format((ft.now_ns() - t0) / 1e9))
   end
 end
@@ -233,12 +261,49 @@ function H:value(name, value, unit, fields)
   self.values[#self.values + 1] = line
 end
 
-local ROW_FIELDS = { "n", "min", "median", "max", "mean", "cv" }
+local ROW_FIELDS = { "n", "min", "median", "lo", "hi", "ci_ranks", "ci_coverage", "max", "mean", "cv" }
 
 local function row_line(row)
   local fields = { { "case", row.case }, { "column", row.column }, { "label", row.label }, { "unit", row.unit } }
   for _, k in ipairs(ROW_FIELDS) do fields[#fields + 1] = { k, row[k] } end
   return report.line(fields)
+end
+
+-- How many of a case's repetitions were disturbed (provenance.noise).
+local function noisy(case)
+  local k = 0
+  for _, r in ipairs(case.records) do
+    if r.noise.flagged then k = k + 1 end
+  end
+  return k
+end
+
+-- What a reader must know before trusting the table, in words, as
+-- hyperfine says it: rows that vary a lot, cases often disturbed.
+local CV_WARN, NOISY_WARN = 10, 0.2
+local VARYING = { ["ns/page"] = true, ns = true, us = true, ms = true, ["GB/s"] = true, ["faults/s"] = true }
+
+local function warnings(self)
+  local out, varying = {}, {}
+  for _, row in ipairs(self.rows) do
+    if VARYING[row.unit] and row.n > 1 and row.cv > CV_WARN then
+      varying[#varying + 1] = ("%s %s (%s %%)"):format(row.case, row.column, units.cell(row.cv, "%"))
+    end
+  end
+  if #varying > 0 then
+    out[#out + 1] = ("%d row(s) vary by more than %d %% (cv) over the repetitions: %s. Their minima and "
+      .. "medians may be far apart: look at the per-repetition values in the JSON, rerun on a quieter "
+      .. "machine, or with more REPS."):format(#varying, CV_WARN, table.concat(varying, ", "))
+  end
+  for _, case in ipairs(self.cases) do
+    local k, n = noisy(case), #case.records
+    if n > 0 and k / n > NOISY_WARN then
+      out[#out + 1] = ("%s: %d of %d repetitions ran while the host stole more than %d %% of the time or "
+        .. "other processes kept more than %d %% of a CPU busy; the figures may not be this machine's "
+        .. "alone."):format(case.name, k, n, provenance.STEAL_PCT, provenance.FOREIGN_PCT)
+    end
+  end
+  return out
 end
 
 -- The knobs as the run used them, in order; RESULTS and README only when given.
@@ -278,7 +343,16 @@ function H:finish(render)
     end
   end
   for _, row in ipairs(self.rows) do lines[#lines + 1] = row_line(row) end
+  for _, w in ipairs(warnings(self)) do
+    io.stderr:write(self.script, ": warning: ", w, "\n")
+    lines[#lines + 1] = report.line { { "meta", "warning" }, { "text", w } }
+  end
   self:value("clock_ghz", self.ghz, "GHz", { { "source", self.ghz_source } })
+  for _, case in ipairs(self.cases) do
+    if #case.records > 0 then
+      self:value("noisy", noisy(case), "count", { { "case", case.name }, { "of", #case.records } })
+    end
+  end
   local wall = ft.now_ns() - self.start_ns
   self:value("own_time", 100 * (wall - measure.work_ns) / wall, "%",
     { { "wall_ms", wall / 1e6 }, { "work_ms", measure.work_ns / 1e6 } })
@@ -307,7 +381,8 @@ function H:finish(render)
     script = self.script, run = self.run_name, title = self.title, about = self.about,
     date = os.date("!%Y-%m-%dT%H:%M:%SZ"), knobs = knob_map, warmup = self.warmup,
     machine = self.machine, clock = self.clock, clock_ghz = self.ghz, clock_ghz_source = self.ghz_source,
-    bytes = self.bytes, pages = self.pages, page_size = self.page,
+    bytes = self.bytes, pages = self.pages, page_size = self.page, provenance = self.provenance, seed = self.seed,
+    noise_thresholds = { steal_pct = provenance.STEAL_PCT, foreign_pct = provenance.FOREIGN_PCT },
     rows = self.rows, values = values, reps = reps, checks = measure.checks, verdict = verdict,
   } .. "\n"
 

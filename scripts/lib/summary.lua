@@ -10,9 +10,10 @@ local summary = {}
 
 -- Rows by case and column, values by name, cases in the order they came.
 function summary.index(raw)
-  local by, values, cases, seen, unsupported, meta = {}, {}, {}, {}, {}, { note = {}, column = {} }
+  local by, rows, values, cases, seen, unsupported = {}, {}, {}, {}, {}, {}
+  local meta = { note = {}, column = {}, warning = {} }
   for _, r in ipairs(report.parse_all(raw)) do
-    if r.meta == "note" or r.meta == "column" then
+    if meta[r.meta] and type(meta[r.meta]) == "table" then
       table.insert(meta[r.meta], r)
     elseif r.meta then
       meta[r.meta] = r.text
@@ -22,24 +23,40 @@ function summary.index(raw)
     elseif r.case then
       if not seen[r.case] then seen[r.case] = true; cases[#cases + 1] = r.case end
       if r.unsupported then unsupported[r.case] = r.unsupported end
-      if r.column then by[r.case .. "\0" .. r.column] = r end
+      if r.column then by[r.case .. "\0" .. r.column] = r; rows[#rows + 1] = r end
     end
   end
   return {
-    cases = cases, unsupported = unsupported, values = values, meta = meta,
+    cases = cases, unsupported = unsupported, values = values, meta = meta, rows = rows,
     verdict = raw:match("\n(CHECKSUMS [^\n]*)"),
     row = function(case, column) return by[case .. "\0" .. column] end,
     value = function(name) return values[name] and values[name][1] end,
   }
 end
 
--- The row's shown statistic, as its unit prints it.
+-- The row's median with its interval, "median [lo, hi]" (the median alone
+-- when the interval is a point), or another statistic when asked.
 local function shown(row, stat)
   if not row then return "–" end
   if row.n == 0 then return "no finite value" end
-  return units.cell(row[stat or units.shown(row.unit)], row.unit)
+  local u = row.unit
+  if stat and stat ~= "median" then return units.cell(row[stat], u) end
+  if row.lo == row.hi then return units.cell(row.median, u) end
+  return ("%s [%s, %s]"):format(units.cell(row.median, u), units.cell(row.lo, u), units.cell(row.hi, u))
 end
 summary.shown = shown
+
+-- What the intervals are, from the first row that has one.
+local function interval_note(rows)
+  for _, r in ipairs(rows) do
+    if r.ci_ranks then
+      local l, u = r.ci_ranks:match("(%d+),(%d+)")
+      return ("Intervals: [lo, hi] is a distribution-free confidence interval of the median: the values of "
+        .. "ranks %s and %s of the %d sorted repetitions, which cover the median with probability %s %% "
+        .. "(95 %% needs at least 6 repetitions)."):format(l, u, r.n, units.cell(100 * r.ci_coverage, "%"))
+    end
+  end
+end
 
 local function own_time(ix)
   local v = ix.value("own_time")
@@ -53,8 +70,19 @@ local function head(ix)
   return { ("**%s**, finished %s UTC  "):format(ix.meta.title, ix.meta.date), ix.meta.machine .. ".", "" }
 end
 
+-- "k of n" repetitions flagged as disturbed, for a case.
+local function noisy(ix, case)
+  for _, v in ipairs(ix.values.noisy or {}) do
+    if v.case == case then return ("%s of %s"):format(units.cell(v.x, "count"), units.cell(v.of, "count")) end
+  end
+  return "–"
+end
+
 local function tail(ix, out)
   for _, n in ipairs(ix.meta.note) do out[#out + 1] = n.text; out[#out + 1] = "" end
+  local note = interval_note(ix.rows)
+  if note then out[#out + 1] = note; out[#out + 1] = "" end
+  for _, w in ipairs(ix.meta.warning) do out[#out + 1] = "**Warning:** " .. w.text; out[#out + 1] = "" end
   out[#out + 1] = own_time(ix)
   out[#out + 1] = ""
   out[#out + 1] = ix.verdict .. "."
@@ -68,9 +96,10 @@ function summary.table(raw)
   local names, rule = { "case" }, { "---" }
   for _, c in ipairs(ix.meta.column) do
     local unit = (c.unit == "count" or c.label:find(c.unit, 1, true)) and "" or " " .. c.unit
-    names[#names + 1] = ("%s%s (%s)"):format(c.label, unit, c.shown)
+    names[#names + 1] = ("%s%s (%s)"):format(c.label, unit, c.shown == "median" and "median [lo, hi]" or c.shown)
     rule[#rule + 1] = "---"
   end
+  names[#names + 1], rule[#rule + 1] = "noisy reps", "---"
   out[#out + 1] = "| " .. table.concat(names, " | ") .. " |"
   out[#out + 1] = "|" .. table.concat(rule, "|") .. "|"
   for _, case in ipairs(ix.cases) do
@@ -79,6 +108,7 @@ function summary.table(raw)
       cells[i + 1] = ix.unsupported[case] and (i == 1 and "not supported: " .. ix.unsupported[case] or "")
         or shown(ix.row(case, c.name), c.shown)
     end
+    cells[#cells + 1] = noisy(ix, case)
     out[#out + 1] = "| " .. table.concat(cells, " | ") .. " |"
   end
   out[#out + 1] = ""
@@ -94,11 +124,11 @@ local CYCLE_ROWS = { -- cycle, column, and a label where the column's own would 
 }
 
 local RATIOS = {
-  { "first_touch", "pass 1 / pass 2 repeated, min ns per page" },
-  { "fill_bandwidth", "touched fill / fresh fill, median GB/s" },
-  { "fresh_fill_time", "fresh fill / (pass 1 + touched fill), median ms" },
-  { "malloc_first_touch", "first touch after malloc / first touch after mmap, min ns per page" },
-  { "munmap_share", "munmap / pass 1, min ns per page" },
+  { "first_touch", "pass 1 / pass 2 repeated, ns per page" },
+  { "fill_bandwidth", "touched fill / fresh fill, GB/s" },
+  { "fresh_fill_time", "fresh fill / (pass 1 + touched fill), time" },
+  { "malloc_first_touch", "first touch after malloc / first touch after mmap, ns per page" },
+  { "munmap_share", "munmap / pass 1, ns per page" },
 }
 
 local function faults(ix, case, column)
@@ -124,16 +154,16 @@ function summary.cycles(raw)
   local ghz = ix.value("clock_ghz")
   out[2] = ("%s; clock estimate %s GHz (%s); %s."):format(ix.meta.machine, units.cell(ghz.x, "GHz"), ghz.source,
     ix.meta.clock)
-  put("| cycle | pass | figure | cv % | median | faults (median / max) | cycles/page (min) "
-    .. "| reps above stall threshold (worst) |")
-  put("|---|---|---|---|---|---|---|---|")
+  put("| cycle | pass | unit | median [lo, hi] | min | cv % | faults (median / max) | cycles/page (of the min) "
+    .. "| reps above stall threshold (worst) | noisy reps |")
+  put("|---|---|---|---|---|---|---|---|---|---|")
   for _, cr in ipairs(CYCLE_ROWS) do
     local r = ix.row(cr[1], cr[2])
     if r then
-      local what = units.shown(r.unit)
-      put(("| %s | %s | %s %s (%s) | %s | %s | %s | %s | %s |"):format(cr[1], cr[3] or r.label, shown(r), r.unit,
-        what, units.cell(r.cv, "%"), units.cell(r.median, r.unit), faults(ix, cr[1], cr[2]),
-        r.unit == "ns/page" and units.cell(r.min * ghz.x, "cycles") or "–", stalls_of(ix, cr[1], cr[2])))
+      put(("| %s | %s | %s | %s | %s | %s | %s | %s | %s | %s |"):format(cr[1], cr[3] or r.label, r.unit, shown(r),
+        units.cell(r.min, r.unit), units.cell(r.cv, "%"), faults(ix, cr[1], cr[2]),
+        r.unit == "ns/page" and units.cell(r.min * ghz.x, "cycles") or "–", stalls_of(ix, cr[1], cr[2]),
+        noisy(ix, cr[1])))
     end
   end
   put("")
@@ -156,15 +186,16 @@ function summary.cycles(raw)
   if ix.row("C", "pass1") then
     put("Cycle C, one timestamp per page (each sample is the store plus one clock reading):")
     put("")
-    put(("| pass | whole pass ns/page (min) | faults (median / max) | median page ns (median) | pages above %s ns, "
-      .. "%% (min – max over reps) | their mean ns (median) | runs they form (median) | longest run, pages "
+    put(("| pass | whole pass ns/page | faults (median / max) | median page ns | p90 page ns | p99 page ns "
+      .. "| pages above %s ns, %% (min – max over reps) | their mean ns | runs they form | longest run, pages "
       .. "(median / worst) |"):format(units.cell(ix.value("slow_ns").x, "ns")))
-    put("|---|---|---|---|---|---|---|---|")
+    put("|---|---|---|---|---|---|---|---|---|---|")
     for _, p in ipairs { "pass1", "pass2" } do
       local function row(k) return ix.row("C", p .. "_" .. k) end
-      put(("| %s | %s | %s | %s | %s – %s | %s | %s | %s / %s |"):format(ix.row("C", p).label, shown(ix.row("C", p)),
-        faults(ix, "C", p), units.cell(row("median_page").median, "ns"), units.cell(row("slow_pct").min, "%"),
-        units.cell(row("slow_pct").max, "%"), units.cell(row("slow_mean").median, "ns"),
+      put(("| %s | %s | %s | %s | %s | %s | %s – %s | %s | %s | %s / %s |"):format(ix.row("C", p).label,
+        shown(ix.row("C", p)), faults(ix, "C", p), shown(row("median_page")), shown(row("p90")), shown(row("p99")),
+        units.cell(row("slow_pct").min, "%"),
+        units.cell(row("slow_pct").max, "%"), shown(row("slow_mean")),
         units.cell(row("runs").median, "count"), units.cell(row("longest").median, "pages"),
         units.cell(row("longest").max, "pages")))
     end
@@ -181,12 +212,13 @@ function summary.cycles(raw)
   for _, r in ipairs(RATIOS) do
     local v = ix.value(r[1])
     if v then
-      lines[#lines + 1] = ("- %s: **%s** (%s / %s)"):format(r[2], units.cell(v.x, "ratio"),
-        units.cell(v.a, v.of_unit), units.cell(v.b, v.of_unit))
+      lines[#lines + 1] = ("- %s: **%s [%s, %s]**%s"):format(r[2], units.cell(v.x, "ratio"),
+        units.cell(v.lo, "ratio"), units.cell(v.hi, "ratio"),
+        v.of_minima and (" (of the minima: %s)"):format(units.cell(v.of_minima, "ratio")) or "")
     end
   end
   if #lines > 0 then
-    put("Headline:")
+    put("Headline, each ratio taken within every repetition (median [lo, hi] over the repetitions):")
     put("")
     for _, l in ipairs(lines) do put(l) end
     put("")

@@ -5,14 +5,14 @@
 local units = {}
 
 -- Each unit: how a raw repetition value becomes it (ns and bytes are the
--- raw quantities), the statistic a table shows (SPEC: latency-like rows by
--- their minimum, throughput and counts by their median), and the decimals.
+-- raw quantities), the statistic a table shows (the median, with its
+-- interval; a column may ask for another), and the decimals.
 --   per_page: ns / pages    gbps: bytes / ns    scale: raw / scale
 local UNITS = {
-  ["ns/page"] = { convert = "per_page", shown = "min", decimals = 1 },
-  ["ns"] = { shown = "min", decimals = 0 },
-  ["us"] = { scale = 1e3, shown = "min", decimals = 1 },
-  ["ms"] = { scale = 1e6, shown = "min", decimals = 1 },
+  ["ns/page"] = { convert = "per_page", shown = "median", decimals = 1 },
+  ["ns"] = { shown = "median", decimals = 0 },
+  ["us"] = { scale = 1e3, shown = "median", decimals = 1 },
+  ["ms"] = { scale = 1e6, shown = "median", decimals = 1 },
   ["GB/s"] = { convert = "gbps", shown = "median", decimals = 2 },
   ["faults"] = { shown = "median", decimals = "count" },
   ["pages"] = { shown = "median", decimals = "count" },
@@ -22,7 +22,7 @@ local UNITS = {
   ["%"] = { shown = "median", decimals = 2 },
   ["ratio"] = { shown = "median", decimals = 2 },
   ["GHz"] = { shown = "median", decimals = 3 },
-  ["cycles"] = { shown = "min", decimals = 0 },
+  ["cycles"] = { shown = "median", decimals = 0 },
 }
 
 function units.known(unit) return UNITS[unit] ~= nil end
