@@ -7,7 +7,7 @@
 local ft = require "ft"
 local harness = require "harness"
 
-local h = harness.start({ script = "coldness", mib = 256, reps = 3,
+local h = harness.start({ script = "coldness", shuffle = true, mib = 256, reps = 3,
   about = "first touch after the memory was released and the run waited",
   knobs = { { name = "WAITS", kind = "seconds", default = "0,0.5,1,2,5,10",
     desc = "seconds to wait after releasing, comma-separated" } } }, { ... })

@@ -1,7 +1,7 @@
 -- The whole benchmark in a dozen lines: the first touch of fresh anonymous memory
 -- against a second pass. ./ftrun first_touch.lua [MIB=256] [REPS=5] [QUICK=1]
-local h = require("harness").start({ script = "first_touch", about = "first touch against a second pass",
-  mib = 256, reps = 5 }, { ... })
+local h = require("harness").start({ script = "first_touch", mib = 256, reps = 5,
+  about = "first touch against a second pass" }, { ... })
 h:case("fresh mmap", function(r)
   local b <close> = r:map()
   r:pass("first", b, "touch", 1)

@@ -4,7 +4,7 @@
 local ft = require "ft"
 local harness = require "harness"
 local stats = require "stats"
-local h = harness.start({ script = "placement", mib = 256, reps = 1,
+local h = harness.start({ script = "placement", shuffle = true, mib = 256, reps = 1,
   about = "who decides where pages live (move_pages, mbind)" }, { ... })
 local STEP = math.max(1, h.pages // 65536) -- move_pages asks at most 65536 pages
 local OTHER, CPUS = h.machine.numa_nodes > 1 and 1 or 0, h.machine.cpus

@@ -4,8 +4,9 @@
 local ft = require "ft"
 local harness = require "harness"
 
-local h = harness.start({ script = "populate", mib = 512, reps = 5, about = "where the faults go "
-  .. "(demand, MAP_POPULATE, MADV_POPULATE_WRITE, mlock, pre-touch)" }, { ... })
+local h = harness.start({ script = "populate", shuffle = true, mib = 512, reps = 5,
+  about = "where the faults go (demand, MAP_POPULATE, MADV_POPULATE_WRITE, mlock, pre-touch)",
+}, { ... })
 -- Only an advice this kernel does not know is "not supported": other refusals fail the run.
 local NOT_SUPPORTED = { [22] = "EINVAL", [38] = "ENOSYS", [95] = "EOPNOTSUPP" }
 local METHODS = { -- name, map options, the populate step (b -> ns or nil, message, errno)

@@ -3,7 +3,7 @@
 -- again: what the second first touch costs, and its faults.
 local harness = require "harness"
 
-local h = harness.start({ script = "recycle", mib = 512, reps = 5,
+local h = harness.start({ script = "recycle", shuffle = true, mib = 512, reps = 5,
   about = "the second first touch, after munmap, MADV_DONTNEED or MADV_FREE" }, { ... })
 
 -- Each release: the buffer the second touch goes to, and the ns the release took.

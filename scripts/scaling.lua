@@ -6,8 +6,8 @@ local ft = require "ft"
 local harness = require "harness"
 local stats = require "stats"
 
-local h = harness.start({ script = "scaling", about = "first-touch faults with 1..N threads",
-  mib = 512, reps = 3 }, { ... })
+local h = harness.start({ script = "scaling", shuffle = true, mib = 512, reps = 3,
+  about = "first-touch faults with 1..N threads" }, { ... })
 for threads = 1, h.machine.cpus do
   for _, shared in ipairs { true, false } do
     local shape = shared and "one shared mapping" or "a mapping per thread"

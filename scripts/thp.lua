@@ -3,7 +3,7 @@
 local ft = require "ft"
 local harness = require "harness"
 
-local h = harness.start({ script = "thp", mib = 1024, reps = 5,
+local h = harness.start({ script = "thp", shuffle = true, mib = 1024, reps = 5,
   about = "first touch by page size (THP never / default / always)" }, { ... })
 local K = 0x9E3779B97F4A7C15
 
