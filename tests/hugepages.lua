@@ -204,9 +204,18 @@ if root then -- hugetlb 2 MiB: reserve, map, touch, release
     t.is(b:sum_bytes(), 2 * b.pages, "every base page was stored to")
     t.is(ft.hugetlb_pages(2048).free, pool.free, "the 4 pages are in use")
     t.is(b:thp_bytes(), 8 * MiB, "thp_bytes counts hugetlb pages (PAGEMAP_SCAN's PAGE_IS_HUGE)")
+    local words = 8 * MiB // 8
+    b:fill(3)
+    t.is(b:sum_words(), 3 * (words * (words - 1) // 2), "fill covers every word")
+    t.is(ft.faults() - f2, 0, "fill after the touch takes no fault")
     local n = b:nodes(512)
     t.is(n.sampled, 4, "nodes: one sample per huge page at step 512")
     t.ok(b:unmap() >= 0, "unmap of a hugetlb buffer")
+    local p = assert(ft.mmap(4 * MiB, { hugetlb = "2M", populate = true }))
+    f0 = ft.faults()
+    p:touch(1)
+    t.is(ft.faults() - f0, 0, "populate: the faults happened inside mmap")
+    p:unmap()
   end
   t.ok(ft.sysfs_restore(), "restored")
   t.is(ft.hugetlb_pages(2048).nr, pool.nr, "nr_hugepages back")
