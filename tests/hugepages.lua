@@ -105,8 +105,8 @@ end
 -- the window adds to it, so there it must rise by at least as many; under
 -- "madvise" only MADV_HUGEPAGE mappings compete, and the equality gets
 -- three tries.
-local function one_size(f, bytes, setting)
-  for _, g in ipairs(sizes) do assert(ft.set_folio(g.kb, g.kb == f.kb and setting or "never")) end
+local function one_size(f, bytes, value)
+  for _, g in ipairs(sizes) do assert(ft.set_folio(g.kb, g.kb == f.kb and value or "never")) end
   local b <close> = assert(ft.mmap(bytes, { thp = "always" }))
   local a0 = ft.folio(f.kb).anon_fault_alloc
   local f0 = ft.faults()
