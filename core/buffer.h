@@ -15,7 +15,8 @@ struct ft_buffer {
 	unsigned char *addr;  /* NULL once released */
 	size_t bytes;
 	size_t pages;         /* ceil(bytes / page_size) */
-	size_t page_size;
+	size_t page_size;     /* the base page, for hugetlb buffers too */
+	size_t hugetlb_size;  /* the hugetlb page size, 0 for other buffers */
 	enum ft_kind kind;
 	int64_t map_ns;       /* the mmap or malloc call (with its madvise), timed alone */
 };
@@ -23,6 +24,9 @@ struct ft_buffer {
 size_t ft_page_size(void);
 
 int ft_buffer_map(struct ft_buffer *b, size_t bytes, enum ft_thp thp, bool populate);
+/* MAP_HUGETLB with MAP_HUGE_<size>: bytes must be a multiple of
+ * hugetlb_size (EINVAL otherwise); the pool must hold the pages (ENOMEM). */
+int ft_buffer_map_hugetlb(struct ft_buffer *b, size_t bytes, size_t hugetlb_size, bool populate);
 int ft_buffer_malloc(struct ft_buffer *b, size_t bytes);
 
 /* munmap or free, timed alone into *ns. */

@@ -67,6 +67,7 @@ int luaopen_ft(lua_State *L)
 	ft_open_samples(L);
 	ft_open_system(L);
 	ft_open_parallel(L);
+	ft_open_hugepages(L);
 	lua_pushliteral(L, FT_VERSION);
 	lua_setfield(L, -2, "version");
 	/* How this binary was built, for every run's provenance. */

@@ -14,6 +14,7 @@ void ft_open_buffer(lua_State *L);
 void ft_open_samples(lua_State *L);
 void ft_open_system(lua_State *L);
 void ft_open_parallel(lua_State *L);
+void ft_open_hugepages(lua_State *L);
 
 /* Shared argument checks, in the spirit of luaposix. */
 void ft_check_nargs(lua_State *L, int max);

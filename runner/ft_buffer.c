@@ -64,42 +64,80 @@ static int thp_option(lua_State *L, int idx)
 	                  luaL_tolstring(L, idx, NULL));
 }
 
-static void check_map_options(lua_State *L, int arg, enum ft_thp *thp, int *populate)
+static const char *const hugetlb_names[] = { "2M", "1G", NULL };
+static const size_t hugetlb_sizes[] = { (size_t)2 << 20, (size_t)1 << 30 };
+
+struct map_options {
+	enum ft_thp thp;
+	int populate;
+	int hugetlb; /* index into hugetlb_names, -1 for none */
+};
+
+static int hugetlb_option(lua_State *L, int idx)
 {
-	*thp = FT_THP_DEFAULT;
-	*populate = 0;
+	const char *name = lua_type(L, idx) == LUA_TSTRING ? lua_tostring(L, idx) : NULL;
+	if (name && strlen(name) != lua_rawlen(L, idx))
+		name = NULL;
+	for (int i = 0; name && hugetlb_names[i]; i++)
+		if (strcmp(name, hugetlb_names[i]) == 0)
+			return i;
+	return luaL_error(L, "mmap option hugetlb = %s (expected \"2M\" or \"1G\")",
+	                  luaL_tolstring(L, idx, NULL));
+}
+
+static void check_map_options(lua_State *L, int arg, struct map_options *o)
+{
+	o->thp = FT_THP_DEFAULT;
+	o->populate = 0;
+	o->hugetlb = -1;
 	if (lua_isnoneornil(L, arg))
 		return;
 	luaL_checktype(L, arg, LUA_TTABLE);
 	for (lua_pushnil(L); lua_next(L, arg); lua_pop(L, 1)) {
 		const char *key = lua_type(L, -2) == LUA_TSTRING ? lua_tostring(L, -2) : "?";
 		if (strcmp(key, "thp") == 0) {
-			*thp = (enum ft_thp)thp_option(L, -1);
+			o->thp = (enum ft_thp)thp_option(L, -1);
 		} else if (strcmp(key, "populate") == 0) {
 			if (!lua_isboolean(L, -1))
 				luaL_error(L, "mmap option populate must be a boolean, got %s",
 				           luaL_typename(L, -1));
-			*populate = lua_toboolean(L, -1);
+			o->populate = lua_toboolean(L, -1);
+		} else if (strcmp(key, "hugetlb") == 0) {
+			o->hugetlb = hugetlb_option(L, -1);
 		} else {
-			luaL_error(L, "unknown mmap option '%s' (expected thp or populate)", key);
+			luaL_error(L, "unknown mmap option '%s' (expected thp, populate or hugetlb)", key);
 		}
 	}
+	/* THP advice does not apply to hugetlb memory: asking both is a mistake */
+	if (o->hugetlb >= 0 && o->thp != FT_THP_DEFAULT)
+		luaL_error(L, "mmap options hugetlb and thp = \"%s\" exclude each other",
+		           thp_names[o->thp]);
 }
 
-/* ft.mmap(bytes [, {thp = "default"|"never"|"always", populate = bool}]) */
+/* ft.mmap(bytes [, {thp = "default"|"never"|"always", populate = bool,
+ * hugetlb = "2M"|"1G"}]) */
 static int l_mmap(lua_State *L)
 {
 	ft_check_nargs(L, 2);
 	size_t bytes = check_bytes(L, 1);
-	enum ft_thp thp;
-	int populate;
-	check_map_options(L, 2, &thp, &populate);
+	struct map_options o;
+	check_map_options(L, 2, &o);
+	size_t huge = o.hugetlb >= 0 ? hugetlb_sizes[o.hugetlb] : 0;
+	if (huge && bytes % huge)
+		return luaL_argerror(L, 1, lua_pushfstring(L,
+			"a hugetlb = \"%s\" mapping needs a multiple of %I bytes, got %I",
+			hugetlb_names[o.hugetlb], (lua_Integer)huge, (lua_Integer)bytes));
 	struct ft_buffer *b = new_buffer(L);
-	int err = ft_buffer_map(b, bytes, thp, populate);
+	int err = huge ? ft_buffer_map_hugetlb(b, bytes, huge, o.populate)
+	               : ft_buffer_map(b, bytes, o.thp, o.populate);
+	if (err && huge)
+		return ft_fail_errno(L, err, "mmap of %I bytes (hugetlb=%s%s) failed",
+		                      (lua_Integer)bytes, hugetlb_names[o.hugetlb],
+		                      o.populate ? ", populate" : "");
 	if (err)
 		return ft_fail_errno(L, err, "mmap of %I bytes (thp=%s%s) failed",
-		                      (lua_Integer)bytes, thp_names[thp],
-		                      populate ? ", populate" : "");
+		                      (lua_Integer)bytes, thp_names[o.thp],
+		                      o.populate ? ", populate" : "");
 	FT_SINK(b->addr);
 	return 1;
 }
@@ -426,7 +464,12 @@ static int l_gc(lua_State *L)
 static int l_tostring(lua_State *L)
 {
 	struct ft_buffer *b = luaL_checkudata(L, 1, BUFFER_META);
-	if (b->addr)
+	if (b->addr && b->hugetlb_size)
+		lua_pushfstring(L, "ft.buffer (mmap hugetlb, %I bytes, %I pages of %I in huge "
+		                "pages of %I, at %p)", (lua_Integer)b->bytes, (lua_Integer)b->pages,
+		                (lua_Integer)b->page_size, (lua_Integer)b->hugetlb_size,
+		                (void *)b->addr);
+	else if (b->addr)
 		lua_pushfstring(L, "ft.buffer (%s, %I bytes, %I pages of %I, at %p)",
 		                kind_name(b), (lua_Integer)b->bytes, (lua_Integer)b->pages,
 		                (lua_Integer)b->page_size, (void *)b->addr);
@@ -455,8 +498,8 @@ static const luaL_Reg methods[] = {
 	{ NULL, NULL }
 };
 
-/* Methods first, then the fields: addr, bytes, pages, page_size, kind,
- * map_ns, released. */
+/* Methods first, then the fields: addr, bytes, pages, page_size,
+ * hugetlb_size, kind, map_ns, released. */
 static int l_index(lua_State *L)
 {
 	struct ft_buffer *b = luaL_checkudata(L, 1, BUFFER_META);
@@ -472,6 +515,8 @@ static int l_index(lua_State *L)
 		lua_pushinteger(L, (lua_Integer)b->pages);
 	else if (strcmp(key, "page_size") == 0)
 		lua_pushinteger(L, (lua_Integer)b->page_size);
+	else if (strcmp(key, "hugetlb_size") == 0)
+		lua_pushinteger(L, (lua_Integer)b->hugetlb_size);
 	else if (strcmp(key, "kind") == 0)
 		lua_pushstring(L, kind_name(b));
 	else if (strcmp(key, "map_ns") == 0)

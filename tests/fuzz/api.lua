@@ -58,6 +58,7 @@ local function mmap_opts()
   local o = {}
   if chance(0.5) then o.thp = pick { "default", "always", "never", "never", true, 1, "madvise", "x\0" } end
   if chance(0.5) then o.populate = pick { true, false, 0, "yes" } end
+  if chance(0.2) then o.hugetlb = pick { "2M", "1G", "4M", "2m", true, 2, "2M\0" } end
   if chance(0.1) then o[pick { "bogus", 1, "thp\0" }] = anything() or 1 end
   return o
 end
@@ -143,6 +144,14 @@ local system_calls = {
   function() return ft.page_size, anything() end,
   function() return ft.sleep, pick { 0, 1e-4, 0.001, -1, 0 / 0, "x", math.huge, 1e300 } end,
   function() return ft.sink, anything(), anything() end,
+  function() return ft.folio_sizes, anything() end,
+  function() return ft.folio, pick { 16, 2048, 8, 4096, 12, 0, -16 }, anything() end,
+  function() return ft.hugetlb_sizes, anything() end,
+  function() return ft.hugetlb_pages, pick { 2048, 1 << 20, 4096, 3, 0 }, anything() end,
+  function() return ft.sysfs_changes, anything() end,
+  -- the setters only with arguments that are always wrong: the fuzz changes no setting
+  function() return ft.set_folio, anything(), pick { "always", "bogus", "never\0", 1 } end,
+  function() return ft.set_hugetlb_pages, anything(), pick { 1, -1, 1 << 62, "x" } end,
 }
 
 local function system_call()
@@ -204,6 +213,10 @@ local deadline = ft.now_ns() + math.floor(seconds * 1e9)
 repeat sequence() until ft.now_ns() >= deadline
 buffers, samples = {}, {}
 collectgarbage()
+if #ft.sysfs_changes() > 0 then
+  print("fuzz: a system setting was changed: " .. ft.sysfs_changes()[1].path)
+  os.exit(1)
+end
 print(("fuzz: seed %d, %d sequences, %d calls, %d errors raised, 0 crashes"):format(
   seed, stats.sequences, stats.calls, stats.errors))
 os.exit(0)
