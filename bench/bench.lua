@@ -43,7 +43,7 @@ run("mkdir -p " .. quote(tmp))
 local machine = ft.machine()
 say("ftrun make bench, %s UTC, on %s (%d CPUs), kernel %s, hypervisor %s",
   os.date("!%Y-%m-%d %H:%M"), machine.cpu, machine.cpus, machine.kernel, machine.hypervisor)
-say("every figure: min / median / max over rounds")
+say("every figure: min / median / max over rounds; block 1's ratios also as median [95 %% CI]")
 
 -- 1. Lua-driven against C-driven ----------------------------------------
 say("")
@@ -86,11 +86,16 @@ for pair = 1, PAIRS do
     units_of[r] = row.unit
   end
 end
-say("   %-8s %-30s %-30s %s", "row", "ftrun", "C", "ratio ftrun / C")
+say("   %-8s %-30s %-30s %-26s %s", "row", "ftrun", "C", "ratio ftrun / C", "median [95 % CI] of the ratio")
 for _, r in ipairs(rows) do
   local unit = " " .. units_of[r]
-  say("   %-8s %-30s %-30s %s", r, mmm(lua_fig[r], "%.2f") .. unit, mmm(c_fig[r], "%.2f") .. unit, mmm(ratios[r]))
+  local d = stats.describe(ratios[r])
+  say("   %-8s %-30s %-30s %-26s %.3f [%.3f, %.3f], %s", r, mmm(lua_fig[r], "%.2f") .. unit,
+    mmm(c_fig[r], "%.2f") .. unit, mmm(ratios[r]), d.median, d.lo, d.hi,
+    (d.lo <= 1 and d.hi >= 1) and "1.00 inside: no difference shown" or "1.00 outside: a difference")
 end
+local d = stats.describe(ratios.pass1)
+say("   the interval: ranks %s of the %d sorted pair ratios (coverage %.1f %%)", d.ci_ranks, d.n, 100 * d.ci_coverage)
 
 -- 2. The timed window's floor -------------------------------------------
 say("")

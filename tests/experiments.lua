@@ -149,6 +149,25 @@ do -- README's ten-line experiment is scripts/first_touch.lua, and it runs as sh
   t.is(row and row.max, (8 << 20) // PAGE, "its first touch faults once per page")
 end
 
+do -- a busy loop on the run's own CPU: every repetition is flagged as noisy, and counted
+  local busy = io.popen("taskset -c 0 sh -c 'while :; do :; done' & echo $!")
+  local pid = busy:read("l")
+  busy:close()
+  local out, code = t.run(("taskset -c 0 %s first_touch.lua MIB=128 REPS=3 RESULTS=%s 2>&1"):format(q(t.ftrun), q(dir)))
+  os.execute("kill " .. pid)
+  t.is(code, 0, "a run beside a busy loop completes")
+  t.like(out, "(noisy)", "its progress marks the disturbed repetitions")
+  local doc = json.decode(t.read(dir .. "/exp-first_touch-results.json") or "null") or { reps = { {} } }
+  local flagged, foreign = 0, {}
+  for _, r in ipairs(doc.reps[1].records or {}) do
+    if r.noise.flagged then flagged = flagged + 1 end
+    foreign[#foreign + 1] = units.cell(r.noise.foreign_pct, "%")
+  end
+  t.ok(flagged >= 2, "the JSON flags the repetitions (foreign CPU %: " .. table.concat(foreign, ", ") .. ")")
+  t.like(out, "of 3 repetitions ran while the host stole more than", "and the summary warns")
+  t.like(out, "| fresh mmap | ", "the table still comes")
+end
+
 do -- a new experiment needs no rebuild: a script written here runs as is
   local path = dir .. "/mine.lua"
   local f = assert(io.open(path, "w"))
