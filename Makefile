@@ -44,13 +44,15 @@ RUNNER  := main ft ft_buffer ft_samples ft_system ft_parallel ft_hugepages
 OBJS    := $(CORE:%=$(BUILD)/core/%.o) $(RUNNER:%=$(BUILD)/runner/%.o)
 DEPS    := $(BUILD)/.packages
 
-.PHONY: all run test bench publish fuzz lint clean packages
+.PHONY: all run test bench publish plots fuzz lint clean packages
 
 all: $(BIN) $(ASM)
 
 # Debian's packages, installed when missing and we are root with apt-get,
-# otherwise one line that names them: Lua 5.4 and pkg-config to build, and
-# lua-cjson, the JSON library the scripts write and read results with.
+# otherwise one line that names them: Lua 5.4 and pkg-config to build,
+# lua-cjson, the JSON library the scripts write and read results with, and
+# gnuplot, which draws every run's plots (a run without it says so and
+# skips them).
 # $(call need,TEST,PACKAGES,WHAT)
 need = if ! { $(1); }; then \
 	  if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null; then \
@@ -63,6 +65,7 @@ need = if ! { $(1); }; then \
 $(DEPS):
 	@$(call need,pkg-config --exists lua5.4 2>/dev/null,liblua5.4-dev pkg-config,Lua 5.4 headers)
 	@$(call need,ls /usr/lib/*/lua/5.4/cjson.so >/dev/null 2>&1,lua-cjson,the JSON library)
+	@$(call need,command -v gnuplot >/dev/null,gnuplot-nox,gnuplot for the plots)
 	@mkdir -p $(@D) && touch $@
 
 $(BIN): $(OBJS)
@@ -100,16 +103,22 @@ publish: all $(REF)
 	PUBLISH=1 ./$(BIN) cycles.lua THP=always
 	for e in $(EXPERIMENTS); do PUBLISH=1 ./$(BIN) $$e.lua || exit 1; done
 	PUBLISH=1 ./$(BIN) bench/bench.lua $(REF)
+	./$(BIN) plot.lua results
+
+# Every SVG of the published results, redrawn from their files alone.
+plots: all
+	./$(BIN) plot.lua results
 
 FUZZ_SECONDS ?= 60
 fuzz:
 	$(MAKE) SAN=1 ftrun-san
 	ASAN_OPTIONS=allocator_may_return_null=1 ./ftrun-san tests/fuzz/api.lua $${FUZZ_SEED:-$$(date +%s)} $(FUZZ_SECONDS)
 
-# prove, and tmux for the REPL's terminal tests (skipped without it).
+# prove, tmux for the REPL's terminal tests, and what the plot tests read
+# SVGs with: xmllint, rsvg-convert and pngtopnm.
 TEST_TOOLS := $(BUILD)/.test-tools
 $(TEST_TOOLS):
-	@for t in prove:perl tmux:tmux; do \
+	@for t in prove:perl tmux:tmux xmllint:libxml2-utils rsvg-convert:librsvg2-bin pngtopnm:netpbm; do \
 	  command -v $${t%%:*} >/dev/null && continue; \
 	  if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null; then \
 	    echo "ftrun: installing $${t#*:} (apt-get)"; \

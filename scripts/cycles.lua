@@ -11,6 +11,7 @@
 -- last touch of every buffer and after every fill.
 local ft = require "ft"
 local harness = require "harness"
+local plots = require "plots"
 local stats = require "stats"
 local summary = require "summary"
 
@@ -76,6 +77,7 @@ function CYCLE.C(r)
     r[pass .. "_slow_pct"] = 100 * s:count_above(cfg.SLOW_NS) / #s
     r[pass .. "_slow_mean"] = s:mean_above(cfg.SLOW_NS)
     r[pass .. "_runs"], r[pass .. "_longest"] = s:runs_above(cfg.SLOW_NS)
+    r[pass .. "_hist"] = plots.histogram(s) -- log-spaced, for the distribution's plot
   end
 end
 
@@ -122,6 +124,9 @@ for _, pass in ipairs { "pass1", "pass2" } do
 end
 h:columns(columns)
 h:run()
+if samples then -- the last repetition's per-page samples, for the page map
+  for pass, s in pairs(samples) do h:attach(("C-%s-samples.i32"):format(pass), plots.pack_samples(s)) end
+end
 
 -- Figures derived from the rows. ------------------------------------------
 

@@ -16,6 +16,7 @@ local ft = require "ft"
 local json = require "json"
 local knobs = require "knobs"
 local measure = require "measure"
+local plots = require "plots"
 local provenance = require "provenance"
 local report = require "report"
 local runfiles = require "runfiles"
@@ -141,6 +142,13 @@ function H:columns(list)
     self.cols[#self.cols + 1] = { name = c[1], label = c[2], unit = c[3], from = c[4] or c[1],
       shown = c.shown or units.shown(c[3]) }
   end
+end
+
+-- A file of the run's own beside its results (written with them, named
+-- with the run's prefix), e.g. raw samples a plot is drawn from.
+function H:attach(name, bytes)
+  self.attached = self.attached or {}
+  self.attached[#self.attached + 1] = { self.prefix .. name, bytes }
 end
 
 -- A sentence under the table.
@@ -387,8 +395,14 @@ function H:finish(render)
   } .. "\n"
 
   io.stdout:write(md)
-  runfiles.write(self.plan, { { self.prefix .. "raw.txt", raw }, { self.prefix .. "summary.md", md },
-    { self.prefix .. "results.json", doc } }, { [self.run_name] = md })
+  local files = { { self.prefix .. "raw.txt", raw }, { self.prefix .. "summary.md", md },
+    { self.prefix .. "results.json", doc } }
+  for _, f in ipairs(self.attached or {}) do files[#files + 1] = f end
+  runfiles.write(self.plan, files, { [self.run_name] = md })
+  local drawn = plots.draw(self.plan.dir, self.prefix)
+  if drawn and drawn > 0 then
+    io.stderr:write(("%s: drew %d plot(s) in %s\n"):format(self.script, drawn, self.plan.dir))
+  end
 end
 
 harness.VERDICT_OK = VERDICT_OK
