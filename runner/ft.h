@@ -15,6 +15,10 @@ void ft_open_samples(lua_State *L);
 void ft_open_system(lua_State *L);
 void ft_open_parallel(lua_State *L);
 
+/* The per-page timer of this state, calibrated on first use. */
+struct ft_timer;
+const struct ft_timer *ft_timer(lua_State *L);
+
 /* Shared argument checks, in the spirit of luaposix. */
 void ft_check_nargs(lua_State *L, int max);
 /* max counts self; the message does not. */
