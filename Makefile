@@ -36,8 +36,9 @@ endif
 LUA_CFLAGS = $(shell pkg-config --cflags lua5.4)
 LUA_LIBS   = $(shell pkg-config --libs lua5.4)
 
-CORE    := kernels clock buffer pass counters samples machine interrupt parallel files
-RUNNER  := main ft ft_buffer ft_samples ft_system ft_parallel
+CORE    := kernels clock buffer pass counters samples machine interrupt parallel files \
+           perf perfcount
+RUNNER  := main ft ft_buffer ft_samples ft_system ft_parallel ft_counters
 OBJS    := $(CORE:%=$(BUILD)/core/%.o) $(RUNNER:%=$(BUILD)/runner/%.o)
 DEPS    := $(BUILD)/.packages
 
