@@ -37,8 +37,8 @@ LUA_CFLAGS = $(shell pkg-config --cflags lua5.4)
 LUA_LIBS   = $(shell pkg-config --libs lua5.4)
 
 CORE    := kernels clock buffer pass counters samples machine interrupt parallel files \
-           perf perfcount
-RUNNER  := main ft ft_buffer ft_samples ft_system ft_parallel ft_counters
+           perf perfcount ksyms profile
+RUNNER  := main ft ft_buffer ft_samples ft_system ft_parallel ft_counters ft_profile
 OBJS    := $(CORE:%=$(BUILD)/core/%.o) $(RUNNER:%=$(BUILD)/runner/%.o)
 DEPS    := $(BUILD)/.packages
 
@@ -59,8 +59,9 @@ $(DEPS):
 	fi
 	@mkdir -p $(@D) && touch $@
 
+# -rdynamic: ft.profile names ftrun's own functions (ft_touch) through dladdr.
 $(BIN): $(OBJS)
-	$(CC) $(LDFLAGS) -o $@ $^ $(LUA_LIBS) -lreadline -lm -lpthread
+	$(CC) $(LDFLAGS) -rdynamic -o $@ $^ $(LUA_LIBS) -lreadline -lm -lpthread
 
 $(BUILD)/core/kernels.o: CFLAGS += $(KERNEL_CFLAGS)
 $(BUILD)/%.o: %.c | $(DEPS)

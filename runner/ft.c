@@ -71,6 +71,7 @@ int luaopen_ft(lua_State *L)
 	ft_open_system(L);
 	ft_open_parallel(L);
 	ft_open_counters(L);
+	ft_open_profile(L);
 	lua_pushliteral(L, FT_VERSION);
 	lua_setfield(L, -2, "version");
 	return 1;
