@@ -354,14 +354,23 @@ static int l_profile(lua_State *L)
 	if (err)
 		return refuse(L, err, why);
 	session->open = true;
-	lua_toclose(L, base + 1); /* an error in fn closes the event and the reader */
+	lua_toclose(L, base + 1); /* a memory error below still closes it */
 
 	lua_pushvalue(L, 1);
 	for (int i = 0; i < nargs; i++)
 		lua_pushvalue(L, 3 + i);
+	/* Protected, so that the sampling ends with ft.profile even when fn
+	 * fails in a coroutine (whose to-be-closed slots wait for
+	 * coroutine.close). The error goes on unchanged; its traceback starts
+	 * here, its message still says where it was raised. */
 	ft_profile_start(&session->p);
-	lua_call(L, nargs, LUA_MULTRET);
+	int status = lua_pcall(L, nargs, LUA_MULTRET, 0);
 	ft_profile_stop(&session->p);
+	if (status != LUA_OK) {
+		ft_profile_close(&session->p);
+		session->open = false;
+		return lua_error(L);
+	}
 	int nresults = lua_gettop(L) - (base + 1);
 	push_result(L, &session->p);
 	lua_insert(L, base + 2);

@@ -104,8 +104,8 @@ do -- options
 end
 
 do -- misuse is an error; the event is closed on every way out
-  local function fds() -- ftrun's open descriptors, counted by its child shell
-    return tonumber((t.run("ls /proc/$PPID/fd | wc -l"):match("%d+")))
+  local function fds() -- ftrun's perf and eventfd descriptors, listed by its child shell
+    return tonumber((t.run("ls -l /proc/$PPID/fd | grep -c -e perf_event -e eventfd"):match("%d+")))
   end
   t.errors(function() ft.profile() end, "function expected", "no function")
   t.errors(function() ft.profile(1) end, "function expected", "a number")
@@ -127,11 +127,14 @@ do -- misuse is an error; the event is closed on every way out
   t.is(a, 5, "arguments after the options reach fn")
   t.is(b, "two", "every result comes back")
   local before = fds()
+  t.is(before, 0, "no perf descriptor open outside ft.profile")
   t.errors(function() ft.profile(function() error("boom") end) end, "boom", "an error in fn propagates")
   t.errors(function() ft.profile(function() ft.profile(error, nil, "inner") end) end, "inner", "nested profiles")
-  local co = coroutine.wrap(function() ft.profile(coroutine.yield) end)
-  t.errors(co, "attempt to yield across a C-call boundary", "a yield inside fn is an error")
-  collectgarbage()
+  local co = coroutine.create(function() ft.profile(coroutine.yield) end)
+  local ok, msg = coroutine.resume(co)
+  t.like(not ok and msg, "attempt to yield across a C-call boundary", "a yield inside fn is an error")
+  t.is(fds(), before, "the profile ended with the call, although its coroutine is dead and not closed")
+  local inner = ft.profile(function() t.is(fds(), before + 3, "inside: the event and two eventfds") end)
   t.is(fds(), before, "no perf or eventfd descriptor left open")
   p = ft.profile(function() end)
   t.ok(p and p.lost == 0, "profiling still works afterwards")
