@@ -238,6 +238,8 @@ static void push_chains(lua_State *L, const struct ft_profile *p)
 		for (int f = c->depth - 1; f >= 0; f--) {
 			ft_profile_frame_name(p, c->frames[f], c->kernel_mask >> f & 1, name, sizeof name);
 			len += (size_t)snprintf(stack + len, cap - len, "%s%s", len ? ";" : "", name);
+			if (len >= cap)
+				len = cap - 1; /* cannot happen: cap holds depth + 1 names */
 			lua_pushlstring(L, stack, len);
 			add_count(L, prefixes, c->count);
 		}
