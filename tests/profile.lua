@@ -134,7 +134,7 @@ do -- misuse is an error; the event is closed on every way out
   local ok, msg = coroutine.resume(co)
   t.like(not ok and msg, "attempt to yield across a C-call boundary", "a yield inside fn is an error")
   t.is(fds(), before, "the profile ended with the call, although its coroutine is dead and not closed")
-  local inner = ft.profile(function() t.is(fds(), before + 3, "inside: the event and two eventfds") end)
+  ft.profile(function() t.is(fds(), before + 3, "inside: the event and two eventfds") end)
   t.is(fds(), before, "no perf or eventfd descriptor left open")
   p = ft.profile(function() end)
   t.ok(p and p.lost == 0, "profiling still works afterwards")
