@@ -39,8 +39,8 @@ LUA_CFLAGS = $(shell pkg-config --cflags lua5.4)
 LUA_LIBS   = $(shell pkg-config --libs lua5.4)
 
 CORE    := kernels clock buffer pass counters samples machine interrupt parallel files \
-           restore hugepages
-RUNNER  := main ft ft_buffer ft_samples ft_system ft_parallel ft_hugepages
+           restore hugepages perf perfcount ksyms profile
+RUNNER  := main ft ft_buffer ft_samples ft_system ft_parallel ft_hugepages ft_counters ft_profile
 OBJS    := $(CORE:%=$(BUILD)/core/%.o) $(RUNNER:%=$(BUILD)/runner/%.o)
 DEPS    := $(BUILD)/.packages
 
@@ -68,8 +68,9 @@ $(DEPS):
 	@$(call need,command -v gnuplot >/dev/null,gnuplot-nox,gnuplot for the plots)
 	@mkdir -p $(@D) && touch $@
 
+# -rdynamic: ft.profile names ftrun's own functions (ft_touch) through dladdr.
 $(BIN): $(OBJS)
-	$(CC) $(LDFLAGS) -o $@ $^ $(LUA_LIBS) -lreadline -lm -lpthread
+	$(CC) $(LDFLAGS) -rdynamic -o $@ $^ $(LUA_LIBS) -lreadline -lm -lpthread
 
 $(BUILD)/core/kernels.o: CFLAGS += $(KERNEL_CFLAGS)
 $(BUILD)/runner/ft.o: DEFS = -DFT_CFLAGS='"$(CFLAGS)"'

@@ -1,6 +1,7 @@
 #include "ft.h"
 
 #include <stdarg.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include <lauxlib.h>
@@ -60,6 +61,12 @@ int ft_error_errno(lua_State *L, int err, const char *fmt, ...)
 	return lua_error(L);
 }
 
+const char *ft_proc_sys(void)
+{
+	const char *dir = getenv("FTRUN_PROC_SYS");
+	return dir && *dir ? dir : NULL;
+}
+
 int luaopen_ft(lua_State *L)
 {
 	lua_newtable(L);
@@ -68,6 +75,8 @@ int luaopen_ft(lua_State *L)
 	ft_open_system(L);
 	ft_open_parallel(L);
 	ft_open_hugepages(L);
+	ft_open_counters(L);
+	ft_open_profile(L);
 	lua_pushliteral(L, FT_VERSION);
 	lua_setfield(L, -2, "version");
 	/* How this binary was built, for every run's provenance. */

@@ -188,7 +188,7 @@ static int l_fill(lua_State *L)
 }
 
 /* b:touch_timed(value, samples) -> ns: samples[i] is page i's store plus
- * one clock reading. */
+ * one reading of the per-page timer (ft_timer), in ns. */
 static int l_touch_timed(lua_State *L)
 {
 	ft_check_method_nargs(L, 3);
@@ -200,8 +200,9 @@ static int l_touch_timed(lua_State *L)
 		return luaL_argerror(L, 3, lua_pushfstring(L,
 			"samples hold %I entries, the pass needs %I (one per page)",
 			(lua_Integer)s->capacity, (lua_Integer)b->pages));
+	const struct ft_timer *timer = ft_timer(L);
 	int64_t ns;
-	int err = ft_pass_touch_timed(b, (unsigned char)v, s->v, &ns);
+	int err = ft_pass_touch_timed(b, timer, (unsigned char)v, s->v, &ns);
 	s->n = b->pages;
 	ft_samples_changed(s);
 	if (err)

@@ -136,6 +136,7 @@ end
 local system_calls = {
   function() return ft.now_ns, anything() end,
   function() return ft.clock end,
+  function() return ft.timed_ns, anything() end,
   function() return ft.faults, anything() end,
   function() return ft.rusage end,
   function() return ft.meminfo end,
@@ -160,12 +161,48 @@ local function system_call()
   call(fn, x, y)
 end
 
-local function random_call()
+-- ft.counters and ft.profile: valid and invalid options, fns that fail or
+-- yield, profiles inside profiles (two deep at most).
+local counters = {}
+local profile_depth = 0
+local random_call
+local function perf_call()
+  local r = math.random(10)
+  if r <= 2 or (r <= 5 and #counters == 0) then
+    local ok, c = pcall(ft.counters, chance(0.1) and anything() or nil)
+    stats.calls = stats.calls + 1
+    if ok and c then counters[#counters + 1] = c elseif not ok then stats.errors = stats.errors + 1 end
+  elseif r <= 5 then
+    local c = pick(counters)
+    local m = math.random(4)
+    if m == 1 then call(c.close, c)
+    elseif m == 2 then call(c.read, c, pick { nil, {}, { page_faults = "x" }, anything() })
+    elseif m == 3 then call(function() return c[pick { "events", "absent", "kernel_excluded", "closed", "nope" }] end)
+    else call(c.read, c, {}, anything()) end
+  elseif profile_depth < 2 then
+    local opts = { freq = pick { nil, 100, 1000, 5000, 0, -1, 1 << 40, 2.5, "x" },
+      callchain = pick { nil, true, false, 1, 64, 65, 0, "x" }, kernel = pick { nil, true, false, 1 },
+      ring_kib = pick { nil, nil, 64, 100, 4, -64 } }
+    if chance(0.1) then opts[pick { "bogus", 1, "freq\0" }] = 1 end
+    local fn = pick {
+      function() profile_depth = profile_depth + 1; random_call(); profile_depth = profile_depth - 1 end,
+      function() error("fn fails") end,
+      coroutine.yield,
+      function(...) return ... end,
+    }
+    if chance(0.1) then fn = anything() end
+    if fn == print then fn = nil end -- a profiled print would clutter the output
+    call(ft.profile, fn, chance(0.1) and anything() or opts, anything(), anything())
+  end
+end
+
+function random_call()
   local r = math.random(100)
   if r <= 20 then new_buffer()
   elseif r <= 65 then method_call()
   elseif r <= 75 then samples_call()
   elseif r <= 80 then parallel_call()
+  elseif r <= 85 then perf_call()
   else system_call() end
   if chance(0.05) then collectgarbage(pick { "collect", "step", "incremental", "generational" }) end
 end
@@ -199,7 +236,7 @@ end
 
 local function sequence()
   stats.sequences = stats.sequences + 1
-  buffers, samples = {}, {}
+  buffers, samples, counters, profile_depth = {}, {}, {}, 0
   for _ = 1, math.random(1, 30) do
     local r = math.random(20)
     if r == 1 then coroutine_calls()
@@ -211,7 +248,7 @@ end
 
 local deadline = ft.now_ns() + math.floor(seconds * 1e9)
 repeat sequence() until ft.now_ns() >= deadline
-buffers, samples = {}, {}
+buffers, samples, counters = {}, {}, {}
 collectgarbage()
 if #ft.sysfs_changes() > 0 then
   print("fuzz: a system setting was changed: " .. ft.sysfs_changes()[1].path)
