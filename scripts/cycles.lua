@@ -33,6 +33,13 @@ local h = harness.start({ script = "cycles", about = "the benchmark's cycles A-D
     return #parts > 0 and table.concat(parts, "-") or "main"
   end,
   memory = function(_, bytes, pages) return bytes + 2 * pages * 8 end, -- cycle C's samples too
+  check = function(cfg) -- a page above SLOW_NS must be more than the timer's own cost
+    local cost = ft.clock().timed.read_ns
+    if cfg.SLOW_NS < 2 * cost then
+      return ("SLOW_NS=%d: expected at least twice the per-page timer's cost (%.1f ns), or a plain store "
+        .. "could count as slow"):format(cfg.SLOW_NS, cost)
+    end
+  end,
 }, { ... })
 local cfg = h.cfg
 local map_options = { thp = cfg.THP }
@@ -162,7 +169,7 @@ if huge then
     { "thp_fault_alloc", h:row("A", "thp_fault_alloc").median } })
 end
 
-if h:row("C", "pass1") then h:value("slow_ns", cfg.SLOW_NS, "ns") end
+if h:row("C", "pass1") then h:value("slow_ns", cfg.SLOW_NS, "ns", { { "pages", h.pages } }) end
 local same = h:row("D", "same_block")
 if same then h:value("same_block", stats.sum(same.values), "count", { { "of", same.n } }) end
 

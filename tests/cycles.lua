@@ -49,6 +49,13 @@ do -- a small clean published run with 4 KiB pages
   end
   t.is(stalls, 1, "a fault-free pass carries a stall count over the reps")
   t.like(raw, "CHECKSUMS OK:", "raw ends with the checksum verdict")
+  if value("counter_mismatches").x then
+    t.is(value("counter_mismatches").x, 0, "perf's page-fault count equals getrusage's around every pass")
+    t.ok(row("A", "pass1").perf_page_faults == pages, "and is written beside the row: a fault per page in pass 1")
+    t.ok(row("A", "pass2").perf_page_faults == 0, "none in pass 2")
+  else
+    print("ok - perf counters # SKIP perf refused the counters here")
+  end
   t.like(raw, "meminfo (kB) before the run: MemTotal=", "raw records the memory state")
   t.like(raw, "clock estimate:", "raw records the clock estimate")
   t.like(read(dir .. "/thp-never-summary.md") or "", "| A | pass 1: first touch |", "summary table written")
@@ -93,6 +100,7 @@ do -- bad knobs stop the run before anything is mapped or written
     { "STALL_NS=soon", "STALL_NS=soon: expected a positive integer up to 1099511627776, or auto" },
     { "PUBLISH=1 QUICK=1", "a QUICK run is never published" },
     { "CLOCK_GHZ=fast", "CLOCK_GHZ=fast: expected a clock rate in GHz" },
+    { "SLOW_NS=10", "SLOW_NS=10: expected at least twice the per-page timer's cost" },
   }
   for _, c in ipairs(cases) do
     local out, code = t.ftrun_run("cycles.lua", c[1] .. " RESULTS=" .. q(dir))

@@ -36,8 +36,15 @@ local VERDICT_OK = "CHECKSUMS OK: %d read-backs matched the values written"
 local Record = {}
 Record.__index = Record
 
-local function keep(r, key, ns, faults)
-  if key then r[key], r[key .. "_faults"] = ns, faults end
+local function keep(r, key, ns, faults, counted)
+  if key then
+    r[key], r[key .. "_faults"] = ns, faults
+    if counted then
+      r[key .. "_counters"] = counted
+      -- perf's count and getrusage's must agree, or one of them is wrong
+      if counted.page_faults ~= faults then r._h.counter_mismatches = (r._h.counter_mismatches or 0) + 1 end
+    end
+  end
   return ns, faults
 end
 
@@ -71,7 +78,8 @@ Record.check_words = function(_, ...) return measure.check_words(...) end
 -- defaults), quick ({MIB =, REPS =}, default 16 MiB and 2 reps), knobs
 -- (more knob specs), warmup (repetitions run first and discarded, default
 -- 0), run (cfg -> the run's name; default "exp-<script>", QUICK=1
--- "quick-<script>"), memory (cfg,
+-- "quick-<script>"), check (cfg -> nil, or why the knobs cannot be run:
+-- exit 2 before anything is made), memory (cfg,
 -- bytes, pages -> bytes mapped at once; default one buffer). args: the
 -- script's arguments (default the chunk's `arg`).
 function harness.start(opts, args)
@@ -91,6 +99,8 @@ function harness.start(opts, args)
   end
   for _, k in ipairs(runfiles.spec()) do spec[#spec + 1] = k end
   local cfg = knobs.setup(script, opts.about, spec, quick, args or _G.arg or {})
+  local refused = opts.check and opts.check(cfg)
+  if refused then knobs.fail(script, refused) end
 
   local h = setmetatable({ script = script, about = opts.about, cfg = cfg, spec = spec,
     warmup = opts.warmup or 0, cases = {}, cols = {}, values = {}, notes = {}, start_ns = ft.now_ns() }, H)
@@ -109,6 +119,7 @@ function harness.start(opts, args)
   h.plan = runfiles.plan(script, h.run_name, cfg) -- made and checked before anything is mapped
   h.clock = ft.clock()
   h.provenance = provenance.collect()
+  h.counters, h.counters_refused = measure.use_counters()
   h.title = ("ftrun %s: %s; %s, %d MiB, %d reps%s"):format(script, opts.about, h.run_name, cfg.MIB, cfg.REPS,
     h.warmup > 0 and " after " .. h.warmup .. " warm-up" or "")
   h.header, h.machine = report.header(h.title, h.clock, h.ghz, h.ghz_source)
@@ -225,6 +236,18 @@ local function column_values(self, col, records)
   return any and values or nil
 end
 
+-- The medians over the repetitions of what perf counted around a timed step.
+local COUNTERS = { "page_faults", "context_switches", "cpu_migrations", "task_clock_ns" }
+
+local function counter_medians(records, key)
+  if type(key) ~= "string" or not (records[1] and records[1][key .. "_counters"]) then return nil end
+  local out = {}
+  for _, name in ipairs(COUNTERS) do
+    out[name] = stats.median(stats.map(records, function(r) return r[key .. "_counters"][name] end))
+  end
+  return out
+end
+
 -- The rows: a case's column over the repetitions, with its statistics.
 -- Values that are not finite stay in .values (JSON: null with the reason)
 -- and out of the statistics.
@@ -245,6 +268,7 @@ local function compute_rows(self)
         row.case, row.column, row.label, row.unit = case.name, col.name, col.label, col.unit
         row.shown = col.shown
         row.values = values
+        row.counters = counter_medians(case.records, col.from)
         rows[#rows + 1] = row
       end
     end
@@ -274,6 +298,7 @@ local ROW_FIELDS = { "n", "min", "median", "lo", "hi", "ci_ranks", "ci_coverage"
 local function row_line(row)
   local fields = { { "case", row.case }, { "column", row.column }, { "label", row.label }, { "unit", row.unit } }
   for _, k in ipairs(ROW_FIELDS) do fields[#fields + 1] = { k, row[k] } end
+  for _, k in ipairs(COUNTERS) do fields[#fields + 1] = { "perf_" .. k, row.counters and row.counters[k] } end
   return report.line(fields)
 end
 
@@ -360,6 +385,13 @@ function H:finish(render)
     if #case.records > 0 then
       self:value("noisy", noisy(case), "count", { { "case", case.name }, { "of", #case.records } })
     end
+  end
+  if self.counters then
+    self:value("counter_mismatches", self.counter_mismatches or 0, "count",
+      { { "what", "passes whose perf page-fault count differs from getrusage's" } })
+  else
+    lines[#lines + 1] = report.line { { "meta", "note" }, { "text", "No perf counters around the passes: "
+      .. tostring(self.counters_refused) } }
   end
   local wall = ft.now_ns() - self.start_ns
   self:value("own_time", 100 * (wall - measure.work_ns) / wall, "%",
