@@ -236,6 +236,8 @@ do -- JSON: every shape a script writes comes back
   t.errors(function() json.encode { f = print } end, "a function cannot be written", "a function is an error")
   local none, err = json.decode("{oops")
   t.ok(none == nil and err ~= nil, "text that is not JSON: nil and a message")
+  none, err = json.decode("null")
+  t.ok(none == nil and err ~= nil, "JSON's null at the top: nil and a message, never a userdata")
 end
 
 t.done()

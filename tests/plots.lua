@@ -14,6 +14,8 @@ local function ok_run(script, knobs)
 end
 ok_run("cycles.lua", "QUICK=1 MIB=8 REPS=6")
 ok_run("cycles.lua", "MIB=8 REPS=2 THP=always")
+ok_run("cycles.lua", "MIB=8 REPS=2 CYCLES=C") -- named cycles-C
+ok_run("cycles.lua", "MIB=8 REPS=2") -- the default run: no prefix, and THP=always beside it
 for _, e in ipairs { "thp", "populate", "zeropage", "recycle", "scaling", "placement" } do ok_run(e .. ".lua", "QUICK=1") end
 ok_run("coldness.lua", "QUICK=1 WAITS=0,0.1")
 
@@ -40,7 +42,7 @@ end
 
 local svgs = {}
 for name in t.run("ls " .. q(dir)):gmatch("([^\n]+)%.svg") do svgs[#svgs + 1] = name end
-t.is(#svgs, 4 + 4 + 7, "every plot was drawn: 4 for each cycles run, 1 per experiment")
+t.is(#svgs, 4 * 4 + 7, "every plot was drawn: 4 for each cycles run, 1 per experiment")
 for _, name in ipairs(svgs) do
   local svg = dir .. "/" .. name .. ".svg"
   local _, code = t.run("xmllint --noout " .. q(svg) .. " 2>&1")
@@ -64,6 +66,8 @@ local cdf = t.read(dir .. "/quick-C-cdf.dat") or ""
 t.like(cdf, "pass1  pass2", "the page-time distribution has pass 1 and pass 2")
 local with_thp = t.read(dir .. "/thp-always-C-cdf.dat") or ""
 t.ok(with_thp ~= "", "the THP=always run draws its own")
+t.like(t.read(dir .. "/C-cdf.dat") or "", "pass1  pass2  THP=always pass1  THP=always pass2",
+  "the default run's distribution has THP=always's beside it")
 local scaling = json.decode(t.read(dir .. "/quick-scaling-results.json") or "null") or { reps = {} }
 t.is(data_lines(dir .. "/quick-scaling-plot.dat"), #scaling.reps // 2, "scaling: a line per thread count")
 local populate = json.decode(t.read(dir .. "/quick-populate-results.json") or "null") or { reps = {} }

@@ -68,10 +68,11 @@ local function integers(v)
   return v
 end
 
--- The inverse: nil, message for text that is not JSON.
+-- The inverse: nil, message for text that is not JSON (or is JSON's null).
 function json.decode(text)
   local ok, v = pcall(cjson.decode, text)
   if not ok then return nil, v end
+  if v == cjson.null then return nil, "the text is null" end
   return integers(v)
 end
 
