@@ -16,16 +16,7 @@ plots.HIST_PER_OCTAVE, plots.HIST_FROM, plots.HIST_BINS = 4, 3, 4 * 18 + 2
 
 -- The histogram of a samples object: a list of HIST_BINS counts.
 function plots.histogram(s)
-  local counts, log, floor = {}, math.log, math.floor
-  local per, from, bins = plots.HIST_PER_OCTAVE, plots.HIST_FROM, plots.HIST_BINS
-  for k = 1, bins do counts[k] = 0 end
-  for i = 1, #s do
-    local x = s[i]
-    local k = x < 2 ^ from and 1 or floor(per * (log(x, 2) - from)) + 2
-    if k > bins then k = bins end
-    counts[k] = counts[k] + 1
-  end
-  return counts
+  return s:histogram(plots.HIST_PER_OCTAVE, plots.HIST_FROM, plots.HIST_BINS)
 end
 
 -- The upper edge of histogram bin k in ns.
