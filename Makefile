@@ -98,10 +98,11 @@ run: all
 
 # The committed set: every run with PUBLISH=1, each replacing its files in
 # results/ and its block in README.md only when it ran clean.
-EXPERIMENTS := thp populate zeropage placement scaling recycle coldness
+EXPERIMENTS := thp populate zeropage placement scaling recycle coldness pagesize
 publish: all $(REF)
 	PUBLISH=1 ./$(BIN) cycles.lua
 	PUBLISH=1 ./$(BIN) cycles.lua THP=always
+	PUBLISH=1 ./$(BIN) cycles.lua THP=16K
 	for e in $(EXPERIMENTS); do PUBLISH=1 ./$(BIN) $$e.lua || exit 1; done
 	PUBLISH=1 ./$(BIN) bench/bench.lua $(REF)
 	./$(BIN) plot.lua results

@@ -11,15 +11,26 @@
 -- last touch of every buffer and after every fill.
 local ft = require "ft"
 local harness = require "harness"
+local knobs = require "knobs"
 local plots = require "plots"
 local stats = require "stats"
 local summary = require "summary"
 
+-- THP=16K (any multi-size THP size offered below the PMD size): that folio size alone.
+local THP_CHOICES, FOLIO = { "default", "never", "always" }, {}
+for _, f in ipairs(ft.folio_sizes() or {}) do
+  if not f.pmd then
+    local name = f.kb % 1024 == 0 and (f.kb // 1024) .. "M" or f.kb .. "K"
+    THP_CHOICES[#THP_CHOICES + 1], FOLIO[name] = name, f
+  end
+end
+
 local h = harness.start({ script = "cycles", about = "the benchmark's cycles A-D on fresh buffers",
   mib = 1024, reps = 15, warmup = 1, quick = { MIB = 64, REPS = 5 },
   knobs = {
-    { name = "THP", kind = "choice", choices = { "default", "never", "always" }, default = "default",
-      desc = "default: no advice; never/always: MADV_NOHUGEPAGE/MADV_HUGEPAGE on every mapping" },
+    { name = "THP", kind = "choice", choices = THP_CHOICES, default = "default",
+      desc = "default: no advice; never/always: MADV_NOHUGEPAGE/MADV_HUGEPAGE on every mapping; "
+        .. "a size (16K): MADV_HUGEPAGE with only that folio size enabled (madvise, every other never)" },
     { name = "CYCLES", kind = "letters", letters = "ABCD", default = "ABCD", desc = "the cycles to run" },
     { name = "SLOW_NS", kind = "count", default = 200, desc = "cycle C: a page slower than this is counted" },
     { name = "STALL_NS", kind = "count_or_auto", default = "auto",
@@ -42,7 +53,15 @@ local h = harness.start({ script = "cycles", about = "the benchmark's cycles A-D
   end,
 }, { ... })
 local cfg = h.cfg
-local map_options = { thp = cfg.THP }
+local folio = FOLIO[cfg.THP]
+if folio then -- for the whole run, restored at its end; a refusal stops it before anything is mapped
+  local ok, err = ft.set_folio(folio.kb, "madvise")
+  for _, f in ipairs(ft.folio_sizes()) do
+    if ok and f.kb ~= folio.kb then ok, err = ft.set_folio(f.kb, "never") end
+  end
+  if not ok then knobs.fail("cycles.lua", ("THP=%s: %s"):format(cfg.THP, err)) end
+end
+local map_options = { thp = folio and "always" or cfg.THP }
 
 -- Distinct values: a pass that did not run cannot leave the expected sum.
 local V = { pass1 = 0x11, pass2 = 0x22, pass2r = 0x33, d1 = 0x44, d2 = 0x55, c1 = 0x66, c2 = 0x77 }
@@ -52,10 +71,12 @@ local CYCLE = {}
 
 function CYCLE.A(r)
   local thp0 = ft.vmstat().thp_fault_alloc or 0
+  local folio0 = folio and ft.folio(folio.kb).anon_fault_alloc
   local b <close> = r:map("mmap", map_options)
   r:pass("pass1", b, "touch", V.pass1)
   r.thp_bytes = assert(b:thp_bytes())
   r.thp_fault_alloc = (ft.vmstat().thp_fault_alloc or 0) - thp0
+  r.folio_alloc = folio and ft.folio(folio.kb).anon_fault_alloc - folio0 -- its own size's counter
   r:pass("pass2", b, "touch", V.pass2)
   r:pass("pass2r", b, "touch", V.pass2r)
   r:check_bytes(b, V.pass2r, "A, pass 2 repeated")
@@ -120,6 +141,7 @@ local PAGES = {
 }
 local columns = {
   { "thp_bytes", "bytes in huge pages", "bytes" }, { "thp_fault_alloc", "thp_fault_alloc", "count" },
+  { "folio_alloc", "the folio size's anon_fault_alloc", "count" },
   { "same_block", "malloc gave the address just freed", "count" },
 }
 for _, c in ipairs(TIMED) do
@@ -159,7 +181,14 @@ if threshold then
 end
 
 local huge = h:row("A", "thp_bytes")
-if huge then
+if huge and folio then -- PTE-mapped folios (thp_bytes 0): the faults and the size's own counter tell
+  local want = h.bytes // folio.bytes
+  local faults, alloc = h:row("A", "pass1_faults").median, h:row("A", "folio_alloc").median
+  local page = faults == want and alloc >= want and folio.bytes or faults == h.pages and h.page or nil
+  h:value("thp_page", page or 0, "bytes", { { "asked", cfg.THP }, { "mixed", page == nil or nil },
+    { "bytes", h.bytes }, { "thp_bytes", huge.median }, { "faults_expected", want }, { "pass1_faults", faults },
+    { "folio_kb", folio.kb }, { "folio_alloc", alloc } })
+elseif huge then
   local pmd = h.machine.thp_pmd_size -- 0 on a kernel without THP
   local small_faults = (h.bytes - huge.median) // h.page
   local page = huge.median == 0 and h.page or (huge.median == h.bytes and pmd or nil)

@@ -175,7 +175,14 @@ function summary.cycles(raw)
     put("")
   end
   local thp = ix.value("thp_page")
-  if thp then
+  if thp and thp.folio_kb then -- multi-size THP: PTE-mapped folios, told by the faults and the size's counter
+    put(("Pages obtained (cycle A, THP=%s): pass 1 took %s faults and the %s kB size's anon_fault_alloc rose "
+      .. "by %s per rep (medians), so the page is %s; the faults %s kB folios predict for pass 1: %s."):format(
+      thp.asked, units.cell(thp.pass1_faults, "faults"), units.cell(thp.folio_kb, "count"),
+      units.cell(thp.folio_alloc, "count"), thp.mixed and "mixed" or units.cell(thp.x, "bytes") .. " bytes",
+      units.cell(thp.folio_kb, "count"), units.cell(thp.faults_expected, "faults")))
+    put("")
+  elseif thp then
     put(("Pages obtained (cycle A, THP=%s): %s of %s bytes in huge pages at the median, so the page is %s; "
       .. "the faults this predicts for pass 1: %s; thp_fault_alloc per rep (median): %s."):format(thp.asked,
       units.cell(thp.thp_bytes, "bytes"), units.cell(thp.bytes, "bytes"),
