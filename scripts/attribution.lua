@@ -282,7 +282,8 @@ h:note("No PMU in this guest: the cpu-clock timer cannot interrupt code that run
   .. "its samples count toward its caller's stage (the LRU batch, the free lists), the locking stage only "
   .. "where its caller matches no rule.")
 h:note("The sampled share is the samples' periods over the step's wall time: below 100 % the profile saw "
-  .. "less time than passed (samples delayed with interrupts off, the sample's own cost, time in the host). "
+  .. "less time than passed (samples delayed with interrupts off, the sample's own cost, time in the host, "
+  .. "the thread waiting for a CPU). "
   .. "The ns/page are with sampling on, which slows a first touch by a fifth to a half at 10 kHz.")
 h:note("Ungrouped, all cases, samples: " .. (#left > 0 and table.concat(left, ", ", 1, math.min(12, #left))
   .. (#left > 12 and (", and %d more"):format(#left - 12) or "") or "none") .. ".")
