@@ -44,7 +44,7 @@ RUNNER  := main ft ft_buffer ft_samples ft_system ft_parallel ft_hugepages ft_co
 OBJS    := $(CORE:%=$(BUILD)/core/%.o) $(RUNNER:%=$(BUILD)/runner/%.o)
 DEPS    := $(BUILD)/.packages
 
-.PHONY: all run test bench publish repeats plots fuzz lint clean packages
+.PHONY: all run test bench bench-tools publish repeats plots fuzz lint clean packages
 
 all: $(BIN) $(ASM)
 
@@ -90,7 +90,13 @@ REF_CORE := kernels clock buffer pass counters interrupt
 $(REF): $(BUILD)/bench/ref.o $(REF_CORE:%=$(BUILD)/core/%.o)
 	$(CC) $(LDFLAGS) -o $@ $^
 
-bench: $(BIN) $(REF)
+# perf (Debian's linux-perf) for the bench's cross-check of ft.profile
+# against perf record: installed like the packages above, but a bench
+# without it still runs, and its block 7 says perf is unavailable.
+bench-tools:
+	-@$(call need,command -v perf >/dev/null && perf version >/dev/null 2>&1,linux-perf,perf for make bench's block 7)
+
+bench: $(BIN) $(REF) bench-tools
 	./$(BIN) bench/bench.lua $(REF)
 
 run: all
@@ -98,8 +104,8 @@ run: all
 
 # The committed set: every run with PUBLISH=1, each replacing its files in
 # results/ and its block in README.md only when it ran clean.
-EXPERIMENTS := thp populate zeropage placement scaling recycle coldness pagesize
-publish: all $(REF)
+EXPERIMENTS := thp populate zeropage placement scaling recycle coldness pagesize attribution
+publish: all $(REF) bench-tools
 	PUBLISH=1 ./$(BIN) cycles.lua
 	PUBLISH=1 ./$(BIN) cycles.lua THP=always
 	PUBLISH=1 ./$(BIN) cycles.lua THP=16K

@@ -1,6 +1,6 @@
 -- make bench: does the scripting layer disturb what it measures? Six blocks,
 -- each figure as min / median / max over rounds, measured side by side in
--- one run. Usage: ./ftrun bench/bench.lua PATH_TO_REF
+-- one run; a seventh checks ft.profile against Debian's perf record. Usage: ./ftrun bench/bench.lua PATH_TO_REF
 local ft = require "ft"
 local knobs = require "knobs"
 local runfiles = require "runfiles"
@@ -192,6 +192,120 @@ say("6. clock estimate over 10 tries: %s GHz, cv %.2f %% (%s)", mmm(ghz), stats.
 say("   /proc/cpuinfo cpu MHz (the TSC rate the kernel knows): %.0f; estimate / that: %.3f",
   machine.cpu_mhz, stats.median(ghz) * 1000 / machine.cpu_mhz)
 say("   cycles per page in cycles.lua use the estimate (CLOCK_GHZ overrides it)")
+
+-- 7. ft.profile against perf record --------------------------------------
+-- The same pass, a first touch, sampled by Debian's perf in a child ftrun
+-- and by ft.profile here: the top five symbols and their shares of the
+-- pass's samples. perf's samples of the pass are those whose chain holds
+-- ft_touch, the user-space store every fault of the pass comes from. The
+-- two sides alternate (perf first in odd rounds), and each pass follows a
+-- MAP_POPULATE mapping of the same size, unmapped at once, so both touch
+-- memory the guest has just freed rather than memory the host may have to
+-- back again (coldness.lua), whose clear_page would weigh more.
+say("")
+local FREQ, PROFILED = 10000, 5
+say("7. ft.profile against perf record, the same pass: the first touch of %d MiB (THP never), %d rounds pooled,", MIB,
+  PROFILED)
+say("   alternately; cpu-clock at %d Hz with call chains; each symbol's share of the pass's samples", FREQ)
+say("   (perf's pass: its samples under ft_touch)")
+local function try(cmd) -- the output and whether the command succeeded
+  local p = assert(io.popen("{ " .. cmd .. "\n} 2>&1"))
+  local text = p:read("a")
+  return text, p:close() == true
+end
+local function top5(counts)
+  local list, total = {}, 0
+  for name, n in pairs(counts) do list[#list + 1] = { name, n }; total = total + n end
+  table.sort(list, function(a, b) return a[2] > b[2] or (a[2] == b[2] and a[1] < b[1]) end)
+  local shares = {}
+  for name, n in pairs(counts) do shares[name] = 100 * n / total end
+  return { table.unpack(list, 1, math.min(5, #list)) }, shares, total
+end
+local version, have_perf = try("perf version")
+version = version:match("[^\n]*")
+if not have_perf then
+  say("   perf is unavailable (%s): Debian's linux-perf provides it (make bench installs it as root); block skipped",
+    version)
+else
+  local data = tmp .. "/perf.data"
+  local WARM = "assert(ft.mmap(%d << 20, {thp = 'never', populate = true})):unmap()"
+  local chunk = (WARM .. "; local b <close> = assert(ft.mmap(%d << 20, {thp = 'never'})); b:touch(1)"):format(MIB, MIB)
+  local perf_counts, ft_counts, failed = {}, {}, nil
+  local function perf_side()
+    local why, ok = try(("perf record -e cpu-clock -F %d -g -N -q -o %s -- %s -e %s"):format(FREQ, quote(data),
+      quote(FTRUN), quote(chunk)))
+    local script = ""
+    if ok then script, ok = try(("perf script -i %s -F event,ip,sym"):format(quote(data))) end
+    if not ok then failed = "perf record or perf script failed: " .. why:match("[^\n]*"); return end
+    for sample in (script .. "\n\n"):gmatch("cpu%-clock:[^\n]*\n(.-)\n\n") do
+      local leaf, under = nil, false
+      for sym in sample:gmatch("\t%s*%x+ ([^\n]+)") do
+        leaf = leaf or sym
+        under = under or sym == "ft_touch"
+      end
+      if under then perf_counts[leaf] = (perf_counts[leaf] or 0) + 1 end
+    end
+  end
+  local function ft_side()
+    assert(ft.mmap(MIB << 20, { thp = "never", populate = true })):unmap()
+    local b <close> = assert(ft.mmap(MIB << 20, { thp = "never" }))
+    local p, msg = ft.profile(b.touch, { freq = FREQ }, b, 1)
+    if not p then failed = "ft.profile refused: " .. msg; return end
+    for _, s in ipairs(p.symbols) do ft_counts[s.name] = (ft_counts[s.name] or 0) + s.samples end
+  end
+  for round = 1, PROFILED do
+    io.stderr:write(("bench: perf record and ft.profile, round %d/%d\n"):format(round, PROFILED))
+    if round % 2 == 1 then perf_side(); ft_side() else ft_side(); perf_side() end
+    if failed then break end
+  end
+  local perf_top, perf_share, perf_n = top5(perf_counts)
+  local ft_top, ft_share, ft_n = top5(ft_counts)
+  if failed or perf_n == 0 then
+    say("   %s", failed or "perf script found no sample under ft_touch")
+  else
+    say("   %-4s %-44s %s", "rank", ("perf record (%s, %d samples)"):format(version:match("[%d.]+") or "perf",
+      perf_n), ("ft.profile (%d samples)"):format(ft_n))
+    for k = 1, 5 do
+      local x, y = perf_top[k], ft_top[k]
+      say("   %-4d %-44s %s", k, x and ("%s %.1f %%"):format(x[1], perf_share[x[1]]) or "-",
+        y and ("%s %.1f %%"):format(y[1], ft_share[y[1]]) or "-")
+    end
+    local in_perf, in_ft, only_perf, only_ft = {}, {}, {}, {}
+    for _, x in ipairs(perf_top) do in_perf[x[1]] = true end
+    for _, y in ipairs(ft_top) do in_ft[y[1]] = true end
+    local function both(name) -- a symbol's share in each profile
+      return ("%s (perf %.1f %%, ft.profile %.1f %%)"):format(name, perf_share[name] or 0, ft_share[name] or 0)
+    end
+    for _, x in ipairs(perf_top) do if not in_ft[x[1]] then only_perf[#only_perf + 1] = both(x[1]) end end
+    for _, y in ipairs(ft_top) do if not in_perf[y[1]] then only_ft[#only_ft + 1] = both(y[1]) end end
+    -- A symbol in one top five only ties with the other's fifth when their shares there differ by
+    -- less than two standard errors of the difference of two shares of one multinomial sample.
+    local function tie(name, shares, top, n)
+      local p1, p2 = (shares[name] or 0) / 100, shares[top[#top][1]] / 100
+      return p2 - p1 < 1.96 * math.sqrt((p1 + p2 - (p1 - p2) ^ 2) / n)
+    end
+    local ties = true
+    for _, x in ipairs(perf_top) do
+      if not in_ft[x[1]] then ties = ties and tie(x[1], ft_share, ft_top, ft_n) end
+    end
+    for _, y in ipairs(ft_top) do
+      if not in_perf[y[1]] then ties = ties and tie(y[1], perf_share, perf_top, perf_n) end
+    end
+    say("   the top five: %s", (#only_perf == 0 and #only_ft == 0) and "the same set" or
+      ("not the same set: only perf's %s; only ft.profile's %s; %s"):format(table.concat(only_perf, ", "),
+        table.concat(only_ft, ", "), ties and "each ties with the other's fifth (within two standard errors)"
+        or "at least one lies beyond two standard errors of the other's fifth"))
+    local gap, at = 0, "-"
+    for _, list in ipairs { perf_top, ft_top } do
+      for _, x in ipairs(list) do
+        local diff = math.abs((perf_share[x[1]] or 0) - (ft_share[x[1]] or 0))
+        if diff > gap then gap, at = diff, x[1] end
+      end
+    end
+    say("   shares of the symbols in either top five: %s 5 points of each other (largest gap %.1f points, %s)",
+      gap <= 5 and "within" or "NOT within", gap, at)
+  end
+end
 
 run("rm -rf " .. quote(tmp))
 local text = table.concat(out, "\n") .. "\n"

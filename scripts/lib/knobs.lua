@@ -17,7 +17,7 @@ knobs.fail = fail
 -- tests/results.lua checks this table against every script's --help.
 knobs.elsewhere = {
   THP = { "cycles.lua" }, CYCLES = { "cycles.lua" }, SLOW_NS = { "cycles.lua" },
-  STALL_NS = { "cycles.lua" }, WAITS = { "coldness.lua" },
+  STALL_NS = { "cycles.lua" }, WAITS = { "coldness.lua" }, FREQ = { "attribution.lua" },
 }
 
 -- MIB's largest value: MIB << 20 bytes must fit in a signed 64-bit integer.
