@@ -36,7 +36,7 @@ endif
 LUA_CFLAGS = $(shell pkg-config --cflags lua5.4)
 LUA_LIBS   = $(shell pkg-config --libs lua5.4)
 
-CORE    := kernels clock buffer pass counters samples machine interrupt parallel files
+CORE    := kernels clock buffer pass counters samples machine interrupt parallel files memfd tasks
 RUNNER  := main ft ft_buffer ft_samples ft_system ft_parallel
 OBJS    := $(CORE:%=$(BUILD)/core/%.o) $(RUNNER:%=$(BUILD)/runner/%.o)
 DEPS    := $(BUILD)/.packages
