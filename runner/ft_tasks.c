@@ -279,7 +279,9 @@ static int task_run(lua_State *L)
 {
 	struct task *t = lua_touserdata(L, 3);
 	int nargs = lua_istable(L, 2) ? (int)lua_rawlen(L, 2) : 0;
-	luaL_checkstack(L, nargs + 3, "too many arguments for a task");
+	/* Room for the calls made now, so the stack does not grow (realloc)
+	 * inside the window; a sanitizer's allocator would fault on it. */
+	luaL_checkstack(L, nargs + 3 + 8 * LUA_MINSTACK, "too many arguments for a task");
 	bool loop = t->seconds_ns > 0;
 	struct ft_task_slot *slot = &t->ctl->slot[t->index - 1];
 	if (loop) {
@@ -739,12 +741,14 @@ static int collect(lua_State *L, int handle, struct group *g)
 	if (failed) {
 		lua_getfield(L, report, "tasks");
 		lua_rawgeti(L, -1, failed);
-		lua_getfield(L, -1, "phase");
-		lua_getfield(L, -2, "error");
-		const char *phase = lua_tostring(L, -2);
-		return luaL_error(L, "task %d of %d failed%s: %s", failed, count,
-		                  phase && strcmp(phase, "run") ? lua_pushfstring(L, " (%s)", phase) : "",
-		                  lua_tostring(L, -1));
+		/* each string stays on the stack while it is used */
+		lua_getfield(L, -1, "error");
+		const char *error = lua_tostring(L, -1);
+		lua_getfield(L, -2, "phase");
+		const char *phase = lua_tostring(L, -1);
+		const char *where = phase && strcmp(phase, "run") ? lua_pushfstring(L, " (%s)", phase) : "";
+		return luaL_error(L, "task %d of %d failed%s: %s", failed, count, where,
+		                  error ? error : "(no message)");
 	}
 	lua_settop(L, report);
 	return 1;
