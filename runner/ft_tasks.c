@@ -254,11 +254,20 @@ static int task_setup(lua_State *L)
 	}
 	if (status != LUA_OK)
 		return lua_error(L);
-	lua_call(L, 0, 1);
+	/* the set-up sees what the function will: ... is index, args... */
+	lua_getfield(L, job, "args");
+	int args = lua_gettop(L);
+	int nargs = lua_istable(L, args) ? (int)lua_rawlen(L, args) : 0;
+	luaL_checkstack(L, nargs + 2, "too many arguments for a task");
+	lua_pushvalue(L, args - 1);
+	lua_pushinteger(L, t->index);
+	for (int i = 1; i <= nargs; i++)
+		lua_rawgeti(L, args, i);
+	lua_call(L, nargs + 1, 1);
 	if (!lua_isfunction(L, -1))
 		return luaL_error(L, "the task chunk must return a function (called as "
 		                  "fn(index, args...)), it returned %s", luaL_typename(L, -1));
-	lua_getfield(L, job, "args");
+	lua_pushvalue(L, args);
 	return 2;
 }
 

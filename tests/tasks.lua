@@ -54,6 +54,16 @@ local function children_now()
   return n
 end
 
+-- Control blocks of task groups still open (memfds named ftrun-tasks).
+local function control_blocks_now()
+  local p = io.popen("ls -l /proc/" .. my_pid() .. "/fd")
+  local s = p:read("a")
+  p:close()
+  local n = 0
+  for _ in s:gmatch("memfd:ftrun%-tasks") do n = n + 1 end
+  return n
+end
+
 for _, mode in ipairs(MODES) do
   local function tasks(n, src, opts)
     opts = opts or {}
@@ -131,9 +141,10 @@ for _, mode in ipairs(MODES) do
       "mode = fibers", mode .. ": an unknown mode")
     local dir = t.tmpdir()
     local path = dir .. "/worker.lua"
-    t.write(path, "local n = ...\nreturn function(i, k) return i * k, package.path end\n")
+    t.write(path, "local index, k = ...\nlocal setup = index * k\nreturn function(i, k) return i * k, package.path, setup end\n")
     local r = tasks(2, "@" .. path, { args = { 7 } })
     t.is(r.tasks[2].values[1], 14, mode .. ": a chunk from a script file")
+    t.is(r.tasks[2].values[3], 14, mode .. ": the set-up's ... is index, args...")
     t.is(r.tasks[1].values[2], package.path, mode .. ": a task's require path is the starter's")
     os.remove(path); os.remove(dir)
     r = tasks(2, "return function(i) return ft.task.index, ft.task.count, ft.task.mode, ft.task.cpu end", { pin = true })
@@ -161,13 +172,13 @@ for _, mode in ipairs(MODES) do
      -- made in the set-up, so the window holds the touch alone (a sanitizer
      -- build's mmap interceptor and allocator quarantine take faults too).
     local src = WARM .. [[
-local mib = ...
-local b = ft.mmap(ft.task.index * 4 << 20, {thp = "never"})
+local index, mib = ...
+local b = ft.mmap(index * mib << 20, {thp = "never"})
 return function(i)
   b:touch(1)
   return b.pages
 end]]
-    local r = tasks(2, src)
+    local r = tasks(2, src, { args = { 4 } })
     for i, task in ipairs(r.tasks) do
       t.is(task.faults, task.values[1], ("%s: task %d took one fault per page it touched (%d)"):format(mode, i, task.values[1]))
     end
@@ -243,6 +254,7 @@ end]], { seconds = 0.2 })
     end
     t.is(threads_now(), th, mode .. ": as many threads as before")
     t.is(children_now(), ch, mode .. ": as many child processes as before (none unreaped)")
+    t.is(control_blocks_now(), 0, mode .. ": no task group's control block is left open")
   end
 
   do -- SIGINT during a busy Lua loop in every task: exit 130 within a second
