@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/prctl.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -290,6 +291,11 @@ int ft_children_read(struct ft_child *c, int n, size_t want, const atomic_int *a
 					return err;
 			}
 	}
+}
+
+void ft_child_die_with_parent(void)
+{
+	prctl(PR_SET_PDEATHSIG, SIGKILL);
 }
 
 void ft_children_reap(struct ft_child *c, int n)

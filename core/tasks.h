@@ -95,6 +95,10 @@ int ft_child_send(struct ft_child *c, const void *p, size_t n);
  * killed (SIGKILL). */
 int ft_children_read(struct ft_child *c, int n, size_t want, const atomic_int *abort,
                      int64_t grace_ns);
+/* In a child, first thing: a SIGKILL when the parent dies, so a task in a
+ * loop never outlives a starter that was killed. (Dying before this call,
+ * the parent leaves the job pipe empty: the child stops there.) */
+void ft_child_die_with_parent(void);
 /* Closes the pipes and waits for every child (status). */
 void ft_children_reap(struct ft_child *c, int n);
 /* Frees what they wrote. */

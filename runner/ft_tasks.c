@@ -9,7 +9,6 @@
 #include <fcntl.h>
 #include <libgen.h>
 #include <limits.h>
-#include <math.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -501,6 +500,7 @@ int ft_task_worker(int argc, char **argv)
 		        FT_TASK_WORKER_FLAG);
 		return 2;
 	}
+	ft_child_die_with_parent();
 	t.cpu = atoi(argv[4]);
 	/* no SA_RESTART: a task waiting for its release wakes up */
 	struct sigaction sa;
@@ -763,7 +763,7 @@ static int collect(lua_State *L, int handle, struct group *g)
 	return 1;
 }
 
-static bool start_threads(lua_State *L, struct group *g)
+static bool start_threads(lua_State *L, int handle, struct group *g)
 {
 	void *args[g->count];
 	for (int i = 0; i < g->count; i++) {
@@ -772,8 +772,10 @@ static bool start_threads(lua_State *L, struct group *g)
 		args[i] = &g->tasks[i];
 	}
 	int err = ft_threads_start(&g->threads, g->count, thread_main, args);
-	if (err)
+	if (err) { /* the threads it made are joined: nothing is lent any more */
+		give_back(L, handle, g);
 		ft_error_errno(L, err, "ft.tasks could not start %d threads", g->count);
+	}
 	g->state = RUNNING;
 	return ft_threads_release(&g->threads, &g->release_ns);
 }
@@ -794,7 +796,7 @@ static bool start_processes(lua_State *L, struct group *g, int keep)
 	char *argv[] = { "ftrun", FT_TASK_WORKER_FLAG, NULL, NULL, cpu, NULL };
 	int err = 0;
 	g->state = RUNNING;
-	for (; g->spawned < g->count && !err; g->spawned++) {
+	for (; g->spawned < g->count; g->spawned++) {
 		struct task *t = &g->tasks[g->spawned];
 		snprintf(cpu, sizeof cpu, "%d", t->cpu);
 		if ((err = ft_child_spawn(&g->children[g->spawned], "/proc/self/exe", argv, 2, fds, nfds)))
@@ -912,7 +914,7 @@ static struct group *start(lua_State *L)
 		for (lua_pushnil(L); lua_next(L, keep); lua_pop(L, 1))
 			ft_lend(L, -2, 1);
 		g->lent = true;
-		go = start_threads(L, g);
+		go = start_threads(L, handle, g);
 	} else {
 		go = start_processes(L, g, keep);
 	}

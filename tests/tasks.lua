@@ -270,6 +270,12 @@ end]], { seconds = 0.2 })
     t.ok(not out:find("left="), mode .. ": no task process outlives the run", out)
     if mode == "processes" then
       t.like(out, "kids=2", "processes: two task processes were running")
+      -- a starter killed outright: its task processes die with it
+      out = t.run(q(t.ftrun) .. " -e " .. q(code) .. " & pid=$!; sleep 0.7; kids=$(pgrep -P $pid);"
+        .. " kill -KILL $pid; wait $pid; sleep 0.3; echo kids=$(echo $kids | wc -w);"
+        .. " for k in $kids; do s=$(ps -o stat= -p $k); case \"$s\" in ''|Z*) ;; *) echo running=$k; kill -KILL $k;; esac; done")
+      t.like(out, "kids=2", "processes: two task processes were running before the SIGKILL")
+      t.ok(not out:find("running="), "processes: none outlives a starter killed by SIGKILL", out)
     end
   end
 end
