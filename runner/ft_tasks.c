@@ -277,7 +277,8 @@ static int64_t iterations_of(lua_State *L, int idx)
 		return 1;
 	if (!lua_isinteger(L, idx) || lua_tointeger(L, idx) < 0)
 		luaL_error(L, "with seconds, a task's function returns how many iterations it did "
-		           "(an integer >= 0, or nothing for 1), got %s", luaL_typename(L, idx));
+		           "(an integer >= 0, or nothing for 1), got %s", lua_type(L, idx) == LUA_TNUMBER
+		           ? luaL_tolstring(L, idx, NULL) : luaL_typename(L, idx));
 	return lua_tointeger(L, idx);
 }
 
@@ -782,11 +783,14 @@ static bool start_threads(lua_State *L, int handle, struct group *g)
 
 static bool start_processes(lua_State *L, struct group *g, int keep)
 {
-	int fds[MAX_TASKS * 2 + 1], nfds = 0;
+	enum { MAX_FDS = 256 };
+	int fds[MAX_FDS], nfds = 0;
 	fds[nfds++] = g->shared.file.fd;
 	for (lua_pushnil(L); lua_next(L, keep); lua_pop(L, 1)) {
 		int fd = ft_kept_fd(L, -2);
-		if (fd >= 0 && nfds < (int)(sizeof fds / sizeof *fds))
+		if (fd >= 0 && nfds == MAX_FDS)
+			luaL_error(L, "ft.tasks: more than %d memfds to hand to each task process", MAX_FDS - 1);
+		if (fd >= 0)
 			fds[nfds++] = fd;
 	}
 	g->children = calloc((size_t)g->count, sizeof *g->children);
@@ -875,7 +879,7 @@ static struct group *start(lua_State *L)
 	set_string(L, "mode", mode_names[o.mode]);
 	set_integer(L, "count", g->count);
 	if (o.seconds > 0) {
-		lua_pushnumber(L, o.seconds);
+		lua_getfield(L, 3, "seconds"); /* as given: 1 stays an integer */
 		lua_setfield(L, job, "seconds");
 	}
 	if (chunk[0] == '@') {

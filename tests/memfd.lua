@@ -72,6 +72,9 @@ do -- shared: the pages are the file's, seen by every mapping of it
   t.is(p:sum_bytes(), 5 * p.pages, "a private mapping reads the file's pages")
   p:touch(6)
   t.is(a:sum_bytes(), 5 * a.pages, "its writes are its own copies")
+  local n = a.bytes // 8
+  a:fill(7)
+  t.is(b:sum_words(), (n // 2) * (n - 1) * 7, "fill through one shared mapping, the closed form read through the other")
 end
 
 do -- an anonymous shared mapping
