@@ -2,7 +2,9 @@
 # (results under results/runs/), `make test` runs the suite (SAN=1: on an
 # ASan+UBSan build; CC=clang: built with clang), `make bench` measures what
 # the runner itself costs, `make publish` writes the committed results and
-# the README's tables, `make fuzz` runs the API fuzz on the sanitizer build.
+# the README's tables, `make fuzz` runs the API fuzz on the sanitizer build,
+# `make lint` runs luacheck on the Lua and builds the C warning-free with
+# gcc and clang.
 
 CC      ?= cc
 COMPILER := $(notdir $(CC))
@@ -36,35 +38,47 @@ endif
 LUA_CFLAGS = $(shell pkg-config --cflags lua5.4)
 LUA_LIBS   = $(shell pkg-config --libs lua5.4)
 
-CORE    := kernels clock buffer pass counters samples machine interrupt parallel files memfd tasks
-RUNNER  := main ft ft_buffer ft_memfd ft_samples ft_system ft_parallel ft_values ft_tasks
+CORE    := kernels clock buffer pass counters samples machine interrupt parallel files \
+           restore hugepages perf perfcount ksyms profile memfd tasks
+RUNNER  := main ft ft_buffer ft_memfd ft_samples ft_system ft_parallel ft_hugepages ft_counters \
+           ft_profile ft_values ft_tasks
 OBJS    := $(CORE:%=$(BUILD)/core/%.o) $(RUNNER:%=$(BUILD)/runner/%.o)
 DEPS    := $(BUILD)/.packages
 
-.PHONY: all run test bench publish fuzz clean packages
+.PHONY: all run test bench publish repeats plots fuzz lint clean packages
 
 all: $(BIN) $(ASM)
 
-# Debian's Lua 5.4 and pkg-config: installed when missing and we are root
-# with apt-get, otherwise one line that names them.
-$(DEPS):
-	@if ! pkg-config --exists lua5.4 2>/dev/null; then \
+# Debian's packages, installed when missing and we are root with apt-get,
+# otherwise one line that names them: Lua 5.4 and pkg-config to build,
+# lua-cjson, the JSON library the scripts write and read results with, and
+# gnuplot, which draws every run's plots (a run without it says so and
+# skips them).
+# $(call need,TEST,PACKAGES,WHAT)
+need = if ! { $(1); }; then \
 	  if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null; then \
-	    echo "ftrun: installing liblua5.4-dev pkg-config (apt-get)"; \
-	    apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq liblua5.4-dev pkg-config >/dev/null || exit 1; \
+	    echo "ftrun: installing $(2) (apt-get)"; \
+	    { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $(2) >/dev/null; } || exit 1; \
 	  else \
-	    echo "ftrun: needs Lua 5.4 headers: apt-get install liblua5.4-dev pkg-config" >&2; exit 1; \
+	    echo "ftrun: needs $(3): apt-get install $(2)" >&2; exit 1; \
 	  fi; \
 	fi
+$(DEPS):
+	@$(call need,pkg-config --exists lua5.4 2>/dev/null,liblua5.4-dev pkg-config,Lua 5.4 headers)
+	@$(call need,ls /usr/lib/*/lua/5.4/cjson.so >/dev/null 2>&1,lua-cjson,the JSON library)
+	@$(call need,command -v gnuplot >/dev/null,gnuplot-nox,gnuplot for the plots)
 	@mkdir -p $(@D) && touch $@
 
+# -rdynamic: ft.profile names ftrun's own functions (ft_touch) through dladdr.
 $(BIN): $(OBJS)
-	$(CC) $(LDFLAGS) -o $@ $^ $(LUA_LIBS) -lreadline -lm -lpthread
+	$(CC) $(LDFLAGS) -rdynamic -o $@ $^ $(LUA_LIBS) -lreadline -lm -lpthread
 
 $(BUILD)/core/kernels.o: CFLAGS += $(KERNEL_CFLAGS)
+$(BUILD)/runner/ft.o: DEFS = -DFT_CFLAGS='"$(CFLAGS)"'
+$(BUILD)/runner/ft.o: Makefile
 $(BUILD)/%.o: %.c | $(DEPS)
 	@mkdir -p $(@D)
-	$(CC) $(CFLAGS) $(LUA_CFLAGS) -MMD -MP -c -o $@ $<
+	$(CC) $(CFLAGS) $(DEFS) $(LUA_CFLAGS) -MMD -MP -c -o $@ $<
 
 # The measured kernels' assembly, from the binary's flags less the sanitizers.
 $(ASM): core/kernels.c core/kernels.h core/clock.h | $(DEPS)
@@ -91,16 +105,29 @@ publish: all $(REF)
 	PUBLISH=1 ./$(BIN) cycles.lua THP=always
 	for e in $(EXPERIMENTS); do PUBLISH=1 ./$(BIN) $$e.lua || exit 1; done
 	PUBLISH=1 ./$(BIN) bench/bench.lua $(REF)
+	./$(BIN) plot.lua results
+
+# One more default run for README's claims, kept in results/repeats/ with
+# its raw file, summary and JSON (its plots and samples are left out: the
+# published run has them, and the committed results stay small).
+repeats: all
+	d=results/repeats/$$(date -u +%Y%m%dT%H%M%SZ); RESULTS=$$d ./$(BIN) cycles.lua && \
+	  rm -f $$d/*.i32 $$d/*.dat $$d/*.gp $$d/*.svg
+
+# Every SVG of the published results, redrawn from their files alone.
+plots: all
+	./$(BIN) plot.lua results
 
 FUZZ_SECONDS ?= 60
 fuzz:
 	$(MAKE) SAN=1 ftrun-san
 	ASAN_OPTIONS=allocator_may_return_null=1 ./ftrun-san tests/fuzz/api.lua $${FUZZ_SEED:-$$(date +%s)} $(FUZZ_SECONDS)
 
-# prove, and tmux for the REPL's terminal tests (skipped without it).
+# prove, tmux for the REPL's terminal tests, and what the plot tests read
+# SVGs with: xmllint, rsvg-convert and pngtopnm.
 TEST_TOOLS := $(BUILD)/.test-tools
 $(TEST_TOOLS):
-	@for t in prove:perl tmux:tmux; do \
+	@for t in prove:perl tmux:tmux xmllint:libxml2-utils rsvg-convert:librsvg2-bin pngtopnm:netpbm; do \
 	  command -v $${t%%:*} >/dev/null && continue; \
 	  if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null; then \
 	    echo "ftrun: installing $${t#*:} (apt-get)"; \
@@ -109,8 +136,24 @@ $(TEST_TOOLS):
 	done
 	@mkdir -p $(@D) && touch $@
 
-test: $(BIN) $(ASM) | $(TEST_TOOLS)
+test: lint $(BIN) $(ASM) | $(TEST_TOOLS)
 	FTRUN=./$(BIN) FTRUN_ASM=$(ASM) prove --exec ./$(BIN) tests/*.lua
+
+# luacheck (Debian's lua-check) with .luacheckrc, and the C under both
+# compilers with the warnings as errors (CFLAGS has -Wall -Wextra -Werror).
+LINT_TOOLS := build/.lint-tools
+$(LINT_TOOLS):
+	@$(call need,command -v luacheck >/dev/null && command -v clang >/dev/null,lua-check clang,luacheck and clang)
+	@mkdir -p $(@D) && touch $@
+
+lint: | $(LINT_TOOLS) $(DEPS)
+	luacheck --no-color -q scripts tests bench
+	for cc in gcc clang; do \
+	  for f in core/*.c runner/*.c bench/ref.c; do \
+	    $$cc $(CFLAGS) $(LUA_CFLAGS) -c -o /dev/null $$f || exit 1; \
+	  done; \
+	done
+	@echo "lint: luacheck clean; the C is warning-free under gcc and clang"
 
 clean:
 	rm -rf build ftrun ftrun-san ftrun-clang

@@ -3,9 +3,10 @@
 -- one run. Usage: ./ftrun bench/bench.lua PATH_TO_REF
 local ft = require "ft"
 local knobs = require "knobs"
-local report = require "report"
 local runfiles = require "runfiles"
 local stats = require "stats"
+local summary = require "summary"
+local units = require "units"
 
 local REF = arg[1] or knobs.fail("bench.lua", "usage: ftrun bench/bench.lua PATH_TO_REF [PUBLISH=1]")
 local plan = runfiles.plan("bench.lua", "bench", knobs.read("bench.lua", runfiles.spec(), { select(2, ...) }))
@@ -42,16 +43,16 @@ run("mkdir -p " .. quote(tmp))
 local machine = ft.machine()
 say("ftrun make bench, %s UTC, on %s (%d CPUs), kernel %s, hypervisor %s",
   os.date("!%Y-%m-%d %H:%M"), machine.cpu, machine.cpus, machine.kernel, machine.hypervisor)
-say("every figure: min / median / max over rounds")
+say("every figure: min / median / max over rounds; block 1's ratios also as median [95 %% CI]")
 
 -- 1. Lua-driven against C-driven ----------------------------------------
 say("")
 say("1. cycle A driven from Lua (CYCLES=A ./ftrun cycles.lua) against bench/ref.c, %d MiB, %d reps each,", MIB, REPS)
 say("   %d pairs run alternately, ftrun first in odd pairs and C first in even ones (A B B A ...);", PAIRS)
-say("   per pair the row's figure (min ns/page; fill: median GB/s),")
+say("   per pair the row's figure as cycles.lua shows it (min of ns/page and us; fill: median GB/s),")
 say("   as the time ratio ftrun / C (fill: C GB/s / ftrun GB/s), so 1.00 is no difference")
 local rows = { "mmap", "pass1", "pass2", "pass2r", "fill", "munmap" }
-local ratios, lua_fig, c_fig = {}, {}, {}
+local ratios, lua_fig, c_fig, units_of = {}, {}, {}, {}
 for _, r in ipairs(rows) do ratios[r], lua_fig[r], c_fig[r] = {}, {}, {} end
 local pages = (MIB << 20) // ft.page_size()
 for pair = 1, PAIRS do
@@ -61,10 +62,9 @@ for pair = 1, PAIRS do
     run(("CYCLES=A MIB=%d REPS=%d RESULTS=%s README=/dev/null %s cycles.lua 2>/dev/null"):format(
       MIB, REPS, quote(tmp), quote(FTRUN)))
     local f = assert(io.open(tmp .. "/cycles-A-raw.txt"))
-    for _, r in ipairs(report.parse_all(f:read("a"))) do
-      if r.cycle == "A" and r.pass then lua_rows[r.pass] = r end
-    end
+    local ix = summary.index(f:read("a"))
     f:close()
+    for _, r in ipairs(rows) do lua_rows[r] = ix.row("A", r) end
   end
   local function c_side()
     for rep, name, ns in run(("%s cycle %d %d"):format(quote(REF), MIB, REPS)):gmatch("REP (%d+) (%S+) (%d+)") do
@@ -75,26 +75,27 @@ for pair = 1, PAIRS do
     end
   end
   if pair % 2 == 1 then lua_side(); c_side() else c_side(); lua_side() end
-  for _, r in ipairs(rows) do
-    local l, c
-    if r == "fill" then
-      l = lua_rows.fill.median
-      c = stats.median(stats.map(reps.fill, function(ns) return (MIB << 20) / ns end))
-      table.insert(ratios[r], c / l)
-    else
-      l = lua_rows[r].min
-      c = stats.min(stats.map(reps[r], function(ns) return ns / pages end))
-      table.insert(ratios[r], l / c)
-    end
+  for _, r in ipairs(rows) do -- the C side's figure in the row's unit and statistic
+    local row = lua_rows[r]
+    local shown = units.shown(row.unit)
+    local l = row[shown]
+    local c = stats[shown](stats.map(reps[r], function(ns) return units.convert(row.unit, ns, MIB << 20, pages) end))
+    table.insert(ratios[r], row.unit == "GB/s" and c / l or l / c)
     table.insert(lua_fig[r], l)
     table.insert(c_fig[r], c)
+    units_of[r] = row.unit
   end
 end
-say("   %-8s %-28s %-28s %s", "row", "ftrun", "C", "ratio ftrun / C")
+say("   %-8s %-30s %-30s %-26s %s", "row", "ftrun", "C", "ratio ftrun / C", "median [95 % CI] of the ratio")
 for _, r in ipairs(rows) do
-  local unit = r == "fill" and " GB/s" or " ns/pg"
-  say("   %-8s %-28s %-28s %s", r, mmm(lua_fig[r], "%.2f") .. unit, mmm(c_fig[r], "%.2f") .. unit, mmm(ratios[r]))
+  local unit = " " .. units_of[r]
+  local d = stats.describe(ratios[r])
+  say("   %-8s %-30s %-30s %-26s %.3f [%.3f, %.3f], %s", r, mmm(lua_fig[r], "%.2f") .. unit,
+    mmm(c_fig[r], "%.2f") .. unit, mmm(ratios[r]), d.median, d.lo, d.hi,
+    (d.lo <= 1 and d.hi >= 1) and "1.00 inside: no difference shown" or "1.00 outside: a difference")
 end
+local d = stats.describe(ratios.pass1)
+say("   the interval: ranks %s of the %d sorted pair ratios (coverage %.1f %%)", d.ci_ranks, d.n, 100 * d.ci_coverage)
 
 -- 2. The timed window's floor -------------------------------------------
 say("")
@@ -174,9 +175,7 @@ local wall_ms = (ft.now_ns() - t0) / 1e6
 local acc
 do
   local f = assert(io.open(tmp .. "/raw.txt"))
-  for _, r in ipairs(report.parse_all(f:read("a"))) do
-    if r.type == "accounting" then acc = r end
-  end
+  acc = summary.index(f:read("a")).value("own_time")
   f:close()
 end
 say("   wall time of the process                 %.0f ms", wall_ms)

@@ -24,6 +24,7 @@ static void describe(struct ft_buffer *b, unsigned char *addr, size_t bytes,
 	b->bytes = bytes;
 	b->page_size = ft_page_size();
 	b->pages = (bytes + b->page_size - 1) / b->page_size;
+	b->hugetlb_size = 0;
 	b->kind = kind;
 	b->shared = false;
 	b->file = false;
@@ -58,6 +59,23 @@ int ft_buffer_map_fd(struct ft_buffer *b, size_t bytes, int fd, size_t offset, b
 	b->shared = shared;
 	b->file = fd >= 0;
 	b->offset = fd < 0 ? 0 : offset;
+	return 0;
+}
+
+int ft_buffer_map_hugetlb(struct ft_buffer *b, size_t bytes, size_t hugetlb_size, bool populate)
+{
+	if (hugetlb_size == 0 || (hugetlb_size & (hugetlb_size - 1)) || bytes % hugetlb_size)
+		return EINVAL;
+	int shift = __builtin_ctzll(hugetlb_size);
+	int flags = MAP_PRIVATE | MAP_ANONYMOUS | MAP_HUGETLB | shift << MAP_HUGE_SHIFT |
+	            (populate ? MAP_POPULATE : 0);
+	int64_t t0 = ft_now_ns();
+	void *p = mmap(NULL, bytes, PROT_READ | PROT_WRITE, flags, -1, 0);
+	int64_t t1 = ft_now_ns();
+	if (p == MAP_FAILED)
+		return errno;
+	describe(b, p, bytes, FT_MMAP, t1 - t0);
+	b->hugetlb_size = hugetlb_size;
 	return 0;
 }
 

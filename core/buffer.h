@@ -1,5 +1,5 @@
-/* The memory under test: an anonymous mapping, a mapping of a memfd
- * (core/memfd.h), private or shared, or a malloc block. This is the only
+/* The memory under test: an anonymous mapping (of hugetlb pages too), a
+ * mapping of a memfd (core/memfd.h), private or shared, or a malloc block. This is the only
  * module that calls mmap, munmap, madvise and malloc for measured memory.
  * Functions return 0 or an errno value. */
 #ifndef FT_BUFFER_H
@@ -16,7 +16,8 @@ struct ft_buffer {
 	unsigned char *addr;  /* NULL once released */
 	size_t bytes;
 	size_t pages;         /* ceil(bytes / page_size) */
-	size_t page_size;
+	size_t page_size;     /* the base page, for hugetlb buffers too */
+	size_t hugetlb_size;  /* the hugetlb page size, 0 for other buffers */
 	enum ft_kind kind;
 	bool shared;          /* MAP_SHARED */
 	bool file;            /* a mapping of a file (a memfd), not anonymous */
@@ -31,6 +32,9 @@ int ft_buffer_map(struct ft_buffer *b, size_t bytes, enum ft_thp thp, bool popul
 /* fd < 0: anonymous; else bytes of the file from offset (page-aligned). */
 int ft_buffer_map_fd(struct ft_buffer *b, size_t bytes, int fd, size_t offset, bool shared,
                      enum ft_thp thp, bool populate);
+/* MAP_HUGETLB with MAP_HUGE_<size>: bytes must be a multiple of
+ * hugetlb_size (EINVAL otherwise); the pool must hold the pages (ENOMEM). */
+int ft_buffer_map_hugetlb(struct ft_buffer *b, size_t bytes, size_t hugetlb_size, bool populate);
 int ft_buffer_malloc(struct ft_buffer *b, size_t bytes);
 
 /* munmap or free, timed alone into *ns. */

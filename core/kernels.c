@@ -45,6 +45,7 @@ void ft_touch_timed(unsigned char *p, size_t pages, size_t stride,
                     unsigned char v, int64_t *ns)
 {
 	int64_t before = ft_now_ns();
+	AS_WRITTEN
 	for (size_t i = 0; i < pages; i++) {
 		p[i * stride] = v;
 		int64_t after = ft_now_ns();
@@ -52,3 +53,18 @@ void ft_touch_timed(unsigned char *p, size_t pages, size_t stride,
 		before = after;
 	}
 }
+
+#ifdef FT_HAVE_TSC
+void ft_touch_timed_tsc(unsigned char *p, size_t pages, size_t stride,
+                        unsigned char v, int64_t *ticks)
+{
+	uint64_t before = ft_tsc();
+	AS_WRITTEN
+	for (size_t i = 0; i < pages; i++) {
+		p[i * stride] = v;
+		uint64_t after = ft_tsc();
+		ticks[i] = (int64_t)(after - before);
+		before = after;
+	}
+}
+#endif

@@ -17,8 +17,13 @@ uint64_t ft_sum_bytes(const unsigned char *p, size_t pages, size_t stride);
 uint64_t ft_sum_words(const uint64_t *p, size_t count);
 
 /* ft_touch with a clock reading after every store: ns[i] is the time from
- * the reading before page i's store to the one after it. */
+ * the reading before page i's store to the one after it (CLOCK_MONOTONIC). */
 void ft_touch_timed(unsigned char *p, size_t pages, size_t stride,
                     unsigned char v, int64_t *ns);
+
+/* The same with rdtscp (ft_tsc): ticks[i] in TSC ticks, converted to ns
+ * after the pass by ft_timer_to_ns. */
+void ft_touch_timed_tsc(unsigned char *p, size_t pages, size_t stride,
+                        unsigned char v, int64_t *ticks);
 
 #endif

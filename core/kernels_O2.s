@@ -143,5 +143,41 @@ ft_touch_timed:
 	popq	%r15
 	ret
 	.size	ft_touch_timed, .-ft_touch_timed
+	.p2align 4
+	.globl	ft_touch_timed_tsc
+	.type	ft_touch_timed_tsc, @function
+ft_touch_timed_tsc:
+	movq	%rdx, %r10
+	movl	%ecx, %r11d
+	rdtscp
+	salq	$32, %rdx
+	orq	%rdx, %rax
+	testq	%rsi, %rsi
+	je	.L39
+	pushq	%rbx
+	movq	%rsi, %r9
+	xorl	%esi, %esi
+	.p2align 4,,10
+	.p2align 3
+.L33:
+	movq	%rax, %rbx
+	movb	%r11b, (%rdi)
+	rdtscp
+	salq	$32, %rdx
+	addq	%r10, %rdi
+	orq	%rdx, %rax
+	movq	%rax, %rdx
+	subq	%rbx, %rdx
+	movq	%rdx, (%r8,%rsi,8)
+	addq	$1, %rsi
+	cmpq	%rsi, %r9
+	jne	.L33
+	popq	%rbx
+	ret
+	.p2align 4,,10
+	.p2align 3
+.L39:
+	ret
+	.size	ft_touch_timed_tsc, .-ft_touch_timed_tsc
 	.ident	"GCC: (Debian 12.2.0-14+deb12u1) 12.2.0"
 	.section	.note.GNU-stack,"",@progbits

@@ -49,17 +49,23 @@ int ft_pass_fill(const struct ft_buffer *b, uint64_t k, int64_t *ns)
 	return ft_should_stop() ? EINTR : 0;
 }
 
-int ft_pass_touch_timed(const struct ft_buffer *b, unsigned char v,
-                        int64_t *samples, int64_t *ns)
+int ft_pass_touch_timed(const struct ft_buffer *b, const struct ft_timer *timer,
+                        unsigned char v, int64_t *samples, int64_t *ns)
 {
-	size_t step = chunk_pages(b), stride = b->page_size;
+	void (*kernel)(unsigned char *, size_t, size_t, unsigned char, int64_t *) =
+		ft_touch_timed;
+#ifdef FT_HAVE_TSC
+	if (timer->kind == FT_TIMER_TSC)
+		kernel = ft_touch_timed_tsc;
+#endif
+	size_t step = chunk_pages(b), stride = b->page_size, i = 0;
 	int64_t t0 = ft_now_ns();
-	for (size_t i = 0; i < b->pages && !ft_should_stop(); i += step)
-		ft_touch_timed(b->addr + i * stride, min_size(step, b->pages - i),
-		               stride, v, samples + i);
+	for (; i < b->pages && !ft_should_stop(); i += step)
+		kernel(b->addr + i * stride, min_size(step, b->pages - i), stride, v, samples + i);
 	int64_t t1 = ft_now_ns();
 	FT_SINK(b->addr);
 	FT_SINK(samples);
+	ft_timer_to_ns(timer, samples, min_size(i, b->pages));
 	*ns = t1 - t0;
 	return ft_should_stop() ? EINTR : 0;
 }

@@ -9,12 +9,14 @@
 #include <stdint.h>
 
 #include "buffer.h"
+#include "clock.h"
 
 int ft_pass_touch(const struct ft_buffer *b, unsigned char v, int64_t *ns);
 int ft_pass_fill(const struct ft_buffer *b, uint64_t k, int64_t *ns);
-/* samples must hold b->pages entries. */
-int ft_pass_touch_timed(const struct ft_buffer *b, unsigned char v,
-                        int64_t *samples, int64_t *ns);
+/* samples must hold b->pages entries; they come back in ns, converted
+ * after the window when the timer counts TSC ticks. */
+int ft_pass_touch_timed(const struct ft_buffer *b, const struct ft_timer *timer,
+                        unsigned char v, int64_t *samples, int64_t *ns);
 
 /* A read of one byte per page, timed: the first touch by a load. */
 int ft_pass_read_touch(const struct ft_buffer *b, uint64_t *sum, int64_t *ns);

@@ -70,6 +70,22 @@ int64_t ft_samples_percentile(struct ft_samples *s, double p, bool *ok)
 	return s->sorted[rank == 0 ? 0 : rank - 1];
 }
 
+void ft_samples_log_histogram(const struct ft_samples *s, int per_octave, int from_log2,
+                              size_t bins, int64_t *counts)
+{
+	memset(counts, 0, bins * sizeof *counts);
+	double floor_ns = ldexp(1.0, from_log2);
+	for (size_t i = 0; i < s->n; i++) {
+		double x = (double)s->v[i];
+		size_t k = 0;
+		if (x >= floor_ns) {
+			double b = floor(per_octave * (log2(x) - from_log2)) + 1;
+			k = b >= (double)(bins - 1) ? bins - 1 : (size_t)b;
+		}
+		counts[k]++;
+	}
+}
+
 size_t ft_samples_count_above(const struct ft_samples *s, int64_t t)
 {
 	size_t count = 0;

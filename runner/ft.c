@@ -1,10 +1,15 @@
 #include "ft.h"
 
 #include <stdarg.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include <lauxlib.h>
 #include <lualib.h>
+
+#ifndef FT_CFLAGS
+#define FT_CFLAGS "unknown"
+#endif
 
 void ft_check_nargs(lua_State *L, int max)
 {
@@ -82,6 +87,12 @@ void ft_open_libs(lua_State *L)
 	lua_setglobal(L, "ft");
 }
 
+const char *ft_proc_sys(void)
+{
+	const char *dir = getenv("FTRUN_PROC_SYS");
+	return dir && *dir ? dir : NULL;
+}
+
 int luaopen_ft(lua_State *L)
 {
 	lua_newtable(L);
@@ -91,7 +102,21 @@ int luaopen_ft(lua_State *L)
 	ft_open_system(L);
 	ft_open_parallel(L);
 	ft_open_tasks(L);
+	ft_open_hugepages(L);
+	ft_open_counters(L);
+	ft_open_profile(L);
 	lua_pushliteral(L, FT_VERSION);
 	lua_setfield(L, -2, "version");
+	/* How this binary was built, for every run's provenance. */
+	lua_createtable(L, 0, 2);
+#ifdef __clang__
+	lua_pushstring(L, __VERSION__);
+#else
+	lua_pushstring(L, "gcc " __VERSION__);
+#endif
+	lua_setfield(L, -2, "compiler");
+	lua_pushstring(L, FT_CFLAGS);
+	lua_setfield(L, -2, "cflags");
+	lua_setfield(L, -2, "build");
 	return 1;
 }

@@ -37,6 +37,17 @@ void ft_open_system(lua_State *L);
 void ft_open_parallel(lua_State *L);
 void ft_open_memfd(lua_State *L);
 void ft_open_tasks(lua_State *L);
+void ft_open_hugepages(lua_State *L);
+void ft_open_counters(lua_State *L);
+void ft_open_profile(lua_State *L);
+
+/* FTRUN_PROC_SYS, a directory that stands in for /proc/sys/kernel when
+ * perf's settings are read (tests give it fake values), or NULL. */
+const char *ft_proc_sys(void);
+
+/* The per-page timer of this state, calibrated on first use. */
+struct ft_timer;
+const struct ft_timer *ft_timer(lua_State *L);
 
 /* Shared argument checks, in the spirit of luaposix. */
 void ft_check_nargs(lua_State *L, int max);

@@ -95,11 +95,27 @@ static int thp_option(lua_State *L, int idx)
 	                  luaL_tolstring(L, idx, NULL));
 }
 
+static const char *const hugetlb_names[] = { "2M", "1G", NULL };
+static const size_t hugetlb_sizes[] = { (size_t)2 << 20, (size_t)1 << 30 };
+
 struct map_options {
 	enum ft_thp thp;
 	bool populate, shared;
-	int memfd;  /* stack index of the memfd, 0: anonymous */
+	int memfd;   /* stack index of the memfd, 0: anonymous */
+	int hugetlb; /* index into hugetlb_names, -1 for none */
 };
+
+static int hugetlb_option(lua_State *L, int idx)
+{
+	const char *name = lua_type(L, idx) == LUA_TSTRING ? lua_tostring(L, idx) : NULL;
+	if (name && strlen(name) != lua_rawlen(L, idx))
+		name = NULL;
+	for (int i = 0; name && hugetlb_names[i]; i++)
+		if (strcmp(name, hugetlb_names[i]) == 0)
+			return i;
+	return luaL_error(L, "mmap option hugetlb = %s (expected \"2M\" or \"1G\")",
+	                  luaL_tolstring(L, idx, NULL));
+}
 
 static bool boolean_option(lua_State *L, const char *key)
 {
@@ -110,7 +126,7 @@ static bool boolean_option(lua_State *L, const char *key)
 
 static void check_map_options(lua_State *L, int arg, struct map_options *o)
 {
-	*o = (struct map_options){ FT_THP_DEFAULT, false, false, 0 };
+	*o = (struct map_options){ FT_THP_DEFAULT, false, false, 0, -1 };
 	if (lua_isnoneornil(L, arg))
 		return;
 	luaL_checktype(L, arg, LUA_TTABLE);
@@ -127,10 +143,20 @@ static void check_map_options(lua_State *L, int arg, struct map_options *o)
 				luaL_error(L, "mmap option memfd must be an ft.memfd, got %s",
 				           luaL_typename(L, -1));
 			o->memfd = 1; /* its place on the stack is fixed below */
+		} else if (strcmp(key, "hugetlb") == 0) {
+			o->hugetlb = hugetlb_option(L, -1);
 		} else {
-			luaL_error(L, "unknown mmap option '%s' (expected thp, populate, shared or memfd)", key);
+			luaL_error(L, "unknown mmap option '%s' (expected thp, populate, shared, memfd "
+			           "or hugetlb)", key);
 		}
 	}
+	/* THP advice does not apply to hugetlb memory: asking both is a mistake */
+	if (o->hugetlb >= 0 && o->thp != FT_THP_DEFAULT)
+		luaL_error(L, "mmap options hugetlb and thp = \"%s\" exclude each other",
+		           thp_names[o->thp]);
+	if (o->hugetlb >= 0 && (o->shared || o->memfd))
+		luaL_error(L, "mmap option hugetlb maps private anonymous memory: it excludes %s",
+		           o->memfd ? "memfd" : "shared");
 	if (o->memfd) {
 		lua_getfield(L, arg, "memfd");
 		o->memfd = lua_gettop(L);
@@ -138,14 +164,19 @@ static void check_map_options(lua_State *L, int arg, struct map_options *o)
 }
 
 /* ft.mmap(bytes [, {thp = "default"|"never"|"always", populate = bool,
- * shared = bool, memfd = m}]): anonymous, or the first bytes of a memfd;
- * private unless shared. */
+ * shared = bool, memfd = m, hugetlb = "2M"|"1G"}]): anonymous, or the
+ * first bytes of a memfd; private unless shared. */
 static int l_mmap(lua_State *L)
 {
 	ft_check_nargs(L, 2);
 	size_t bytes = check_bytes(L, 1);
 	struct map_options o;
 	check_map_options(L, 2, &o);
+	size_t huge = o.hugetlb >= 0 ? hugetlb_sizes[o.hugetlb] : 0;
+	if (huge && bytes % huge)
+		return luaL_argerror(L, 1, lua_pushfstring(L,
+			"a hugetlb = \"%s\" mapping needs a multiple of %I bytes, got %I",
+			hugetlb_names[o.hugetlb], (lua_Integer)huge, (lua_Integer)bytes));
 	int fd = -1;
 	if (o.memfd) {
 		struct ft_memfd *m = ft_check_memfd(L, o.memfd);
@@ -160,7 +191,12 @@ static int l_mmap(lua_State *L)
 		lua_pushvalue(L, o.memfd);
 		lua_setiuservalue(L, -2, 1);
 	}
-	int err = ft_buffer_map_fd(b, bytes, fd, 0, o.shared, o.thp, o.populate);
+	int err = huge ? ft_buffer_map_hugetlb(b, bytes, huge, o.populate)
+	               : ft_buffer_map_fd(b, bytes, fd, 0, o.shared, o.thp, o.populate);
+	if (err && huge)
+		return ft_fail_errno(L, err, "mmap of %I bytes (hugetlb=%s%s) failed",
+		                      (lua_Integer)bytes, hugetlb_names[o.hugetlb],
+		                      o.populate ? ", populate" : "");
 	if (err)
 		return ft_fail_errno(L, err, "mmap of %I bytes (%s%s, thp=%s%s) failed",
 		                      (lua_Integer)bytes, o.shared ? "shared" : "private",
@@ -216,7 +252,7 @@ static int l_fill(lua_State *L)
 }
 
 /* b:touch_timed(value, samples) -> ns: samples[i] is page i's store plus
- * one clock reading. */
+ * one reading of the per-page timer (ft_timer), in ns. */
 static int l_touch_timed(lua_State *L)
 {
 	ft_check_method_nargs(L, 3);
@@ -228,8 +264,9 @@ static int l_touch_timed(lua_State *L)
 		return luaL_argerror(L, 3, lua_pushfstring(L,
 			"samples hold %I entries, the pass needs %I (one per page)",
 			(lua_Integer)s->capacity, (lua_Integer)b->pages));
+	const struct ft_timer *timer = ft_timer(L);
 	int64_t ns;
-	int err = ft_pass_touch_timed(b, (unsigned char)v, s->v, &ns);
+	int err = ft_pass_touch_timed(b, timer, (unsigned char)v, s->v, &ns);
 	s->n = b->pages;
 	ft_samples_changed(s);
 	if (err)
@@ -503,7 +540,12 @@ static int l_tostring(lua_State *L)
 {
 	struct lbuffer *lb = luaL_checkudata(L, 1, BUFFER_META);
 	struct ft_buffer *b = &lb->b;
-	if (is_open(lb))
+	if (is_open(lb) && b->hugetlb_size)
+		lua_pushfstring(L, "ft.buffer (%smmap hugetlb, %I bytes, %I pages of %I in huge "
+		                "pages of %I, at %p)", lb->view ? "view of " : "", (lua_Integer)b->bytes,
+		                (lua_Integer)b->pages, (lua_Integer)b->page_size,
+		                (lua_Integer)b->hugetlb_size, (void *)b->addr);
+	else if (is_open(lb))
 		lua_pushfstring(L, "ft.buffer (%s%s%s%s, %I bytes, %I pages of %I, at %p)",
 		                lb->view ? "view of " : "", kind_name(b),
 		                b->kind == FT_MMAP ? (b->shared ? " shared " : " private ") : "",
@@ -535,8 +577,8 @@ static const luaL_Reg methods[] = {
 	{ NULL, NULL }
 };
 
-/* Methods first, then the fields: addr, bytes, pages, page_size, kind,
- * backing, shared, view, map_ns, released. */
+/* Methods first, then the fields: addr, bytes, pages, page_size,
+ * hugetlb_size, kind, backing, shared, view, map_ns, released. */
 static int l_index(lua_State *L)
 {
 	struct lbuffer *lb = luaL_checkudata(L, 1, BUFFER_META);
@@ -553,6 +595,8 @@ static int l_index(lua_State *L)
 		lua_pushinteger(L, (lua_Integer)b->pages);
 	else if (strcmp(key, "page_size") == 0)
 		lua_pushinteger(L, (lua_Integer)b->page_size);
+	else if (strcmp(key, "hugetlb_size") == 0)
+		lua_pushinteger(L, (lua_Integer)b->hugetlb_size);
 	else if (strcmp(key, "kind") == 0)
 		lua_pushstring(L, kind_name(b));
 	else if (strcmp(key, "backing") == 0)

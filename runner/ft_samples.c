@@ -110,6 +110,26 @@ static int l_runs_above(lua_State *L)
 	return 2;
 }
 
+/* s:histogram(per_octave, from_log2, bins) -> {counts...}: log-spaced bins,
+ * the first below 2^from_log2 ns, the last everything beyond. */
+static int l_histogram(lua_State *L)
+{
+	ft_check_method_nargs(L, 4);
+	struct ft_samples *s = ft_check_samples(L, 1);
+	lua_Integer per = luaL_checkinteger(L, 2), from = luaL_checkinteger(L, 3), bins = luaL_checkinteger(L, 4);
+	luaL_argcheck(L, per >= 1 && per <= 64, 2, "bins per octave must be within 1 to 64");
+	luaL_argcheck(L, from >= 0 && from <= 40, 3, "the first edge must be within 2^0 to 2^40 ns");
+	luaL_argcheck(L, bins >= 2 && bins <= 4096, 4, "the bin count must be within 2 to 4096");
+	int64_t *counts = lua_newuserdatauv(L, (size_t)bins * sizeof *counts, 0);
+	ft_samples_log_histogram(s, (int)per, (int)from, (size_t)bins, counts);
+	lua_createtable(L, (int)bins, 0);
+	for (lua_Integer k = 0; k < bins; k++) {
+		lua_pushinteger(L, counts[k]);
+		lua_rawseti(L, -2, k + 1);
+	}
+	return 1;
+}
+
 static size_t check_index(lua_State *L, struct ft_samples *s)
 {
 	lua_Integer i = luaL_checkinteger(L, 2);
@@ -126,6 +146,7 @@ static const luaL_Reg methods[] = {
 	{ "count_above", l_count_above },
 	{ "mean_above", l_mean_above },
 	{ "runs_above", l_runs_above },
+	{ "histogram", l_histogram },
 	{ NULL, NULL }
 };
 

@@ -1,6 +1,6 @@
 /* The clock, the counters and the machine: ft.now_ns, ft.clock,
- * ft.clock_estimate, ft.rusage, ft.faults, ft.meminfo, ft.vmstat,
- * ft.machine, ft.page_size, ft.sink. */
+ * ft.timed_ns, ft.clock_estimate, ft.rusage, ft.faults, ft.meminfo,
+ * ft.vmstat, ft.machine, ft.page_size, ft.sink. */
 #include <errno.h>
 #include <limits.h>
 #include <stdlib.h>
@@ -44,26 +44,97 @@ static void set_string(lua_State *L, const char *key, const char *v)
 	lua_setfield(L, -2, key);
 }
 
+static void set_boolean(lua_State *L, const char *key, bool v)
+{
+	lua_pushboolean(L, v);
+	lua_setfield(L, -2, key);
+}
+
+#define TIMER_KEY "ft.timer"
+
+/* FTRUN_TIMER: unset, "tsc" (the default) or "clock_gettime". */
+static bool timer_env(const char **bad)
+{
+	const char *env = getenv("FTRUN_TIMER");
+	*bad = env && *env && strcmp(env, "clock_gettime") != 0 && strcmp(env, "tsc") != 0
+	       ? env : NULL;
+	return env && strcmp(env, "clock_gettime") == 0;
+}
+
+/* The per-page timer lives in the registry for the life of the state. Its
+ * calibration starts when the module opens and ends on first use, at
+ * least 100 ms later: by then it rarely has to wait, and finishing it
+ * reads no file and allocates nothing, so a bracket of ft.faults() around
+ * the first touch_timed counts the pass alone. */
+static void open_timer(lua_State *L)
+{
+	const char *bad;
+	struct ft_timer *t = lua_newuserdatauv(L, sizeof *t, 0);
+	ft_timer_start(t, "/proc/cpuinfo", timer_env(&bad));
+	lua_setfield(L, LUA_REGISTRYINDEX, TIMER_KEY);
+}
+
+const struct ft_timer *ft_timer(lua_State *L)
+{
+	const char *bad;
+	timer_env(&bad);
+	if (bad)
+		luaL_error(L, "FTRUN_TIMER=%s: expected clock_gettime or tsc", bad);
+	lua_getfield(L, LUA_REGISTRYINDEX, TIMER_KEY);
+	struct ft_timer *t = lua_touserdata(L, -1);
+	lua_pop(L, 1); /* the registry keeps it alive */
+	ft_timer_calibrate(t, 100000000);
+	return t;
+}
+
 static void push_probe(lua_State *L, struct ft_clock_probe p)
 {
-	lua_createtable(L, 0, 2);
+	lua_createtable(L, 0, 6);
 	set_integer(L, "tick_ns", p.tick_ns);
 	set_number(L, "read_ns", p.read_ns);
 }
 
-/* ft.clock() -> {source, clocksource, tick_ns, read_ns, timed = {tick_ns, read_ns}} */
+/* ft.clock() -> {source, clocksource, tick_ns, read_ns,
+ *   timed = {source, tick_ns, read_ns, step_ns [, fallback]},
+ *   tsc = {invariant, rdtscp, used [, hz, ghz, calibrated_over_ns]}} */
 static int l_clock(lua_State *L)
 {
 	ft_check_nargs(L, 0);
+	const struct ft_timer *timer = ft_timer(L);
 	struct ft_machine m;
 	ft_machine_read(&m);
-	struct ft_clock_probe window = ft_clock_probe(), timed = ft_clock_probe_timed();
+	struct ft_clock_probe window = ft_clock_probe(), timed = ft_clock_probe_timed(timer);
 	push_probe(L, window);
 	set_string(L, "source", "clock_gettime(CLOCK_MONOTONIC)");
 	set_string(L, "clocksource", m.clocksource);
 	push_probe(L, timed);
-	set_string(L, "source", "touch_timed: one CLOCK_MONOTONIC reading per page");
+	set_integer(L, "step_ns", timed.step_ns);
+	if (timer->kind == FT_TIMER_TSC) {
+		set_string(L, "source", "rdtscp");
+	} else {
+		set_string(L, "source", "clock_gettime(CLOCK_MONOTONIC)");
+		set_string(L, "fallback", timer->fallback);
+	}
 	lua_setfield(L, -2, "timed");
+	lua_createtable(L, 0, 6);
+	set_boolean(L, "invariant", timer->invariant);
+	set_boolean(L, "rdtscp", timer->rdtscp);
+	set_boolean(L, "used", timer->kind == FT_TIMER_TSC);
+	if (timer->hz > 0) {
+		set_integer(L, "hz", timer->hz);
+		set_number(L, "ghz", (double)timer->hz / 1e9);
+		set_integer(L, "calibrated_over_ns", timer->calibrated_over_ns);
+	}
+	lua_setfield(L, -2, "tsc");
+	return 1;
+}
+
+/* ft.timed_ns() -> the per-page timer's reading in ns (the calibrated TSC,
+ * or CLOCK_MONOTONIC); its origin is arbitrary, its differences are ns. */
+static int l_timed_ns(lua_State *L)
+{
+	ft_check_nargs(L, 0);
+	lua_pushinteger(L, ft_timer_now_ns(ft_timer(L)));
 	return 1;
 }
 
@@ -289,6 +360,7 @@ void ft_open_system(lua_State *L)
 	static const luaL_Reg functions[] = {
 		{ "now_ns", l_now_ns },
 		{ "clock", l_clock },
+		{ "timed_ns", l_timed_ns },
 		{ "clock_estimate", l_clock_estimate },
 		{ "faults", l_faults },
 		{ "rusage", l_rusage },
@@ -305,6 +377,7 @@ void ft_open_system(lua_State *L)
 		{ NULL, NULL }
 	};
 	luaL_setfuncs(L, functions, 0);
+	open_timer(L);
 	push_project_dir(L);
 	lua_setfield(L, -2, "project_dir");
 }

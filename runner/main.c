@@ -16,6 +16,7 @@
 #include <readline/readline.h>
 
 #include "../core/interrupt.h"
+#include "../core/restore.h"
 #include "ft.h"
 
 /* The sanitizer build carries its own option: ft.malloc(1 << 62) must get
@@ -51,8 +52,11 @@ static const char usage_text[] =
 	"  --           stop handling options\n"
 	"  -            run the script read from stdin (as lua -)\n"
 	"\n"
-	"exit status: 0 success, 1 Lua error (message and traceback on stderr),\n"
-	"2 usage error, 130 interrupted (SIGINT).\n"
+	"exit status: 0 success, 1 Lua error (message and traceback on stderr)\n"
+	"or a changed system setting that would not go back, 2 usage error,\n"
+	"130 interrupted (SIGINT). Settings changed by ft.set_folio and\n"
+	"ft.set_hugetlb_pages are restored at exit and on SIGINT, SIGTERM, SIGHUP,\n"
+	"SIGQUIT and SIGPIPE.\n"
 	"\n"
 	"The main job: `./ftrun cycles.lua` (see README.md for its knobs).\n";
 
@@ -80,7 +84,7 @@ static void interrupt_hook(lua_State *L, lua_Debug *ar)
 
 static void on_sigint(int sig)
 {
-	signal(sig, SIG_DFL); /* a second Ctrl-C kills at once */
+	signal(sig, ft_settings_on_signal); /* a second Ctrl-C kills at once, settings restored */
 	ft_interrupted = 1;
 	hook_pending = 1;
 	lua_sethook(signal_state, interrupt_hook, LUA_MASKCALL | LUA_MASKRET | LUA_MASKCOUNT, 1);
@@ -98,7 +102,7 @@ static int docall(lua_State *L, int narg, int nres)
 	lua_sethook(L, interrupt_hook, LUA_MASKCOUNT, HOOK_COUNT);
 	signal(SIGINT, on_sigint);
 	int status = lua_pcall(L, narg, nres, base);
-	signal(SIGINT, SIG_DFL);
+	signal(SIGINT, ft_settings_on_signal); /* the default action, settings restored */
 	lua_remove(L, base);
 	return status;
 }
@@ -654,6 +658,21 @@ static int pmain(lua_State *L)
 	return 0;
 }
 
+/* Puts back every sysfs setting the run changed (the ft.set_* calls) and
+ * names each one that would not go back. */
+static int restore_settings(void)
+{
+	int err = ft_settings_restore();
+	for (size_t i = 0; err && i < ft_settings_count(); i++) {
+		const struct ft_setting *e = ft_setting_at(i);
+		if (!e->restored)
+			fprintf(stderr, "ftrun: could not restore %s to %s (it reads %s): %s\n",
+			        e->path, e->before, e->after,
+			        e->err == EAGAIN ? "the kernel kept another value" : strerror(e->err));
+	}
+	return err;
+}
+
 int main(int argc, char **argv)
 {
 	if (argc > 1 && strcmp(argv[1], FT_TASK_WORKER_FLAG) == 0)
@@ -695,6 +714,7 @@ int main(int argc, char **argv)
 		return EXIT_USAGE;
 	}
 
+	ft_settings_guard(); /* before any setting can change */
 	lua_State *L = luaL_newstate();
 	if (!L) {
 		fprintf(stderr, "ftrun: cannot create the Lua state: out of memory\n");
@@ -709,6 +729,8 @@ int main(int argc, char **argv)
 		j.status = report(L, status);
 
 	int code = exit_status(j.status);
-	lua_close(L); /* releases every buffer still held */
+	lua_close(L); /* releases every buffer still held: hugetlb pages go back first */
+	if (restore_settings() != 0 && code == EXIT_SUCCESS)
+		code = EXIT_LUA_ERROR; /* the run left the system changed */
 	return code;
 }

@@ -3,54 +3,37 @@
 -- mapping per thread, faults per second per thread and in total, and the
 -- munmap cost per page.
 local ft = require "ft"
-local experiment = require "experiment"
-local measure = require "measure"
+local harness = require "harness"
 local stats = require "stats"
 
-local exp = experiment.start("scaling", "first-touch faults with 1..N threads", { MIB = 512, REPS = 3 })
-local fmt = experiment.fmt
-local cpus = exp.machine.cpus
-
-local rows = {}
-for threads = 1, cpus do
-  for _, shape in ipairs { "one shared mapping", "a mapping per thread" } do
-    local runs = exp:repeat_(("%d thread(s), %s"):format(threads, shape), function()
-      local bufs, target = {}, nil
-      if shape == "one shared mapping" then
-        bufs[1] = measure.map(exp.bytes)
-        target = bufs[1]
-      else
-        for i = 1, threads do bufs[i] = measure.map(exp.bytes // threads) end
-        target = bufs
-      end
-      local options = { pin = true, value = 6 }
-      if target == bufs[1] then options.threads = threads end -- a list gives one thread a buffer
-      local r = ft.parallel("touch", target, options)
-      local faults, per_thread = 0, {}
-      for i, th in ipairs(r.threads) do
-        faults = faults + th.faults
+local h = harness.start({ script = "scaling", shuffle = true, mib = 512, reps = 3,
+  about = "first-touch faults with 1..N threads" }, { ... })
+for threads = 1, h.machine.cpus do
+  for _, shared in ipairs { true, false } do
+    local shape = shared and "one shared mapping" or "a mapping per thread"
+    h:case(("%d thread(s), %s"):format(threads, shape), function(r)
+      local bufs, n = {}, shared and 1 or threads -- one buffer cut into slices, or one per thread
+      for i = 1, n do bufs[i] = r:map(nil, nil, h.bytes // n) end
+      local p = ft.parallel("touch", shared and bufs[1] or bufs,
+        { pin = true, value = 6, threads = shared and threads or nil })
+      local per_thread = {}
+      r.wall, r.faults, r.munmap = p.wall_ns, 0, 0
+      for i, th in ipairs(p.threads) do
+        r.faults = r.faults + th.faults
         per_thread[i] = th.faults / (th.ns / 1e9)
       end
-      local unmap = 0
+      r.per_thread, r.total = stats.median(per_thread), r.faults / (r.wall / 1e9)
       for _, b in ipairs(bufs) do
-        measure.check_bytes(b, 6, "scaling")
-        unmap = unmap + measure.release(b)
+        r:check_bytes(b, 6, "scaling")
+        r.munmap = r.munmap + r:release(nil, b)
       end
-      return { wall = r.wall_ns, faults = faults, per_thread = stats.median(per_thread), unmap = unmap }
     end)
-    local col = exp:columns(runs)
-    local total = stats.median(stats.map(runs, function(r) return r.faults / (r.wall / 1e9) end))
-    local per_thread = stats.median(col("per_thread"))
-    local unmap = stats.min(col("unmap")) / exp.pages
-    exp:keep(threads .. " " .. shape, runs)
-    exp:result { { "threads", threads }, { "shape", shape }, { "faults", stats.median(col("faults")) },
-      { "faults_per_s_total", total }, { "faults_per_s_per_thread", per_thread },
-      { "ns_per_page_wall", stats.min(col("wall")) / exp.pages }, { "munmap_ns_per_page", unmap } }
-    rows[#rows + 1] = { fmt(threads), shape, fmt(stats.median(col("faults"))), fmt(total), fmt(per_thread),
-      fmt(stats.min(col("wall")) / exp.pages), fmt(unmap) }
   end
 end
-
-exp:table({ "threads", "mapping", "faults", "faults/s in total (median)", "faults/s per thread (median)",
-  "wall ns per page (min)", "munmap ns per page (min)" }, rows)
-exp:finish()
+h:columns {
+  { "faults", "faults", "faults" },
+  { "total", "in total", "faults/s" },
+  { "per_thread", "per thread", "faults/s" },
+  { "wall", "wall", "ns/page" }, { "munmap", "munmap", "ns/page" },
+}
+h:finish()

@@ -1,117 +1,171 @@
--- Every experiment script at a tiny size: it runs clean and its counts are
--- what the kernel must give.
+-- Every experiment script at a tiny size: it runs clean, its counts are
+-- what the kernel must give, and its JSON holds every row exactly as the
+-- repetitions it came from give it.
 local t = require "tap"
-local report = dofile((arg[0]:match("^(.*)/tests/") or ".") .. "/scripts/lib/report.lua")
+local json = require "json"
+local stats = require "stats"
+local summary = require "summary"
+local units = require "units"
 local q = t.quote
 
 local dir = t.tmpdir()
+local PAGE = 4096
 
--- Runs NAME.lua with the knobs; returns its RESULT lines keyed by key=value.
+-- Every row of the JSON: its statistics recomputed from its values, and its
+-- values from the records of its case (the unit's conversion of the
+-- record's field, where the column names one), all to the last bit.
+local function check_json(name, doc)
+  local exact, from_records, rows = true, true, 0
+  local records = {}
+  for _, c in ipairs(doc.reps) do records[c.case] = c.records end
+  for _, row in ipairs(doc.rows) do
+    rows = rows + 1
+    local finite = {}
+    for _, v in ipairs(row.values) do
+      if type(v) == "number" then finite[#finite + 1] = v end
+    end
+    local again = stats.describe(finite)
+    for _, k in ipairs { "n", "min", "median", "max", "mean", "cv" } do
+      if again[k] ~= row[k] then exact = false; t.diag(("%s %s %s: %s ~= %s"):format(name, row.case, k,
+        units.exact(again[k]), units.exact(row[k]))) end
+    end
+    for i, r in ipairs(records[row.case]) do
+      local raw = r[row.column]
+      if raw ~= nil and units.convert(row.unit, raw, doc.bytes, doc.pages) ~= row.values[i] then
+        from_records = false
+      end
+    end
+  end
+  t.ok(rows > 0 and exact, name .. ": every row's statistics recompute exactly from its values in the JSON")
+  t.ok(from_records, name .. ": every row's values recompute exactly from the repetitions' records")
+end
+
+-- Runs NAME.lua with the knobs; returns its results indexed by case and column.
 local function run(name, env)
   local out, code = t.ftrun_run(name .. ".lua", env .. " RESULTS=" .. q(dir) .. " README=/dev/null")
   t.is(code, 0, name .. ".lua runs clean")
-  local f = io.open(dir .. "/" .. name .. ".txt")
-  local text = f and f:read("a") or ""
-  if f then f:close() end
-  t.like(text, "CHECKSUMS OK", name .. ".lua: every read-back matched")
   if code ~= 0 then t.diag(out) end
-  return report.parse_all(text)
+  local text = t.read(dir .. "/exp-" .. name .. "-raw.txt") or ""
+  t.like(text, "CHECKSUMS OK", name .. ".lua: every read-back matched")
+  local doc = json.decode(t.read(dir .. "/exp-" .. name .. "-results.json") or "null")
+  t.ok(doc ~= nil, name .. ".lua: its JSON decodes")
+  if doc then check_json(name .. ".lua", doc) end
+  local ix = summary.index(text)
+  return function(case, column) return (ix.row(case, column) or {}).median end, ix
 end
-
-local function find(results, key, value)
-  for _, r in ipairs(results) do
-    if r[key] == value then return r end
-  end
-  return {}
-end
-
-local PAGE = 4096
 
 do
   local r = run("thp", "MIB=64 REPS=1")
   local pages = (64 << 20) // PAGE
-  local never, always = find(r, "thp", "never"), find(r, "thp", "always")
-  t.is(never.pass1_faults, pages, "thp never: one fault per 4 KiB page")
-  t.is(never.huge_bytes, 0, "thp never: no huge pages")
-  t.is(never.fresh_fill_faults, pages, "thp never: the fresh fill faults per page")
-  local huge = always.huge_bytes or 0
+  t.is(r("THP=never", "pass1_faults"), pages, "thp never: one fault per 4 KiB page")
+  t.is(r("THP=never", "huge_bytes"), 0, "thp never: no huge pages")
+  t.is(r("THP=never", "fill_faults"), pages, "thp never: the fresh fill faults per page")
+  local huge, faults = r("THP=always", "huge_bytes") or 0, r("THP=always", "pass1_faults") or -1
   local expected = huge // (2 << 20) + ((64 << 20) - huge) // PAGE
-  t.diag(("thp always: %d bytes in huge pages, %d faults"):format(huge, always.pass1_faults or -1))
-  t.ok(always.pass1_faults >= expected and always.pass1_faults <= expected + 4,
+  t.diag(("thp always: %d bytes in huge pages, %d faults"):format(huge, faults))
+  t.ok(faults >= expected and faults <= expected + 4,
     "thp always: the faults follow the pages granted (32 plus a few when all are huge)")
   if huge == 64 << 20 then
-    t.ok(always.pass1_faults <= 32 + 4, "thp always on 64 MiB: at most 32 faults plus a few")
+    t.ok(faults <= 32 + 4, "thp always on 64 MiB: at most 32 faults plus a few")
   else
     t.ok(true, "thp always: the kernel granted " .. huge .. " bytes of huge pages")
   end
 end
 
 do
-  local r = run("populate", "MIB=8 REPS=1")
+  local r, ix = run("populate", "MIB=8 REPS=1")
   local pages = (8 << 20) // PAGE
-  local demand, pop = find(r, "method", "demand_faulting"), find(r, "method", "MAP_POPULATE")
-  t.is(demand.pass_faults, pages, "demand: the first pass takes the faults")
-  t.is(pop.map_faults, pages, "MAP_POPULATE: the mmap call takes them")
-  t.is(pop.pass_faults, 0, "MAP_POPULATE: the first pass takes none")
-  local pw = find(r, "method", "madvise(MADV_POPULATE_WRITE)")
-  if pw.refused then
-    t.ok(true, "MADV_POPULATE_WRITE refused by this kernel: " .. pw.refused)
+  t.is(r("demand faulting", "pass_faults"), pages, "demand: the first pass takes the faults")
+  t.is(r("MAP_POPULATE", "map_faults"), pages, "MAP_POPULATE: the mmap call takes them")
+  t.is(r("MAP_POPULATE", "pass_faults"), 0, "MAP_POPULATE: the first pass takes none")
+  local refused = ix.unsupported["madvise(MADV_POPULATE_WRITE)"]
+  if refused then
+    t.ok(true, "MADV_POPULATE_WRITE refused by this kernel: " .. refused)
   else
-    t.is(pw.step_faults, pages, "MADV_POPULATE_WRITE: the madvise call takes them")
+    t.is(r("madvise(MADV_POPULATE_WRITE)", "step_faults"), pages, "MADV_POPULATE_WRITE: the madvise call takes them")
   end
-  t.is(find(r, "method", "mlock").step_faults, pages, "mlock: the mlock call takes them")
-  t.is(find(r, "method", "pre-touch_loop").pass_faults, 0, "pre-touch: the pass after it takes none")
+  t.is(r("mlock", "step_faults"), pages, "mlock: the mlock call takes them")
+  t.is(r("pre-touch loop", "pass_faults"), 0, "pre-touch: the pass after it takes none")
 end
 
 do
   local r = run("zeropage", "MIB=8 REPS=1")
   local pages = (8 << 20) // PAGE
-  local never = find(r, "thp", "never")
-  t.is(never.read_faults, pages, "a read pass faults once per page")
-  t.is(never.zero_page_pages, pages, "and leaves every page on the zero page")
-  t.is(never.write_after_read_faults, pages, "the write after it faults again per page")
-  t.is(never.write_only_faults, pages, "a write-only first touch faults once per page")
+  t.is(r("THP=never", "read_faults"), pages, "a read pass faults once per page")
+  t.is(r("THP=never", "zero_pages"), pages, "and leaves every page on the zero page")
+  t.is(r("THP=never", "write_faults"), pages, "the write after it faults again per page")
+  t.is(r("THP=never", "only_faults"), pages, "a write-only first touch faults once per page")
 end
 
 do
-  local r = run("placement", "MIB=8 REPS=1")
-  local untouched = find(r, "case", "mapped,_not_touched")
-  t.is(untouched.absent, untouched.sampled, "untouched pages are not present")
-  local main = find(r, "case", "first_touch_by_the_main_thread")
-  t.is(main.node0 + main.node1, main.sampled, "touched pages are all on a node")
-  t.is(main.faults, (8 << 20) // PAGE, "the main thread took a fault per page")
-  local moved = find(r, "case", "mbind_to_node_" .. (main.node1 > 0 and 1 or 0) .. "_with_MPOL_MF_MOVE")
-  t.ok(moved.sampled ~= nil, "the mbind case ran")
+  local r, ix = run("placement", "MIB=8 REPS=1")
+  local pages = (8 << 20) // PAGE
+  local main = "first touch by the main thread"
+  t.is(r(main, "node0") + r(main, "node1"), pages, "touched pages are all on a node")
+  t.is(r(main, "elsewhere"), 0, "none elsewhere or missing")
+  t.is(r(main, "touch_faults"), pages, "the main thread took a fault per page")
+  t.is(r(ix.cases[2], "touch_faults"), pages, "the threads took a fault per page between them")
+  t.is(#ix.cases, 5, "all five cases ran")
 end
 
 do
-  local r = run("scaling", "MIB=8 REPS=1")
+  local r, ix = run("scaling", "MIB=8 REPS=1")
   local pages = (8 << 20) // PAGE
   local all = true
-  for _, x in ipairs(r) do
-    if x.faults ~= pages then all = false end
+  for _, case in ipairs(ix.cases) do
+    if r(case, "faults") ~= pages then all = false end
   end
-  t.ok(#r >= 2 and all, "every thread count and shape took one fault per page in total")
+  t.ok(#ix.cases >= 2 and all, "every thread count and shape took one fault per page in total")
 end
 
 do
   local r = run("recycle", "MIB=8 REPS=1")
   local pages = (8 << 20) // PAGE
-  t.is(find(r, "release", "nothing_released_(a_plain_second_pass)").second_faults, 0, "no release: no faults")
-  t.is(find(r, "release", "munmap,_then_a_fresh_mmap").second_faults, pages, "munmap: faults again per page")
-  t.is(find(r, "release", "madvise(MADV_DONTNEED)").second_faults, pages, "MADV_DONTNEED: faults again per page")
-  local free = find(r, "release", "madvise(MADV_FREE)").second_faults
+  t.is(r("nothing released (a plain second pass)", "second_faults"), 0, "no release: no faults")
+  t.is(r("munmap, then a fresh mmap", "second_faults"), pages, "munmap: faults again per page")
+  t.is(r("madvise(MADV_DONTNEED)", "second_faults"), pages, "MADV_DONTNEED: faults again per page")
+  local free = r("madvise(MADV_FREE)", "second_faults")
   t.ok(free and free >= 0 and free <= pages, "MADV_FREE: at most a fault per page (none without memory pressure)")
 end
 
 do
   local r = run("coldness", "MIB=8 REPS=1 WAITS=0,0.1")
   local pages = (8 << 20) // PAGE
-  t.is(find(r, "case", "first_repetition_of_a_fresh_process").faults, pages, "fresh process: a fault per page")
-  t.is(find(r, "case", "released,_waited_0.100_s").faults or find(r, "case", "released,_waited_0.1_s").faults,
-    pages, "after a wait: a fault per page")
+  t.is(r("first mapping of a fresh process", "pass1_faults"), pages, "fresh process: a fault per page")
+  t.is(r("released, waited 0.1 s", "pass1_faults"), pages, "after a wait: a fault per page")
   local _, code = t.ftrun_run("coldness.lua", "WAITS=soon RESULTS=" .. q(dir))
   t.is(code, 2, "a bad WAITS exits 2")
+end
+
+do -- README's ten-line experiment is scripts/first_touch.lua, and it runs as shown
+  local root = t.ftrun:gsub("[^/]+$", "")
+  local readme = t.read(root .. "README.md") or ""
+  local block = readme:match("## A ten.line experiment.-```lua\n(.-)```")
+  t.is(block, t.read(root .. "scripts/first_touch.lua"), "README shows first_touch.lua as it is")
+  local out, code = t.ftrun_run("first_touch.lua", "MIB=8 REPS=2 RESULTS=" .. q(dir))
+  t.is(code, 0, "first_touch.lua runs")
+  t.like(out, "| fresh mmap | ", "and prints its table")
+  local row = summary.index(t.read(dir .. "/exp-first_touch-raw.txt") or "").row("fresh mmap", "first_faults")
+  t.is(row and row.max, (8 << 20) // PAGE, "its first touch faults once per page")
+end
+
+do -- a busy loop on the run's own CPU: every repetition is flagged as noisy, and counted
+  local busy = io.popen("taskset -c 0 sh -c 'while :; do :; done' & echo $!")
+  local pid = busy:read("l")
+  busy:close()
+  local out, code = t.run(("taskset -c 0 %s first_touch.lua MIB=128 REPS=3 RESULTS=%s 2>&1"):format(q(t.ftrun), q(dir)))
+  os.execute("kill " .. pid)
+  t.is(code, 0, "a run beside a busy loop completes")
+  t.like(out, "(noisy)", "its progress marks the disturbed repetitions")
+  local doc = json.decode(t.read(dir .. "/exp-first_touch-results.json") or "null") or { reps = { {} } }
+  local flagged, foreign = 0, {}
+  for _, r in ipairs(doc.reps[1].records or {}) do
+    if r.noise.flagged then flagged = flagged + 1 end
+    foreign[#foreign + 1] = units.cell(r.noise.foreign_pct, "%")
+  end
+  t.ok(flagged >= 2, "the JSON flags the repetitions (foreign CPU %: " .. table.concat(foreign, ", ") .. ")")
+  t.like(out, "of 3 repetitions ran while the host stole more than", "and the summary warns")
+  t.like(out, "| fresh mmap | ", "the table still comes")
 end
 
 do -- a new experiment needs no rebuild: a script written here runs as is

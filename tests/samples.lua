@@ -61,4 +61,14 @@ do -- touch_timed on a fresh mapping: one sample per page
   t.is(b:sum_bytes(), 4 * b.pages, "second timed pass stored its value")
 end
 
+do -- a log-spaced histogram: 2 bins per octave from 2^3 ns, 6 bins
+  local s = ft.samples(7)
+  for i, v in ipairs { 1, 8, 11, 12, 16, 40, 100000 } do s[i] = v end
+  -- edges 8, 11.3, 16, 22.6, 32: below 8 | [8, 11.3) | [11.3, 16) | [16, 22.6) | [22.6, 32) | 32 and up
+  local h = s:histogram(2, 3, 6)
+  t.is(table.concat(h, ","), "1,2,1,1,0,2", "histogram: counts per log-spaced bin, the ends catching the rest")
+  t.errors(function() s:histogram(0, 3, 6) end, "bins per octave", "histogram: a bad bin width is an error")
+  t.errors(function() s:histogram(2, 3, 6, 1) end, "too many arguments", "histogram: extra arguments are an error")
+end
+
 t.done()

@@ -23,7 +23,9 @@ knobs.elsewhere = {
 -- MIB's largest value: MIB << 20 bytes must fit in a signed 64-bit integer.
 knobs.MIB_MAX = (1 << 43) - 1
 
+-- kind -> function(text, spec) returning the value, or nil and what is expected.
 local parsers = {}
+knobs.parsers = parsers
 
 -- A positive integer up to spec.max (default 2^40): MIB << 20 must not wrap.
 function parsers.count(value, spec)
@@ -50,6 +52,19 @@ function parsers.flag(value)
   if value == "0" or value == "" then return false end
   if value == "1" then return true end
   return nil, "0 or 1"
+end
+
+-- seconds, comma-separated, each from 0 to 600: a list of numbers
+function parsers.seconds(value)
+  local list = {}
+  for item in (value .. ","):gmatch("([^,]*),") do
+    local s = tonumber(item)
+    if not s or s < 0 or s > 600 or not item:match("^%s*[%d.]+%s*$") then
+      return nil, "seconds from 0 to 600, comma-separated"
+    end
+    list[#list + 1] = s
+  end
+  return list
 end
 
 function parsers.path(value)

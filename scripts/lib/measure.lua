@@ -10,13 +10,34 @@ local measure = {}
 -- runner's own (Lua, statistics, reports).
 measure.work_ns = 0
 
--- b:method(...) timed in C; returns ns and the faults the pass took.
+-- The perf software counters read around every pass (ft.counters), set by
+-- measure.use_counters(); nil where perf refuses them. The two tables are
+-- filled once here, so reading into them allocates nothing in the bracket.
+local counters, before, after
+
+function measure.use_counters()
+  local c, why = ft.counters()
+  if not c then return nil, why end
+  counters, before, after = c, c:read(), c:read()
+  return c
+end
+
+local function counted()
+  local d = {}
+  for k, v in pairs(after) do d[k] = v - before[k] end
+  return d
+end
+
+-- b:method(...) timed in C; returns ns, the faults the pass took (getrusage)
+-- and, with counters in use, what they counted over the same bracket.
 function measure.pass(b, method, ...)
   local f0 = ft.faults()
+  if counters then counters:read(before) end
   local ns = b[method](b, ...)
+  if counters then counters:read(after) end
   local f1 = ft.faults()
   measure.work_ns = measure.work_ns + ns
-  return ns, f1 - f0
+  return ns, f1 - f0, counters and counted()
 end
 
 -- A fresh buffer from ft.mmap or ft.malloc; returns it, the call's ns and
@@ -37,7 +58,7 @@ function measure.malloc(bytes)
   return b, b.map_ns, f1 - f0
 end
 
--- munmap or free, whichever the buffer needs; returns ns and faults.
+-- munmap or free, whichever the buffer needs; returns ns, faults, counters.
 function measure.release(b)
   return measure.pass(b, b.kind == "malloc" and "free" or "unmap")
 end

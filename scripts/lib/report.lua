@@ -1,35 +1,52 @@
--- Results as stable, parseable lines, the head of every raw file, and JSON.
--- runfiles.lua writes them.
+-- RESULT lines, written at full precision and read back exactly, and the
+-- head of every raw file. runfiles.lua writes them.
 local ft = require "ft"
+local units = require "units"
 
 local report = {}
 
--- "RESULT k=v k=v ...": values are numbers or words without spaces.
+-- "RESULT k=v k=v ...": a number in units.exact's text, a word as it is,
+-- text with spaces or quotes in double quotes (a " inside one is an error).
 local function format_value(v)
-  if math.type(v) == "float" then
-    if v ~= v or v == math.huge or v == -math.huge then return "nan" end
-    if v == math.floor(v) and math.abs(v) < 2^53 then return ("%d"):format(v) end
-    return math.abs(v) >= 1000 and ("%.1f"):format(v) or ("%.4g"):format(v)
+  if type(v) == "number" then return units.exact(v) end
+  if type(v) == "boolean" then return tostring(v) end
+  v = tostring(v)
+  if v:find('"', 1, true) or v:find("\n", 1, true) then
+    error(("a RESULT value may not hold a double quote or a newline: %q"):format(v), 3)
   end
-  return (tostring(v):gsub("%s", "_"))
+  if v == "" or v:find("%s") or units.parse(v) or v == "true" or v == "false" then return '"' .. v .. '"' end
+  return v
 end
 
--- fields: an array of {key, value} pairs, kept in order.
+-- fields: an array of {key, value} pairs, kept in order; a nil value is left out.
 function report.line(fields)
   local parts = { "RESULT" }
   for _, kv in ipairs(fields) do
-    parts[#parts + 1] = kv[1] .. "=" .. format_value(kv[2])
+    if kv[2] ~= nil then parts[#parts + 1] = kv[1] .. "=" .. format_value(kv[2]) end
   end
   return table.concat(parts, " ")
 end
 
--- The inverse: a table of key -> string (numbers converted), and the keys in order.
+-- The inverse: key -> value (numbers and booleans back as they were
+-- written), and in ._keys the keys in order.
 function report.parse(line)
   if not line:match("^RESULT ") then return nil end
   local t, keys = {}, {}
-  for k, v in line:gmatch("([%w_]+)=(%S+)") do
-    t[k] = tonumber(v) or v
+  local pos = #"RESULT " + 1
+  while pos <= #line do
+    local k, rest = line:match("^([%w_]+)=()", pos)
+    if not k then error(("not a RESULT field at column %d: %s"):format(pos, line), 2) end
+    local v, after
+    if line:sub(rest, rest) == '"' then
+      v, after = line:match('^"([^"]*)"()', rest)
+      if not v then error("unterminated quote in: " .. line, 2) end
+    else
+      v, after = line:match("^(%S+)()", rest)
+      if v == "true" or v == "false" then v = v == "true" else v = units.parse(v) or v end
+    end
+    t[k] = v
     keys[#keys + 1] = k
+    pos = after + 1
   end
   t._keys = keys
   return t
@@ -83,39 +100,5 @@ function report.header(title, clock_info, ghz, ghz_source)
   lines[#lines + 1] = "vmstat before the run: " .. table.concat(vparts, " ")
   return table.concat(lines, "\n") .. "\n", m
 end
-
--- A small JSON encoder: objects with sorted keys, arrays, numbers, strings.
-local function json(v, indent)
-  indent = indent or ""
-  local t = type(v)
-  if t == "table" then
-    local inner = indent .. "  "
-    if #v > 0 or next(v) == nil then
-      local parts = {}
-      for _, x in ipairs(v) do parts[#parts + 1] = json(x, inner) end
-      return "[" .. table.concat(parts, ", ") .. "]"
-    end
-    local keys = {}
-    for k in pairs(v) do if k ~= "_keys" then keys[#keys + 1] = tostring(k) end end
-    table.sort(keys)
-    local parts = {}
-    for _, k in ipairs(keys) do
-      parts[#parts + 1] = inner .. json(k) .. ": " .. json(v[k], inner)
-    end
-    return "{\n" .. table.concat(parts, ",\n") .. "\n" .. indent .. "}"
-  elseif t == "string" then
-    return '"' .. v:gsub('[%c"\\]', function(c)
-      return ({ ['"'] = '\\"', ["\\"] = "\\\\", ["\n"] = "\\n", ["\t"] = "\\t" })[c]
-        or ("\\u%04x"):format(c:byte())
-    end) .. '"'
-  elseif t == "number" then
-    if v ~= v or v == math.huge or v == -math.huge then return "null" end
-    return math.type(v) == "integer" and tostring(v) or ("%.6g"):format(v)
-  elseif t == "boolean" then
-    return tostring(v)
-  end
-  return "null"
-end
-report.json = json
 
 return report

@@ -63,6 +63,7 @@ local function mmap_opts()
   if chance(0.5) then o.populate = pick { true, false, 0, "yes" } end
   if chance(0.3) then o.shared = pick { true, false, 1 } end
   if chance(0.3) then o.memfd = #memfds > 0 and chance(0.8) and pick(memfds) or anything() end
+  if chance(0.2) then o.hugetlb = pick { "2M", "1G", "4M", "2m", true, 2, "2M\0" } end
   if chance(0.1) then o[pick { "bogus", 1, "thp\0" }] = anything() or 1 end
   return o
 end
@@ -198,6 +199,7 @@ end
 local system_calls = {
   function() return ft.now_ns, anything() end,
   function() return ft.clock end,
+  function() return ft.timed_ns, anything() end,
   function() return ft.faults, anything() end,
   function() return ft.rusage end,
   function() return ft.meminfo end,
@@ -206,6 +208,14 @@ local system_calls = {
   function() return ft.page_size, anything() end,
   function() return ft.sleep, pick { 0, 1e-4, 0.001, -1, 0 / 0, "x", math.huge, 1e300 } end,
   function() return ft.sink, anything(), anything() end,
+  function() return ft.folio_sizes, anything() end,
+  function() return ft.folio, pick { 16, 2048, 8, 4096, 12, 0, -16 }, anything() end,
+  function() return ft.hugetlb_sizes, anything() end,
+  function() return ft.hugetlb_pages, pick { 2048, 1 << 20, 4096, 3, 0 }, anything() end,
+  function() return ft.sysfs_changes, anything() end,
+  -- the setters only with arguments that are always wrong: the fuzz changes no setting
+  function() return ft.set_folio, anything(), pick { "always", "bogus", "never\0", 1 } end,
+  function() return ft.set_hugetlb_pages, anything(), pick { 1, -1, 1 << 62, "x" } end,
 }
 
 local function system_call()
@@ -214,14 +224,50 @@ local function system_call()
   call(fn, x, y)
 end
 
-local function random_call()
+-- ft.counters and ft.profile: valid and invalid options, fns that fail or
+-- yield, profiles inside profiles (two deep at most).
+local counters = {}
+local profile_depth = 0
+local random_call
+local function perf_call()
+  local r = math.random(10)
+  if r <= 2 or (r <= 5 and #counters == 0) then
+    local ok, c = pcall(ft.counters, chance(0.1) and anything() or nil)
+    stats.calls = stats.calls + 1
+    if ok and c then counters[#counters + 1] = c elseif not ok then stats.errors = stats.errors + 1 end
+  elseif r <= 5 then
+    local c = pick(counters)
+    local m = math.random(4)
+    if m == 1 then call(c.close, c)
+    elseif m == 2 then call(c.read, c, pick { nil, {}, { page_faults = "x" }, anything() })
+    elseif m == 3 then call(function() return c[pick { "events", "absent", "kernel_excluded", "closed", "nope" }] end)
+    else call(c.read, c, {}, anything()) end
+  elseif profile_depth < 2 then
+    local opts = { freq = pick { nil, 100, 1000, 5000, 0, -1, 1 << 40, 2.5, "x" },
+      callchain = pick { nil, true, false, 1, 64, 65, 0, "x" }, kernel = pick { nil, true, false, 1 },
+      ring_kib = pick { nil, nil, 64, 100, 4, -64 } }
+    if chance(0.1) then opts[pick { "bogus", 1, "freq\0" }] = 1 end
+    local fn = pick {
+      function() profile_depth = profile_depth + 1; random_call(); profile_depth = profile_depth - 1 end,
+      function() error("fn fails") end,
+      coroutine.yield,
+      function(...) return ... end,
+    }
+    if chance(0.1) then fn = anything() end
+    if fn == print then fn = nil end -- a profiled print would clutter the output
+    call(ft.profile, fn, chance(0.1) and anything() or opts, anything(), anything())
+  end
+end
+
+function random_call()
   local r = math.random(100)
   if r <= 20 then new_buffer()
   elseif r <= 65 then method_call()
   elseif r <= 75 then samples_call()
   elseif r <= 80 then parallel_call()
-  elseif r <= 85 then memfd_call()
-  elseif r <= 87 then tasks_call()
+  elseif r <= 85 then perf_call()
+  elseif r <= 89 then memfd_call()
+  elseif r <= 91 then tasks_call()
   else system_call() end
   if chance(0.05) then collectgarbage(pick { "collect", "step", "incremental", "generational" }) end
 end
@@ -247,7 +293,7 @@ local function with_close()
   local ok, b = pcall(ft.mmap, math.random(1, 64 * 1024))
   stats.calls = stats.calls + 1
   if not ok then stats.errors = stats.errors + 1; return end
-  local closer <close> = setmetatable({}, { __close = function() pcall(b.unmap, b) end })
+  local closer <close> = setmetatable({}, { __close = function() pcall(b.unmap, b) end }) -- luacheck: ignore 211
   buffers[#buffers + 1] = b
   random_call()
   if chance(0.3) then error("leaving a <close> scope by error") end
@@ -255,7 +301,7 @@ end
 
 local function sequence()
   stats.sequences = stats.sequences + 1
-  buffers, samples, memfds = {}, {}, {}
+  buffers, samples, counters, profile_depth, memfds = {}, {}, {}, 0, {}
   if chance(0.5) then handles = {} end
   for _ = 1, math.random(1, 30) do
     local r = math.random(20)
@@ -268,8 +314,12 @@ end
 
 local deadline = ft.now_ns() + math.floor(seconds * 1e9)
 repeat sequence() until ft.now_ns() >= deadline
-buffers, samples, memfds, handles = {}, {}, {}, {}
+buffers, samples, counters, memfds, handles = {}, {}, {}, {}, {}
 collectgarbage()
+if #ft.sysfs_changes() > 0 then
+  print("fuzz: a system setting was changed: " .. ft.sysfs_changes()[1].path)
+  os.exit(1)
+end
 print(("fuzz: seed %d, %d sequences, %d calls, %d errors raised, 0 crashes"):format(
   seed, stats.sequences, stats.calls, stats.errors))
 os.exit(0)

@@ -1,0 +1,130 @@
+#include "perf.h"
+
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+int ft_perf_open(struct perf_event_attr *attr, int group_fd)
+{
+	/* this thread (pid 0) on any CPU (-1) */
+	return (int)syscall(SYS_perf_event_open, attr, 0, -1, group_fd, PERF_FLAG_FD_CLOEXEC);
+}
+
+static int read_setting(const char *dir, const char *name)
+{
+	char path[512];
+	snprintf(path, sizeof path, "%s/%s", dir, name);
+	FILE *f = fopen(path, "r");
+	if (!f)
+		return FT_SETTING_UNREADABLE;
+	int v;
+	if (fscanf(f, "%d", &v) != 1)
+		v = FT_SETTING_UNREADABLE;
+	fclose(f);
+	return v;
+}
+
+/* CapEff of /proc/self/status: the capabilities in force. */
+static uint64_t effective_caps(void)
+{
+	FILE *f = fopen("/proc/self/status", "r");
+	if (!f)
+		return 0;
+	char line[256];
+	uint64_t caps = 0;
+	while (fgets(line, sizeof line, f))
+		if (sscanf(line, "CapEff: %" SCNx64, &caps) == 1)
+			break;
+	fclose(f);
+	return caps;
+}
+
+enum { CAP_SYS_ADMIN_BIT = 21, CAP_SYSLOG_BIT = 34, CAP_PERFMON_BIT = 38 };
+
+void ft_perf_settings_read(struct ft_perf_settings *s, const char *dir)
+{
+	memset(s, 0, sizeof *s);
+	snprintf(s->dir, sizeof s->dir, "%s", dir ? dir : FT_PROC_SYS_KERNEL);
+	s->paranoid = read_setting(s->dir, "perf_event_paranoid");
+	s->kptr_restrict = read_setting(s->dir, "kptr_restrict");
+	s->max_sample_rate = read_setting(s->dir, "perf_event_max_sample_rate");
+	uint64_t caps = effective_caps();
+	s->cap_perfmon = caps & (1ull << CAP_PERFMON_BIT | 1ull << CAP_SYS_ADMIN_BIT);
+	s->cap_syslog = caps & (1ull << CAP_SYSLOG_BIT);
+}
+
+bool ft_perf_allowed(const struct ft_perf_settings *s, bool kernel, char *why, size_t size)
+{
+	why[0] = '\0';
+	if (s->cap_perfmon)
+		return true; /* CAP_PERFMON (or CAP_SYS_ADMIN) is not subject to paranoid */
+	if (s->paranoid == FT_SETTING_UNREADABLE) {
+		snprintf(why, size, "%s/perf_event_paranoid is unreadable: the kernel has no "
+		         "perf events (CONFIG_PERF_EVENTS)", s->dir);
+		return false;
+	}
+	/* 2: own user space only; 3 and above (a Debian patch): nothing at all */
+	if (s->paranoid >= 3 || (kernel && s->paranoid >= 2)) {
+		snprintf(why, size, "%s/perf_event_paranoid is %d: %s needs it at %d or below "
+		         "(or CAP_PERFMON)", s->dir, s->paranoid,
+		         kernel ? "sampling the kernel" : "perf events in user space", kernel ? 1 : 2);
+		return false;
+	}
+	return true;
+}
+
+bool ft_kallsyms_allowed(const struct ft_perf_settings *s, char *why, size_t size)
+{
+	why[0] = '\0';
+	int k = s->kptr_restrict;
+	if (k == FT_SETTING_UNREADABLE || k == 0) {
+		/* kptr_restrict 0 shows addresses to everyone perf may show the
+		 * kernel to: CAP_SYSLOG, or perf_event_paranoid <= 1 */
+		if (s->cap_syslog || (s->paranoid != FT_SETTING_UNREADABLE && s->paranoid <= 1))
+			return true;
+		snprintf(why, size, "/proc/kallsyms hides kernel addresses: %s/kptr_restrict is 0 "
+		         "but %s/perf_event_paranoid is %d; it must be 1 or below (or CAP_SYSLOG)",
+		         s->dir, s->dir, s->paranoid);
+		return false;
+	}
+	if (k == 1 && s->cap_syslog)
+		return true;
+	snprintf(why, size, "/proc/kallsyms hides kernel addresses: %s/kptr_restrict is %d; "
+	         "it must be %s", s->dir, k, k >= 2 ? "1 or below (with CAP_SYSLOG, or 0 for others)"
+	         : "0 without CAP_SYSLOG");
+	return false;
+}
+
+static bool has_cpu_pmu(void)
+{
+	struct stat st;
+	return stat("/sys/bus/event_source/devices/cpu", &st) == 0 ||
+	       stat("/sys/bus/event_source/devices/cpu_core", &st) == 0;
+}
+
+void ft_perf_explain(const struct ft_perf_settings *s, int err, const char *what,
+                     bool kernel, char *why, size_t size)
+{
+	if (err == EACCES || err == EPERM) {
+		char reason[512];
+		if (!ft_perf_allowed(s, kernel, reason, sizeof reason))
+			snprintf(why, size, "%s: %s", what, reason);
+		else
+			snprintf(why, size, "%s: %s, with %s/perf_event_paranoid %d (a seccomp filter or "
+			         "a security module may forbid perf_event_open)", what, strerror(err),
+			         s->dir, s->paranoid);
+	} else if ((err == ENOENT || err == ENODEV || err == EOPNOTSUPP) && !has_cpu_pmu()) {
+		snprintf(why, size, "%s: %s: no hardware PMU (no cpu in "
+		         "/sys/bus/event_source/devices: a guest without a virtual PMU)",
+		         what, strerror(err));
+	} else if (err == ENOSYS) {
+		snprintf(why, size, "%s: the kernel has no perf_event_open (CONFIG_PERF_EVENTS)", what);
+	} else {
+		snprintf(why, size, "%s: %s", what, strerror(err));
+	}
+}

@@ -1,0 +1,396 @@
+/* ft.profile(fn [, opts [, args...]]): fn(args...) run under the cpu-clock
+ * sampling of core/profile, and what the samples say. */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <lauxlib.h>
+
+#include "../core/buffer.h"
+#include "../core/ksyms.h"
+#include "../core/profile.h"
+#include "ft.h"
+
+#define SESSION_META "ft.profile.session"
+#define KSYMS_META "ft.ksyms"
+#define KSYMS_KEY "ft.ksyms.loaded" /* the registry's copy */
+
+/* 10 kHz: each sample costs 10-20 us in this KVM guest (the timer
+ * interrupt and its reprogramming exit to the host), so 10 kHz slows a
+ * first-touch pass by a fifth to a half, 20 kHz by a half to double. */
+enum { DEFAULT_FREQ = 10000, DEFAULT_DEPTH = 32, RING_BYTES = 2 << 20 };
+
+struct session {
+	struct ft_profile p;
+	bool open;
+};
+
+static int session_close(lua_State *L)
+{
+	struct session *s = luaL_checkudata(L, 1, SESSION_META);
+	if (s->open)
+		ft_profile_close(&s->p);
+	s->open = false;
+	return 0;
+}
+
+static int ksyms_gc(lua_State *L)
+{
+	ft_ksyms_free(luaL_checkudata(L, 1, KSYMS_META));
+	return 0;
+}
+
+/* /proc/kallsyms, read once per state (about 120 000 text symbols) and
+ * kept in the registry. Pushes the userdata, or returns an errno. */
+static int push_ksyms(lua_State *L)
+{
+	if (lua_getfield(L, LUA_REGISTRYINDEX, KSYMS_KEY) == LUA_TUSERDATA)
+		return 0;
+	lua_pop(L, 1);
+	struct ft_ksyms *k = lua_newuserdatauv(L, sizeof *k, 0);
+	memset(k, 0, sizeof *k);
+	luaL_setmetatable(L, KSYMS_META);
+	int err = ft_ksyms_load(k, "/proc/kallsyms");
+	if (err) {
+		lua_pop(L, 1);
+		return err;
+	}
+	lua_pushvalue(L, -1);
+	lua_setfield(L, LUA_REGISTRYINDEX, KSYMS_KEY);
+	return 0;
+}
+
+static bool opt_boolean(lua_State *L, int opts, const char *key, bool dflt)
+{
+	int t = lua_getfield(L, opts, key);
+	bool v = dflt;
+	if (t != LUA_TNIL) {
+		if (t != LUA_TBOOLEAN)
+			luaL_error(L, "ft.profile option %s must be a boolean, got %s", key,
+			           luaL_typename(L, -1));
+		v = lua_toboolean(L, -1);
+	}
+	lua_pop(L, 1);
+	return v;
+}
+
+static void check_options(lua_State *L, int opts, struct ft_profile_opts *o)
+{
+	o->freq = DEFAULT_FREQ;
+	o->kernel = true;
+	o->depth = DEFAULT_DEPTH;
+	o->ring_bytes = RING_BYTES;
+	if (lua_isnoneornil(L, opts))
+		return;
+	luaL_checktype(L, opts, LUA_TTABLE);
+	static const char *const known[] = { "freq", "callchain", "kernel", "ring_kib", NULL };
+	for (lua_pushnil(L); lua_next(L, opts); lua_pop(L, 1)) {
+		bool found = false;
+		for (int i = 0; known[i] && lua_type(L, -2) == LUA_TSTRING; i++)
+			found |= strcmp(lua_tostring(L, -2), known[i]) == 0;
+		if (!found)
+			luaL_error(L, "unknown ft.profile option '%s' (expected freq, callchain, kernel or ring_kib)",
+			           lua_type(L, -2) == LUA_TSTRING ? lua_tostring(L, -2) : luaL_typename(L, -2));
+	}
+	if (lua_getfield(L, opts, "freq") != LUA_TNIL) {
+		if (!lua_isinteger(L, -1))
+			luaL_error(L, "ft.profile option freq must be an integer (samples per second), got %s",
+			           lua_type(L, -1) == LUA_TNUMBER ? lua_tostring(L, -1) : luaL_typename(L, -1));
+		o->freq = lua_tointeger(L, -1);
+		if (o->freq < 1 || o->freq > 1000000)
+			luaL_error(L, "ft.profile option freq = %I: expected 1 to 1000000 samples per second",
+			           (lua_Integer)o->freq);
+	}
+	lua_pop(L, 1);
+	int t = lua_getfield(L, opts, "callchain");
+	if (t == LUA_TBOOLEAN) {
+		o->depth = lua_toboolean(L, -1) ? DEFAULT_DEPTH : 0;
+	} else if (lua_isinteger(L, -1)) {
+		lua_Integer d = lua_tointeger(L, -1);
+		if (d < 1 || d > FT_PROFILE_MAX_DEPTH)
+			luaL_error(L, "ft.profile option callchain = %I: expected a boolean or 1 to %d frames",
+			           d, FT_PROFILE_MAX_DEPTH);
+		o->depth = (int)d;
+	} else if (t != LUA_TNIL) {
+		luaL_error(L, "ft.profile option callchain must be a boolean or a number of frames, got %s",
+		           luaL_typename(L, -1));
+	}
+	lua_pop(L, 1);
+	o->kernel = opt_boolean(L, opts, "kernel", true);
+	if (lua_getfield(L, opts, "ring_kib") != LUA_TNIL) {
+		lua_Integer kib = lua_isinteger(L, -1) ? lua_tointeger(L, -1) : 0;
+		lua_Integer min_kib = (lua_Integer)(16 * ft_page_size() / 1024);
+		if (kib < min_kib || kib > (1 << 20) || (kib & (kib - 1)))
+			luaL_error(L, "ft.profile option ring_kib = %s: expected a power of two from %I to %d",
+			           luaL_tolstring(L, -1, NULL), min_kib, 1 << 20);
+		o->ring_bytes = (size_t)kib << 10;
+	}
+	lua_pop(L, 1);
+}
+
+/* nil, message, errno: the system refused (ft_fail_errno without strerror) */
+static int refuse(lua_State *L, int err, const char *why)
+{
+	lua_pushnil(L);
+	lua_pushfstring(L, "ft.profile: %s", why);
+	lua_pushinteger(L, err);
+	return 3;
+}
+
+struct symbol {
+	const char *name;  /* anchored in the names table on the stack */
+	int64_t count;
+	bool kernel;
+};
+
+static int by_kind_name(const void *a, const void *b)
+{
+	const struct symbol *x = a, *y = b;
+	if (x->kernel != y->kernel)
+		return x->kernel ? -1 : 1;
+	return strcmp(x->name, y->name);
+}
+
+static int by_count(const void *a, const void *b)
+{
+	const struct symbol *x = a, *y = b;
+	if (x->count != y->count)
+		return x->count > y->count ? -1 : 1;
+	return strcmp(x->name, y->name);
+}
+
+/* symbols = {{name, samples, kernel}, ...}, most samples first */
+static void push_symbols(lua_State *L, const struct ft_profile *p)
+{
+	size_t n = 0;
+	for (size_t i = 0; i < p->leaf_slots; i++)
+		n += p->leaves[i].count > 0;
+	struct symbol *s = lua_newuserdatauv(L, (n ? n : 1) * sizeof *s, 0);
+	lua_newtable(L); /* keeps the names alive */
+	int names = lua_gettop(L);
+	char buf[512];
+	size_t k = 0;
+	for (size_t i = 0; i < p->leaf_slots; i++) {
+		const struct ft_leaf *l = &p->leaves[i];
+		if (l->count == 0)
+			continue;
+		lua_pushstring(L, ft_profile_frame_name(p, l->frame, l->kernel, buf, sizeof buf));
+		s[k] = (struct symbol){ lua_tostring(L, -1), l->count, l->kernel };
+		lua_rawseti(L, names, (lua_Integer)++k);
+	}
+	/* merge what names alike (user addresses in one function) */
+	qsort(s, n, sizeof *s, by_kind_name);
+	size_t m = 0;
+	for (size_t i = 0; i < n; i++) {
+		if (m > 0 && s[m - 1].kernel == s[i].kernel && strcmp(s[m - 1].name, s[i].name) == 0)
+			s[m - 1].count += s[i].count;
+		else
+			s[m++] = s[i];
+	}
+	qsort(s, m, sizeof *s, by_count);
+	lua_createtable(L, (int)m, 0);
+	for (size_t i = 0; i < m; i++) {
+		lua_createtable(L, 0, 3);
+		lua_pushstring(L, s[i].name);
+		lua_setfield(L, -2, "name");
+		lua_pushinteger(L, s[i].count);
+		lua_setfield(L, -2, "samples");
+		lua_pushboolean(L, s[i].kernel);
+		lua_setfield(L, -2, "kernel");
+		lua_rawseti(L, -2, (lua_Integer)i + 1);
+	}
+	lua_replace(L, names - 1); /* over the scratch array */
+	lua_settop(L, names - 1);
+}
+
+/* map[key] += count, the key on top (popped) */
+static void add_count(lua_State *L, int map, int64_t count)
+{
+	lua_pushvalue(L, -1);
+	lua_rawget(L, map);
+	lua_Integer old = lua_tointeger(L, -1);
+	lua_pop(L, 1);
+	lua_pushinteger(L, old + count);
+	lua_rawset(L, map);
+}
+
+enum { NAME_BYTES = 512 };
+
+/* chains = {{stack = "root;...;leaf", samples}, ...} (most first) and
+ * prefixes = {["root;..."] = samples}: every root-first prefix of every
+ * chain with the samples under it. */
+static void push_chains(lua_State *L, const struct ft_profile *p)
+{
+	lua_newtable(L);
+	int map = lua_gettop(L);
+	lua_newtable(L);
+	int prefixes = lua_gettop(L);
+	size_t cap = (size_t)(p->opts.depth + 1) * (NAME_BYTES + 1);
+	char *stack = lua_newuserdatauv(L, cap, 0);
+	char name[NAME_BYTES];
+	for (size_t i = 0; i < p->chain_slots; i++) {
+		const struct ft_chain *c = ft_profile_chain(p, i);
+		if (c->count == 0)
+			continue;
+		size_t len = 0;
+		if (c->truncated)
+			len = (size_t)snprintf(stack, cap, "[truncated]");
+		for (int f = c->depth - 1; f >= 0; f--) {
+			ft_profile_frame_name(p, c->frames[f], c->kernel_mask >> f & 1, name, sizeof name);
+			len += (size_t)snprintf(stack + len, cap - len, "%s%s", len ? ";" : "", name);
+			if (len >= cap)
+				len = cap - 1; /* cannot happen: cap holds depth + 1 names */
+			lua_pushlstring(L, stack, len);
+			add_count(L, prefixes, c->count);
+		}
+		lua_pushlstring(L, stack, len);
+		add_count(L, map, c->count);
+	}
+	lua_pop(L, 1); /* the string buffer */
+	/* the list, most samples first */
+	size_t n = 0;
+	for (lua_pushnil(L); lua_next(L, map); lua_pop(L, 1))
+		n++;
+	struct symbol *s = lua_newuserdatauv(L, (n ? n : 1) * sizeof *s, 0);
+	size_t k = 0;
+	for (lua_pushnil(L); lua_next(L, map); lua_pop(L, 1))
+		s[k++] = (struct symbol){ lua_tostring(L, -2), lua_tointeger(L, -1), false };
+	qsort(s, n, sizeof *s, by_count);
+	lua_createtable(L, (int)n, 0);
+	for (size_t i = 0; i < n; i++) {
+		lua_createtable(L, 0, 2);
+		lua_pushstring(L, s[i].name);
+		lua_setfield(L, -2, "stack");
+		lua_pushinteger(L, s[i].count);
+		lua_setfield(L, -2, "samples");
+		lua_rawseti(L, -2, (lua_Integer)i + 1);
+	}
+	/* stack: map, prefixes, scratch, list -> list, prefixes */
+	lua_replace(L, map);
+	lua_pop(L, 1);
+}
+
+static void set_integer(lua_State *L, const char *key, int64_t v)
+{
+	lua_pushinteger(L, v);
+	lua_setfield(L, -2, key);
+}
+
+static void push_result(lua_State *L, const struct ft_profile *p)
+{
+	lua_createtable(L, 0, 20);
+	set_integer(L, "samples", p->samples);
+	set_integer(L, "kernel", p->kernel_samples);
+	set_integer(L, "user", p->user_samples);
+	set_integer(L, "lost", p->lost);
+	set_integer(L, "throttled", p->throttled);
+	set_integer(L, "dropped", p->dropped);
+	set_integer(L, "freq", p->opts.freq);
+	set_integer(L, "depth", p->opts.depth);
+	set_integer(L, "longest_chain", p->max_chain);
+	set_integer(L, "ring_bytes", (int64_t)p->opts.ring_bytes);
+	set_integer(L, "wall_ns", p->wall_ns);
+	set_integer(L, "cpu_ns", p->cpu_ns);
+	set_integer(L, "sampled_ns", p->period_ns);
+	lua_pushnumber(L, p->wall_ns > 0 ? (double)p->period_ns / (double)p->wall_ns : 0);
+	lua_setfield(L, -2, "share");
+	push_symbols(L, p);
+	lua_setfield(L, -2, "symbols");
+	if (p->opts.depth) {
+		push_chains(L, p);
+		lua_setfield(L, -3, "prefixes");
+		lua_setfield(L, -2, "chains");
+	}
+}
+
+/* ft.profile(fn [, {freq =, callchain =, kernel =, ring_kib =} [, args...]])
+ *   -> profile, fn(args...)'s results | nil, message, errno */
+static int l_profile(lua_State *L)
+{
+	luaL_checktype(L, 1, LUA_TFUNCTION);
+	struct ft_profile_opts o;
+	check_options(L, 2, &o);
+	int nargs = lua_gettop(L) < 2 ? 0 : lua_gettop(L) - 2;
+	lua_settop(L, 2 + nargs);
+
+	struct ft_perf_settings s;
+	ft_perf_settings_read(&s, ft_proc_sys());
+	char why[768];
+	if (!ft_perf_allowed(&s, o.kernel, why, sizeof why))
+		return refuse(L, EACCES, why);
+	if (o.kernel && !ft_kallsyms_allowed(&s, why, sizeof why))
+		return refuse(L, EACCES, why);
+	if (s.max_sample_rate != FT_SETTING_UNREADABLE && o.freq > s.max_sample_rate) {
+		lua_pushnil(L);
+		lua_pushfstring(L, "ft.profile: freq %I is above %s/perf_event_max_sample_rate (%d)",
+		                (lua_Integer)o.freq, s.dir, s.max_sample_rate);
+		lua_pushinteger(L, EINVAL);
+		return 3;
+	}
+	const struct ft_ksyms *ksyms = NULL;
+	if (o.kernel) {
+		int err = push_ksyms(L);
+		if (err)
+			return ft_fail_errno(L, err, "ft.profile: reading /proc/kallsyms failed");
+		ksyms = lua_touserdata(L, -1);
+		if (ksyms->hidden) {
+			lua_pushnil(L);
+			lua_pushfstring(L, "ft.profile: /proc/kallsyms shows every address as 0 "
+			                "(%s/kptr_restrict %d, perf_event_paranoid %d): kptr_restrict "
+			                "must be 0 with perf_event_paranoid at 1 or below, or 1 or below "
+			                "with CAP_SYSLOG", s.dir, s.kptr_restrict, s.paranoid);
+			lua_pushinteger(L, EACCES);
+			return 3;
+		}
+	} else {
+		lua_pushnil(L);
+	}
+	int base = lua_gettop(L); /* the ksyms (or nil), kept alive below */
+
+	struct session *session = lua_newuserdatauv(L, sizeof *session, 1);
+	memset(session, 0, sizeof *session);
+	luaL_setmetatable(L, SESSION_META);
+	lua_pushvalue(L, base);
+	lua_setiuservalue(L, -2, 1);
+	int err = ft_profile_open(&session->p, &o, ksyms, &s, why, sizeof why);
+	if (err)
+		return refuse(L, err, why);
+	session->open = true;
+	lua_toclose(L, base + 1); /* a memory error below still closes it */
+
+	lua_pushvalue(L, 1);
+	for (int i = 0; i < nargs; i++)
+		lua_pushvalue(L, 3 + i);
+	/* Protected, so that the sampling ends with ft.profile even when fn
+	 * fails in a coroutine (whose to-be-closed slots wait for
+	 * coroutine.close). The error goes on unchanged; its traceback starts
+	 * here, its message still says where it was raised. */
+	ft_profile_start(&session->p);
+	int status = lua_pcall(L, nargs, LUA_MULTRET, 0);
+	ft_profile_stop(&session->p);
+	if (status != LUA_OK) {
+		ft_profile_close(&session->p);
+		session->open = false;
+		return lua_error(L);
+	}
+	int nresults = lua_gettop(L) - (base + 1);
+	push_result(L, &session->p);
+	lua_insert(L, base + 2);
+	return nresults + 1;
+}
+
+void ft_open_profile(lua_State *L)
+{
+	luaL_newmetatable(L, SESSION_META);
+	lua_pushcfunction(L, session_close);
+	lua_setfield(L, -2, "__close");
+	lua_pushcfunction(L, session_close);
+	lua_setfield(L, -2, "__gc");
+	lua_pop(L, 1);
+	luaL_newmetatable(L, KSYMS_META);
+	lua_pushcfunction(L, ksyms_gc);
+	lua_setfield(L, -2, "__gc");
+	lua_pop(L, 1);
+	lua_pushcfunction(L, l_profile);
+	lua_setfield(L, -2, "profile");
+}

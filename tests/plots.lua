@@ -1,0 +1,98 @@
+-- Every plot of a QUICK run of every script: the SVG parses as XML, renders
+-- to a PNG of more than one colour, and its data file holds as many points
+-- or bars as the JSON it was drawn from; plot.lua redraws the same files;
+-- without gnuplot a run still completes and says so once.
+local t = require "tap"
+local json = require "json"
+local q = t.quote
+
+local dir = t.tmpdir()
+local function ok_run(script, knobs)
+  local out, code = t.ftrun_run(script, knobs .. " RESULTS=" .. q(dir))
+  t.is(code, 0, script .. " " .. knobs .. " runs")
+  if code ~= 0 then t.diag(out) end
+end
+ok_run("cycles.lua", "QUICK=1 MIB=8 REPS=6")
+ok_run("cycles.lua", "MIB=8 REPS=2 THP=always")
+ok_run("cycles.lua", "MIB=8 REPS=2 CYCLES=C") -- named cycles-C
+ok_run("cycles.lua", "MIB=8 REPS=2") -- the default run: no prefix, and THP=always beside it
+for _, e in ipairs { "thp", "populate", "zeropage", "recycle", "scaling", "placement" } do ok_run(e .. ".lua", "QUICK=1") end
+ok_run("coldness.lua", "QUICK=1 WAITS=0,0.1")
+
+-- The distinct colours of a PNG, from pngtopnm's binary PPM.
+local function colours(png)
+  local ppm = t.run("pngtopnm " .. q(png) .. " 2>/dev/null")
+  local w, h, at = ppm:match("^P6%s+(%d+)%s+(%d+)%s+%d+%s()")
+  if not w then return 0 end
+  local seen, n = {}, 0
+  for i = at, at + 3 * w * h - 3, 3 * 7 do -- every 7th pixel is enough to tell
+    local c = ppm:sub(i, i + 2)
+    if not seen[c] then seen[c] = true; n = n + 1 end
+  end
+  return n
+end
+
+local function data_lines(path) -- the data rows of a .dat, blocks apart
+  local n = 0
+  for l in (t.read(path) or ""):gmatch("[^\n]+") do
+    if not l:match("^#") then n = n + 1 end
+  end
+  return n
+end
+
+local svgs = {}
+for name in t.run("ls " .. q(dir)):gmatch("([^\n]+)%.svg") do svgs[#svgs + 1] = name end
+t.is(#svgs, 4 * 4 + 7, "every plot was drawn: 4 for each cycles run, 1 per experiment")
+for _, name in ipairs(svgs) do
+  local svg = dir .. "/" .. name .. ".svg"
+  local _, code = t.run("xmllint --noout " .. q(svg) .. " 2>&1")
+  t.is(code, 0, name .. ".svg parses as XML")
+  local _, rc = t.run(("rsvg-convert -w 600 %s -o %s 2>&1"):format(q(svg), q(dir .. "/" .. name .. ".png")))
+  t.ok(rc == 0 and colours(dir .. "/" .. name .. ".png") > 1, name .. ".svg renders to a PNG of more than one colour")
+  t.ok(t.read(dir .. "/" .. name .. ".dat") and t.read(dir .. "/" .. name .. ".gp"), name .. ": data and script beside it")
+end
+
+-- Points against the JSON.
+local main = json.decode(t.read(dir .. "/quick-results.json") or "null") or {}
+t.is(data_lines(dir .. "/quick-C-pass1-pages.dat"), math.min(main.pages or 0, 1024),
+  "the page map has a line per bin of pages (one page per bin at 8 MiB)")
+local reps = 0
+for _, r in ipairs(main.rows or {}) do
+  if ({ mmap = 1, pass1 = 1, pass2 = 1, pass2r = 1, fill = 1, munmap = 1, malloc = 1, touch1 = 1, touch2 = 1,
+    free = 1 })[r.column] then reps = reps + #r.values end
+end
+t.is(data_lines(dir .. "/quick-reps.dat"), reps, "the repetition series has a point per repetition of every pass")
+local cdf = t.read(dir .. "/quick-C-cdf.dat") or ""
+t.like(cdf, "pass1  pass2", "the page-time distribution has pass 1 and pass 2")
+local with_thp = t.read(dir .. "/thp-always-C-cdf.dat") or ""
+t.ok(with_thp ~= "", "the THP=always run draws its own")
+t.like(t.read(dir .. "/C-cdf.dat") or "", "pass1  pass2  THP=always pass1  THP=always pass2",
+  "the default run's distribution has THP=always's beside it")
+local scaling = json.decode(t.read(dir .. "/quick-scaling-results.json") or "null") or { reps = {} }
+t.is(data_lines(dir .. "/quick-scaling-plot.dat"), #scaling.reps // 2, "scaling: a line per thread count")
+local populate = json.decode(t.read(dir .. "/quick-populate-results.json") or "null") or { reps = {} }
+t.is(data_lines(dir .. "/quick-populate-plot.dat"), #populate.reps, "populate: a bar per method")
+local cold = json.decode(t.read(dir .. "/quick-coldness-results.json") or "null") or { rows = {} }
+local points = 0
+for _, r in ipairs(cold.rows) do if r.column == "pass1" then points = points + #r.values end end
+t.is(data_lines(dir .. "/quick-coldness-plot.dat"), points, "coldness: a point per repetition")
+
+-- plot.lua redraws the same files from the files alone.
+local before = t.run("cd " .. q(dir) .. " && md5sum *.svg *.dat *.gp")
+local out, code = t.ftrun_run("plot.lua " .. q(dir))
+t.is(code, 0, "plot.lua RUN_DIR redraws")
+t.is(t.run("cd " .. q(dir) .. " && md5sum *.svg *.dat *.gp"), before, "to the same bytes: the plots are deterministic")
+out, code = t.ftrun_run("plot.lua /nonexistent")
+t.is(code, 2, "plot.lua on a directory without results exits 2")
+t.like(out, "no *results.json there", "and says why")
+
+-- Without gnuplot: the run completes and says so, once.
+local bare = t.tmpdir()
+os.execute(("ln -s %s %s/ftrun"):format(q(t.ftrun), q(bare)))
+out, code = t.run(("PATH=%s %s first_touch.lua MIB=4 REPS=1 RESULTS=%s 2>&1"):format(q(bare), q(t.ftrun), q(bare)))
+t.is(code, 0, "a run without gnuplot on PATH completes")
+local _, says = out:gsub("plots skipped: gnuplot is not installed", "")
+t.is(says, 1, "and says once that the plots were skipped, and how to get them")
+
+os.execute("rm -rf " .. q(dir) .. " " .. q(bare))
+t.done()
