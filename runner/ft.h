@@ -48,6 +48,10 @@ const char *ft_proc_sys(void);
 /* The per-page timer of this state, calibrated on first use. */
 struct ft_timer;
 const struct ft_timer *ft_timer(lua_State *L);
+/* The state's timer as a string, and a state that takes such a copy: a
+ * task's state starts with its starter's (ft_tasks.c). */
+void ft_timer_push_copy(lua_State *L);
+void ft_timer_take_copy(lua_State *L, int idx);
 
 /* Shared argument checks, in the spirit of luaposix. */
 void ft_check_nargs(lua_State *L, int max);

@@ -74,6 +74,28 @@ static void open_timer(lua_State *L)
 	lua_setfield(L, LUA_REGISTRYINDEX, TIMER_KEY);
 }
 
+/* A task's state takes its starter's timer, calibrated here (outside any
+ * window; at most once per state, and only the part of 100 ms not yet
+ * gone since the module opened), so the task's first touch_timed does not
+ * wait for its own calibration inside its window. The TSC is invariant:
+ * the calibration holds in another process too. */
+void ft_timer_push_copy(lua_State *L)
+{
+	const struct ft_timer *t = ft_timer(L);
+	lua_pushlstring(L, (const char *)t, sizeof *t);
+}
+
+void ft_timer_take_copy(lua_State *L, int idx)
+{
+	size_t len;
+	const char *bytes = lua_tolstring(L, idx, &len);
+	lua_getfield(L, LUA_REGISTRYINDEX, TIMER_KEY);
+	struct ft_timer *t = lua_touserdata(L, -1);
+	lua_pop(L, 1);
+	if (t && bytes && lua_type(L, idx) == LUA_TSTRING && len == sizeof *t)
+		memcpy(t, bytes, sizeof *t);
+}
+
 const struct ft_timer *ft_timer(lua_State *L)
 {
 	const char *bad;

@@ -113,6 +113,28 @@ static int l_no_exit(lua_State *L)
 	return luaL_error(L, "os.exit inside a task: return from the task's function, or raise an error");
 }
 
+/* System settings belong to the starter: one record of them per run,
+ * written without locks and restored at its end (core/restore.h); a task
+ * process has no such guard. */
+static int l_no_settings(lua_State *L)
+{
+	return luaL_error(L, "ft.%s inside a task: the starter changes system settings "
+	                  "(one record of them per run, restored at its end)",
+	                  lua_tostring(L, lua_upvalueindex(1)));
+}
+
+static void refuse_settings(lua_State *L)
+{
+	static const char *const names[] = { "set_folio", "set_hugetlb_pages", "sysfs_restore", NULL };
+	lua_getglobal(L, "ft");
+	for (int i = 0; names[i]; i++) {
+		lua_pushstring(L, names[i]);
+		lua_pushcclosure(L, l_no_settings, 1);
+		lua_setfield(L, -2, names[i]);
+	}
+	lua_pop(L, 1);
+}
+
 static void mark_failed(struct task *t)
 {
 	int none = 0;
@@ -221,10 +243,14 @@ static int task_setup(lua_State *L)
 	lua_getfield(L, job, "cpath");
 	lua_setfield(L, -2, "cpath");
 	lua_pop(L, 1);
+	lua_getfield(L, job, "timer");
+	ft_timer_take_copy(L, -1);
+	lua_pop(L, 1);
 	lua_getglobal(L, "os");
 	lua_pushcfunction(L, l_no_exit);
 	lua_setfield(L, -2, "exit");
 	lua_pop(L, 1);
+	refuse_settings(L);
 
 	lua_getglobal(L, "ft");
 	lua_createtable(L, 0, 7);
@@ -293,18 +319,20 @@ static int task_run(lua_State *L)
 	luaL_checkstack(L, nargs + 3 + 8 * LUA_MINSTACK, "too many arguments for a task");
 	bool loop = t->seconds_ns > 0;
 	struct ft_task_slot *slot = &t->ctl->slot[t->index - 1];
-	if (loop) {
-		t->deadline_ns = ft_now_ns() + t->seconds_ns;
-		lua_getglobal(L, "ft");
-		lua_getfield(L, -1, "task");
-		set_integer(L, "deadline_ns", t->deadline_ns);
-		lua_pop(L, 2);
-	}
+	lua_getglobal(L, "ft");
+	lua_getfield(L, -1, "task");
+	lua_replace(L, -2);
+	int task = lua_gettop(L);
 	int base = lua_gettop(L);
 	struct ft_thread_usage u0, u1;
 	int64_t calls = 0, iterations = 0;
 	ft_thread_usage(&u0);
 	int64_t t0 = ft_now_ns();
+	if (loop) { /* a store into a key that exists: no allocation */
+		t->deadline_ns = t0 + t->seconds_ns;
+		lua_pushinteger(L, t->deadline_ns);
+		lua_setfield(L, task, "deadline_ns");
+	}
 	do {
 		lua_pushvalue(L, 1);
 		lua_pushinteger(L, t->index);
@@ -903,6 +931,8 @@ static struct group *start(lua_State *L)
 	}
 	if (o.mode == PROCESSES)
 		set_integer(L, "control_fd", g->shared.file.fd);
+	ft_timer_push_copy(L);
+	lua_setfield(L, job, "timer");
 	enum ft_cross cross = o.mode == THREADS ? FT_CROSS_THREAD : FT_CROSS_PROCESS;
 	for (int i = 0; i < g->count; i++) {
 		set_integer(L, "index", i + 1);

@@ -132,6 +132,7 @@ for _, mode in ipairs(MODES) do
     errors(1, "@no/such/script.lua", nil, "cannot open task script 'no/such/script.lua'", "a missing script")
     errors(1, "return function() os.exit(3) end", nil, "os.exit inside a task", "os.exit in a task")
     errors(1, "return function() ft.tasks(1, 'return function() end') end", nil, "cannot be called inside a task", "tasks inside a task")
+    errors(1, "return function() ft.set_folio('2048kB', 'never') end", nil, "ft.set_folio inside a task", "a system setting inside a task")
     errors(1, "return function() end", { args = 3 }, "args must be a list", "args not a table")
     errors(1, "return function() end", { seconds = 0 }, "seconds must be a number above 0", "seconds 0")
     errors(1, "return function() end", { pin = "yes" }, "pin must be a boolean", "pin not a boolean")
@@ -195,6 +196,15 @@ end]])
       t.ok(extra >= 0 and extra <= (SAN and 32 or 0), ("%s: map, touch, unmap: task %d took %d faults for %d pages"):format(
         mode, i, task.faults, task.values[1]))
     end
+  end
+
+  do -- the per-page timer: a task's first touch_timed waits for no calibration
+    local r = tasks(1, [[
+local s = ft.samples(16)
+local b = ft.mmap(16 * ft.page_size(), {thp = "never"})
+return function() return b:touch_timed(1, s) end]])
+    t.ok(r.tasks[1].ns < 50000000, mode .. ": a task's first touch_timed takes no 100 ms calibration",
+      tostring(r.tasks[1].ns))
   end
 
   do -- seconds: the function again and again, returning its iterations
