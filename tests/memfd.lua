@@ -4,7 +4,6 @@ local t = require "tap"
 local ft = require "ft"
 
 local MIB = 1 << 20
-local page = ft.page_size()
 
 -- The memfds this process holds open (ft.memfd names them "ftrun"):
 -- counted by name, so a descriptor a sanitizer opens for itself does not count.

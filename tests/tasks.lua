@@ -163,7 +163,8 @@ for _, mode in ipairs(MODES) do
     t.like(msg, ":4: boom in two", mode .. ": and where it failed in the chunk")
     t.like(msg, "stack traceback:", mode .. ": with the task's traceback")
     -- the same with the busy task in a C pass and in ft.sleep
-    ok, msg = pcall(tasks, 2, "return function(i) if i == 2 then error('c pass') end local b <close> = ft.mmap(64 << 20, {thp = 'never'}) while true do b:fill(1) end end")
+    ok, msg = pcall(tasks, 2, "return function(i) if i == 2 then error('c pass') end "
+      .. "local b <close> = ft.mmap(64 << 20, {thp = 'never'}) while true do b:fill(1) end end")
     t.like(msg, "c pass", mode .. ": a task in a C pass stops too")
     ok, msg = pcall(tasks, 2, "return function(i) if i == 2 then error('sleeper') end ft.sleep(60) end")
     t.like(msg, "sleeper", mode .. ": a task in ft.sleep stops too")
@@ -252,13 +253,14 @@ end]], { seconds = 0.2 })
       pcall(tasks, 2, "return function(i) if i == 1 then error('x') end while true do end end")
       pcall(tasks, 2, "return function(")
     end
-    local h = ft.start(2, "return function() while true do end end", { mode = mode })
-    h = nil
+    do -- a handle left to the collector
+      ft.start(2, "return function() while true do end end", { mode = mode })
+    end
     collectgarbage(); collectgarbage()
     do
       local ok = pcall(function()
         local h2 <close> = ft.start(2, "return function() while true do end end", { mode = mode })
-        error("leaving the block")
+        error("leaving the block of " .. tostring(h2))
       end)
       t.ok(not ok, mode .. ": an error leaves the block of a <close> handle")
     end
