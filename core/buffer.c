@@ -26,14 +26,24 @@ static void describe(struct ft_buffer *b, unsigned char *addr, size_t bytes,
 	b->pages = (bytes + b->page_size - 1) / b->page_size;
 	b->hugetlb_size = 0;
 	b->kind = kind;
+	b->shared = false;
+	b->file = false;
+	b->offset = 0;
 	b->map_ns = ns;
 }
 
 int ft_buffer_map(struct ft_buffer *b, size_t bytes, enum ft_thp thp, bool populate)
 {
-	int flags = MAP_PRIVATE | MAP_ANONYMOUS | (populate ? MAP_POPULATE : 0);
+	return ft_buffer_map_fd(b, bytes, -1, 0, false, thp, populate);
+}
+
+int ft_buffer_map_fd(struct ft_buffer *b, size_t bytes, int fd, size_t offset, bool shared,
+                     enum ft_thp thp, bool populate)
+{
+	int flags = (shared ? MAP_SHARED : MAP_PRIVATE) | (fd < 0 ? MAP_ANONYMOUS : 0) |
+	            (populate ? MAP_POPULATE : 0);
 	int64_t t0 = ft_now_ns();
-	void *p = mmap(NULL, bytes, PROT_READ | PROT_WRITE, flags, -1, 0);
+	void *p = mmap(NULL, bytes, PROT_READ | PROT_WRITE, flags, fd, fd < 0 ? 0 : (off_t)offset);
 	if (p == MAP_FAILED)
 		return errno;
 	/* The advice belongs to the mapping call: without it the first fault
@@ -46,6 +56,9 @@ int ft_buffer_map(struct ft_buffer *b, size_t bytes, enum ft_thp thp, bool popul
 	}
 	int64_t t1 = ft_now_ns();
 	describe(b, p, bytes, FT_MMAP, t1 - t0);
+	b->shared = shared;
+	b->file = fd >= 0;
+	b->offset = fd < 0 ? 0 : offset;
 	return 0;
 }
 

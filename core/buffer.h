@@ -1,6 +1,7 @@
-/* The memory under test: a private anonymous mapping or a malloc block.
- * This is the only module that calls mmap, munmap, madvise and malloc for
- * measured memory. Functions return 0 or an errno value. */
+/* The memory under test: an anonymous mapping (of hugetlb pages too), a
+ * mapping of a memfd (core/memfd.h), private or shared, or a malloc block. This is the only
+ * module that calls mmap, munmap, madvise and malloc for measured memory.
+ * Functions return 0 or an errno value. */
 #ifndef FT_BUFFER_H
 #define FT_BUFFER_H
 
@@ -18,12 +19,19 @@ struct ft_buffer {
 	size_t page_size;     /* the base page, for hugetlb buffers too */
 	size_t hugetlb_size;  /* the hugetlb page size, 0 for other buffers */
 	enum ft_kind kind;
+	bool shared;          /* MAP_SHARED */
+	bool file;            /* a mapping of a file (a memfd), not anonymous */
+	size_t offset;        /* file: the offset of addr in the file */
 	int64_t map_ns;       /* the mmap or malloc call (with its madvise), timed alone */
 };
 
 size_t ft_page_size(void);
 
+/* MAP_PRIVATE|MAP_ANONYMOUS. */
 int ft_buffer_map(struct ft_buffer *b, size_t bytes, enum ft_thp thp, bool populate);
+/* fd < 0: anonymous; else bytes of the file from offset (page-aligned). */
+int ft_buffer_map_fd(struct ft_buffer *b, size_t bytes, int fd, size_t offset, bool shared,
+                     enum ft_thp thp, bool populate);
 /* MAP_HUGETLB with MAP_HUGE_<size>: bytes must be a multiple of
  * hugetlb_size (EINVAL otherwise); the pool must hold the pages (ENOMEM). */
 int ft_buffer_map_hugetlb(struct ft_buffer *b, size_t bytes, size_t hugetlb_size, bool populate);

@@ -4,6 +4,7 @@
 #include <stdio.h>
 #include <string.h>
 #include <sys/resource.h>
+#include <time.h>
 
 static int64_t timeval_ns(struct timeval tv)
 {
@@ -29,6 +30,20 @@ int64_t ft_faults(void)
 	if (getrusage(RUSAGE_SELF, &ru) != 0)
 		return -1;
 	return (int64_t)ru.ru_minflt + ru.ru_majflt;
+}
+
+int ft_thread_usage(struct ft_thread_usage *out)
+{
+	struct rusage ru;
+	struct timespec ts;
+	if (getrusage(RUSAGE_THREAD, &ru) != 0 || clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts) != 0)
+		return errno;
+	out->minflt = ru.ru_minflt;
+	out->majflt = ru.ru_majflt;
+	out->utime_ns = timeval_ns(ru.ru_utime);
+	out->stime_ns = timeval_ns(ru.ru_stime);
+	out->cpu_ns = (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+	return 0;
 }
 
 int ft_read_counters(const char *path, ft_counter_fn fn, void *ctx)

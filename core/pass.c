@@ -28,12 +28,12 @@ int ft_pass_touch(const struct ft_buffer *b, unsigned char v, int64_t *ns)
 {
 	size_t step = chunk_pages(b), stride = b->page_size;
 	int64_t t0 = ft_now_ns();
-	for (size_t i = 0; i < b->pages && !ft_interrupted; i += step)
+	for (size_t i = 0; i < b->pages && !ft_should_stop(); i += step)
 		ft_touch(b->addr + i * stride, min_size(step, b->pages - i), stride, v);
 	int64_t t1 = ft_now_ns();
 	FT_SINK(b->addr);
 	*ns = t1 - t0;
-	return ft_interrupted ? EINTR : 0;
+	return ft_should_stop() ? EINTR : 0;
 }
 
 int ft_pass_fill(const struct ft_buffer *b, uint64_t k, int64_t *ns)
@@ -41,12 +41,12 @@ int ft_pass_fill(const struct ft_buffer *b, uint64_t k, int64_t *ns)
 	size_t step = CHUNK_BYTES / sizeof(uint64_t), n = words(b);
 	uint64_t *p = (uint64_t *)b->addr;
 	int64_t t0 = ft_now_ns();
-	for (size_t i = 0; i < n && !ft_interrupted; i += step)
+	for (size_t i = 0; i < n && !ft_should_stop(); i += step)
 		ft_fill(p, i, min_size(step, n - i), k);
 	int64_t t1 = ft_now_ns();
 	FT_SINK(p);
 	*ns = t1 - t0;
-	return ft_interrupted ? EINTR : 0;
+	return ft_should_stop() ? EINTR : 0;
 }
 
 int ft_pass_touch_timed(const struct ft_buffer *b, const struct ft_timer *timer,
@@ -60,14 +60,14 @@ int ft_pass_touch_timed(const struct ft_buffer *b, const struct ft_timer *timer,
 #endif
 	size_t step = chunk_pages(b), stride = b->page_size, i = 0;
 	int64_t t0 = ft_now_ns();
-	for (; i < b->pages && !ft_interrupted; i += step)
+	for (; i < b->pages && !ft_should_stop(); i += step)
 		kernel(b->addr + i * stride, min_size(step, b->pages - i), stride, v, samples + i);
 	int64_t t1 = ft_now_ns();
 	FT_SINK(b->addr);
 	FT_SINK(samples);
 	ft_timer_to_ns(timer, samples, min_size(i, b->pages));
 	*ns = t1 - t0;
-	return ft_interrupted ? EINTR : 0;
+	return ft_should_stop() ? EINTR : 0;
 }
 
 int ft_pass_read_touch(const struct ft_buffer *b, uint64_t *sum, int64_t *ns)
@@ -75,13 +75,13 @@ int ft_pass_read_touch(const struct ft_buffer *b, uint64_t *sum, int64_t *ns)
 	size_t step = chunk_pages(b), stride = b->page_size;
 	uint64_t total = 0;
 	int64_t t0 = ft_now_ns();
-	for (size_t i = 0; i < b->pages && !ft_interrupted; i += step)
+	for (size_t i = 0; i < b->pages && !ft_should_stop(); i += step)
 		total += ft_sum_bytes(b->addr + i * stride, min_size(step, b->pages - i), stride);
 	int64_t t1 = ft_now_ns();
 	FT_SINK(total);
 	*sum = total;
 	*ns = t1 - t0;
-	return ft_interrupted ? EINTR : 0;
+	return ft_should_stop() ? EINTR : 0;
 }
 
 int ft_pass_sum_bytes(const struct ft_buffer *b, uint64_t *sum)
@@ -95,9 +95,9 @@ int ft_pass_sum_words(const struct ft_buffer *b, uint64_t *sum)
 	size_t step = CHUNK_BYTES / sizeof(uint64_t), n = words(b);
 	const uint64_t *p = (const uint64_t *)b->addr;
 	uint64_t total = 0;
-	for (size_t i = 0; i < n && !ft_interrupted; i += step)
+	for (size_t i = 0; i < n && !ft_should_stop(); i += step)
 		total += ft_sum_words(p + i, min_size(step, n - i));
 	FT_SINK(total);
 	*sum = total;
-	return ft_interrupted ? EINTR : 0;
+	return ft_should_stop() ? EINTR : 0;
 }

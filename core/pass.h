@@ -1,7 +1,8 @@
 /* One pass of a kernel over a whole buffer, timed in C. The window holds the
  * kernel calls and nothing else: the buffer is walked in 64 MiB chunks so
- * that SIGINT can stop a pass between two of them (16 checks of a flag per
- * GiB). Each returns 0, or EINTR when interrupted. */
+ * that SIGINT, or in a task a failed sibling, can stop a pass between two
+ * of them (16 checks of a flag per GiB: ft_should_stop). Each returns 0,
+ * or EINTR when stopped. */
 #ifndef FT_PASS_H
 #define FT_PASS_H
 

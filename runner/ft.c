@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include <lauxlib.h>
+#include <lualib.h>
 
 #ifndef FT_CFLAGS
 #define FT_CFLAGS "unknown"
@@ -61,6 +62,31 @@ int ft_error_errno(lua_State *L, int err, const char *fmt, ...)
 	return lua_error(L);
 }
 
+int ft_msghandler(lua_State *L)
+{
+	const char *msg = lua_tostring(L, 1);
+	if (msg == NULL) {
+		if (luaL_callmeta(L, 1, "__tostring") && lua_type(L, -1) == LUA_TSTRING)
+			return 1;
+		msg = lua_pushfstring(L, "(error object is a %s value)", luaL_typename(L, 1));
+	}
+	luaL_traceback(L, L, msg, 1);
+	return 1;
+}
+
+void ft_open_libs(lua_State *L)
+{
+	luaL_openlibs(L);
+	luaL_getsubtable(L, LUA_REGISTRYINDEX, LUA_PRELOAD_TABLE);
+	lua_pushcfunction(L, luaopen_ft);
+	lua_setfield(L, -2, "ft");
+	lua_pop(L, 1);
+	lua_getglobal(L, "require");
+	lua_pushliteral(L, "ft");
+	lua_call(L, 1, 1);
+	lua_setglobal(L, "ft");
+}
+
 const char *ft_proc_sys(void)
 {
 	const char *dir = getenv("FTRUN_PROC_SYS");
@@ -71,9 +97,11 @@ int luaopen_ft(lua_State *L)
 {
 	lua_newtable(L);
 	ft_open_buffer(L);
+	ft_open_memfd(L);
 	ft_open_samples(L);
 	ft_open_system(L);
 	ft_open_parallel(L);
+	ft_open_tasks(L);
 	ft_open_hugepages(L);
 	ft_open_counters(L);
 	ft_open_profile(L);

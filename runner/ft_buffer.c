@@ -1,6 +1,8 @@
 /* Buffers as userdata, after liolib's files: the userdata exists (released)
  * before the memory is acquired, so an error in between leaks nothing;
- * __gc and __close are one function; every method checks it is still open. */
+ * __gc and __close are one function; every method checks it is still open.
+ * A view is the same object without the right to release: what a task
+ * receives for a buffer of the main state (ft_tasks.c). */
 #include <errno.h>
 #include <string.h>
 #include <sys/mman.h>
@@ -13,19 +15,44 @@
 #include "../core/sink.h"
 #include "ft.h"
 
-#define BUFFER_META "ft.buffer"
+#define BUFFER_META FT_BUFFER_META
+
+struct lbuffer {
+	struct ft_buffer b;    /* first: ft_check_buffer hands out &lb->b */
+	struct lbuffer *root;  /* who owns the memory: itself, or for a view in a
+	                        * task thread the main state's buffer */
+	bool view;             /* no unmap or free through this object */
+	bool owns;             /* __gc releases b: an owner, or a task process's
+	                        * own mapping of a shared memfd */
+	int lent;              /* an owner: running task groups holding a view */
+};
 
 static const char *kind_name(const struct ft_buffer *b)
 {
 	return b->kind == FT_MALLOC ? "malloc" : "mmap";
 }
 
+static const char *backing_name(const struct ft_buffer *b)
+{
+	return b->kind == FT_MALLOC ? "malloc" : b->file ? "memfd" : "anonymous";
+}
+
+static bool is_open(const struct lbuffer *lb)
+{
+	return lb->b.addr && lb->root->b.addr;
+}
+
+static struct lbuffer *check_lbuffer(lua_State *L, int arg)
+{
+	struct lbuffer *lb = luaL_checkudata(L, arg, BUFFER_META);
+	if (!is_open(lb))
+		luaL_error(L, "buffer is %s", lb->b.kind == FT_MALLOC ? "freed" : "unmapped");
+	return lb;
+}
+
 struct ft_buffer *ft_check_buffer(lua_State *L, int arg)
 {
-	struct ft_buffer *b = luaL_checkudata(L, arg, BUFFER_META);
-	if (!b->addr)
-		luaL_error(L, "buffer is %s", b->kind == FT_MALLOC ? "freed" : "unmapped");
-	return b;
+	return &check_lbuffer(L, arg)->b;
 }
 
 static struct ft_buffer *check_buffer(lua_State *L)
@@ -42,12 +69,16 @@ static size_t check_bytes(lua_State *L, int arg)
 	return (size_t)bytes;
 }
 
+/* User value 1: the memfd a file mapping was made from, so a task
+ * process can be handed the same file. */
 static struct ft_buffer *new_buffer(lua_State *L)
 {
-	struct ft_buffer *b = lua_newuserdatauv(L, sizeof *b, 0);
-	memset(b, 0, sizeof *b);
+	struct lbuffer *lb = lua_newuserdatauv(L, sizeof *lb, 1);
+	memset(lb, 0, sizeof *lb);
+	lb->root = lb;
+	lb->owns = true;
 	luaL_setmetatable(L, BUFFER_META);
-	return b;
+	return &lb->b;
 }
 
 static const char *const thp_names[] = { "default", "never", "always", NULL };
@@ -69,7 +100,8 @@ static const size_t hugetlb_sizes[] = { (size_t)2 << 20, (size_t)1 << 30 };
 
 struct map_options {
 	enum ft_thp thp;
-	int populate;
+	bool populate, shared;
+	int memfd;   /* stack index of the memfd, 0: anonymous */
 	int hugetlb; /* index into hugetlb_names, -1 for none */
 };
 
@@ -85,11 +117,16 @@ static int hugetlb_option(lua_State *L, int idx)
 	                  luaL_tolstring(L, idx, NULL));
 }
 
+static bool boolean_option(lua_State *L, const char *key)
+{
+	if (!lua_isboolean(L, -1))
+		luaL_error(L, "mmap option %s must be a boolean, got %s", key, luaL_typename(L, -1));
+	return lua_toboolean(L, -1);
+}
+
 static void check_map_options(lua_State *L, int arg, struct map_options *o)
 {
-	o->thp = FT_THP_DEFAULT;
-	o->populate = 0;
-	o->hugetlb = -1;
+	*o = (struct map_options){ FT_THP_DEFAULT, false, false, 0, -1 };
 	if (lua_isnoneornil(L, arg))
 		return;
 	luaL_checktype(L, arg, LUA_TTABLE);
@@ -98,24 +135,37 @@ static void check_map_options(lua_State *L, int arg, struct map_options *o)
 		if (strcmp(key, "thp") == 0) {
 			o->thp = (enum ft_thp)thp_option(L, -1);
 		} else if (strcmp(key, "populate") == 0) {
-			if (!lua_isboolean(L, -1))
-				luaL_error(L, "mmap option populate must be a boolean, got %s",
+			o->populate = boolean_option(L, key);
+		} else if (strcmp(key, "shared") == 0) {
+			o->shared = boolean_option(L, key);
+		} else if (strcmp(key, "memfd") == 0) {
+			if (!luaL_testudata(L, -1, FT_MEMFD_META))
+				luaL_error(L, "mmap option memfd must be an ft.memfd, got %s",
 				           luaL_typename(L, -1));
-			o->populate = lua_toboolean(L, -1);
+			o->memfd = 1; /* its place on the stack is fixed below */
 		} else if (strcmp(key, "hugetlb") == 0) {
 			o->hugetlb = hugetlb_option(L, -1);
 		} else {
-			luaL_error(L, "unknown mmap option '%s' (expected thp, populate or hugetlb)", key);
+			luaL_error(L, "unknown mmap option '%s' (expected thp, populate, shared, memfd "
+			           "or hugetlb)", key);
 		}
 	}
 	/* THP advice does not apply to hugetlb memory: asking both is a mistake */
 	if (o->hugetlb >= 0 && o->thp != FT_THP_DEFAULT)
 		luaL_error(L, "mmap options hugetlb and thp = \"%s\" exclude each other",
 		           thp_names[o->thp]);
+	if (o->hugetlb >= 0 && (o->shared || o->memfd))
+		luaL_error(L, "mmap option hugetlb maps private anonymous memory: it excludes %s",
+		           o->memfd ? "memfd" : "shared");
+	if (o->memfd) {
+		lua_getfield(L, arg, "memfd");
+		o->memfd = lua_gettop(L);
+	}
 }
 
 /* ft.mmap(bytes [, {thp = "default"|"never"|"always", populate = bool,
- * hugetlb = "2M"|"1G"}]) */
+ * shared = bool, memfd = m, hugetlb = "2M"|"1G"}]): anonymous, or the
+ * first bytes of a memfd; private unless shared. */
 static int l_mmap(lua_State *L)
 {
 	ft_check_nargs(L, 2);
@@ -127,16 +177,30 @@ static int l_mmap(lua_State *L)
 		return luaL_argerror(L, 1, lua_pushfstring(L,
 			"a hugetlb = \"%s\" mapping needs a multiple of %I bytes, got %I",
 			hugetlb_names[o.hugetlb], (lua_Integer)huge, (lua_Integer)bytes));
+	int fd = -1;
+	if (o.memfd) {
+		struct ft_memfd *m = ft_check_memfd(L, o.memfd);
+		if (bytes > m->bytes)
+			return luaL_argerror(L, 1, lua_pushfstring(L,
+				"%I bytes of a memfd of %I: a page beyond its end would be SIGBUS",
+				(lua_Integer)bytes, (lua_Integer)m->bytes));
+		fd = m->fd;
+	}
 	struct ft_buffer *b = new_buffer(L);
+	if (o.memfd) {
+		lua_pushvalue(L, o.memfd);
+		lua_setiuservalue(L, -2, 1);
+	}
 	int err = huge ? ft_buffer_map_hugetlb(b, bytes, huge, o.populate)
-	               : ft_buffer_map(b, bytes, o.thp, o.populate);
+	               : ft_buffer_map_fd(b, bytes, fd, 0, o.shared, o.thp, o.populate);
 	if (err && huge)
 		return ft_fail_errno(L, err, "mmap of %I bytes (hugetlb=%s%s) failed",
 		                      (lua_Integer)bytes, hugetlb_names[o.hugetlb],
 		                      o.populate ? ", populate" : "");
 	if (err)
-		return ft_fail_errno(L, err, "mmap of %I bytes (thp=%s%s) failed",
-		                      (lua_Integer)bytes, thp_names[o.thp],
+		return ft_fail_errno(L, err, "mmap of %I bytes (%s%s, thp=%s%s) failed",
+		                      (lua_Integer)bytes, o.shared ? "shared" : "private",
+		                      o.memfd ? " memfd" : "", thp_names[o.thp],
 		                      o.populate ? ", populate" : "");
 	FT_SINK(b->addr);
 	return 1;
@@ -157,7 +221,7 @@ static int l_malloc(lua_State *L)
 
 static int interrupted(lua_State *L)
 {
-	return luaL_error(L, "interrupted");
+	return ft_stopped_error(L);
 }
 
 /* b:touch(value) -> ns: one byte store per page. */
@@ -429,7 +493,15 @@ static int l_thp_bytes(lua_State *L)
 static int release(lua_State *L, enum ft_kind kind)
 {
 	ft_check_method_nargs(L, 1);
-	struct ft_buffer *b = check_buffer(L);
+	struct lbuffer *lb = check_lbuffer(L, 1);
+	struct ft_buffer *b = &lb->b;
+	const char *verb = kind == FT_MALLOC ? "freed" : "unmapped";
+	if (lb->view)
+		return luaL_error(L, "this buffer is a view lent to a task: it cannot be %s here "
+		                  "(its owner in the main state releases it)", verb);
+	if (lb->lent)
+		return luaL_error(L, "buffer is in use by %d running task group%s: it cannot be %s "
+		                  "before their wait()", lb->lent, lb->lent > 1 ? "s" : "", verb);
 	if (b->kind != kind)
 		return luaL_error(L, "a %s buffer is released with %s()", kind_name(b),
 		                  b->kind == FT_MALLOC ? "free" : "unmap");
@@ -453,26 +525,32 @@ static int l_free(lua_State *L)
 	return release(L, FT_MALLOC);
 }
 
-/* __gc and __close: release what is still held, silently. */
+/* __gc and __close: release what is still held, silently. A lent buffer
+ * is never collected (the task group's handle holds it), and if it were,
+ * leaking it beats unmapping memory a thread is touching. */
 static int l_gc(lua_State *L)
 {
-	struct ft_buffer *b = luaL_checkudata(L, 1, BUFFER_META);
-	if (b->addr)
-		ft_buffer_release(b, NULL);
+	struct lbuffer *lb = luaL_checkudata(L, 1, BUFFER_META);
+	if (lb->owns && lb->b.addr && !lb->lent)
+		ft_buffer_release(&lb->b, NULL);
 	return 0;
 }
 
 static int l_tostring(lua_State *L)
 {
-	struct ft_buffer *b = luaL_checkudata(L, 1, BUFFER_META);
-	if (b->addr && b->hugetlb_size)
-		lua_pushfstring(L, "ft.buffer (mmap hugetlb, %I bytes, %I pages of %I in huge "
-		                "pages of %I, at %p)", (lua_Integer)b->bytes, (lua_Integer)b->pages,
-		                (lua_Integer)b->page_size, (lua_Integer)b->hugetlb_size,
-		                (void *)b->addr);
-	else if (b->addr)
-		lua_pushfstring(L, "ft.buffer (%s, %I bytes, %I pages of %I, at %p)",
-		                kind_name(b), (lua_Integer)b->bytes, (lua_Integer)b->pages,
+	struct lbuffer *lb = luaL_checkudata(L, 1, BUFFER_META);
+	struct ft_buffer *b = &lb->b;
+	if (is_open(lb) && b->hugetlb_size)
+		lua_pushfstring(L, "ft.buffer (%smmap hugetlb, %I bytes, %I pages of %I in huge "
+		                "pages of %I, at %p)", lb->view ? "view of " : "", (lua_Integer)b->bytes,
+		                (lua_Integer)b->pages, (lua_Integer)b->page_size,
+		                (lua_Integer)b->hugetlb_size, (void *)b->addr);
+	else if (is_open(lb))
+		lua_pushfstring(L, "ft.buffer (%s%s%s%s, %I bytes, %I pages of %I, at %p)",
+		                lb->view ? "view of " : "", kind_name(b),
+		                b->kind == FT_MMAP ? (b->shared ? " shared " : " private ") : "",
+		                b->kind == FT_MMAP ? backing_name(b) : "",
+		                (lua_Integer)b->bytes, (lua_Integer)b->pages,
 		                (lua_Integer)b->page_size, (void *)b->addr);
 	else
 		lua_pushfstring(L, "ft.buffer (%s, released)", kind_name(b));
@@ -500,10 +578,11 @@ static const luaL_Reg methods[] = {
 };
 
 /* Methods first, then the fields: addr, bytes, pages, page_size,
- * hugetlb_size, kind, map_ns, released. */
+ * hugetlb_size, kind, backing, shared, view, map_ns, released. */
 static int l_index(lua_State *L)
 {
-	struct ft_buffer *b = luaL_checkudata(L, 1, BUFFER_META);
+	struct lbuffer *lb = luaL_checkudata(L, 1, BUFFER_META);
+	struct ft_buffer *b = &lb->b;
 	const char *key = luaL_checkstring(L, 2);
 	lua_pushvalue(L, 2);
 	if (lua_rawget(L, lua_upvalueindex(1)) != LUA_TNIL)
@@ -520,13 +599,83 @@ static int l_index(lua_State *L)
 		lua_pushinteger(L, (lua_Integer)b->hugetlb_size);
 	else if (strcmp(key, "kind") == 0)
 		lua_pushstring(L, kind_name(b));
+	else if (strcmp(key, "backing") == 0)
+		lua_pushstring(L, backing_name(b));
+	else if (strcmp(key, "shared") == 0)
+		lua_pushboolean(L, b->shared);
+	else if (strcmp(key, "view") == 0)
+		lua_pushboolean(L, lb->view);
 	else if (strcmp(key, "map_ns") == 0)
 		lua_pushinteger(L, b->map_ns);
 	else if (strcmp(key, "released") == 0)
-		lua_pushboolean(L, b->addr == NULL);
+		lua_pushboolean(L, !is_open(lb));
 	else
 		return luaL_error(L, "ft.buffer has no field or method '%s'", key);
 	return 1;
+}
+
+/* --- crossing into tasks --------------------------------------------- */
+
+const char *ft_buffer_export(lua_State *L, int idx, enum ft_cross cross, int keep,
+                             struct ft_buffer_wire *w)
+{
+	struct lbuffer *lb = luaL_checkudata(L, idx, BUFFER_META);
+	if (!is_open(lb))
+		return "a released buffer";
+	memset(w, 0, sizeof *w);
+	w->b = lb->b;
+	w->fd = -1;
+	if (cross == FT_CROSS_RESULT)
+		return "a buffer (a task's buffers stay in the task)";
+	if (cross == FT_CROSS_THREAD) {
+		w->root = lb->root;
+		lua_pushvalue(L, idx);
+		lua_pushboolean(L, 1);
+		lua_rawset(L, keep);
+		return NULL;
+	}
+	/* A process has its own memory: only a file mapped shared is the
+	 * same memory there; a private page would be a copy. */
+	if (!lb->b.file || !lb->b.shared)
+		return "a private buffer: a task process would only have a copy of it; map a memfd "
+		       "shared (ft.mmap(n, {memfd = m, shared = true})) or pass the memfd";
+	if (lua_getiuservalue(L, idx, 1) != LUA_TUSERDATA) {
+		lua_pop(L, 1);
+		return "a buffer whose memfd is not known here";
+	}
+	struct ft_memfd_wire mw;
+	const char *why = ft_memfd_export(L, lua_gettop(L), cross, keep, &mw);
+	lua_pop(L, 1);
+	if (why)
+		return "a buffer whose memfd is closed (a task process maps the memfd itself)";
+	w->fd = mw.m.fd;
+	return NULL;
+}
+
+void ft_buffer_import(lua_State *L, const struct ft_buffer_wire *w, enum ft_cross cross)
+{
+	struct ft_buffer *b = new_buffer(L);
+	struct lbuffer *lb = (struct lbuffer *)b;
+	lb->view = true;
+	if (cross == FT_CROSS_THREAD) {
+		*b = w->b;
+		lb->root = w->root;
+		lb->owns = false;
+		return;
+	}
+	int err = ft_buffer_map_fd(b, w->b.bytes, w->fd, w->b.offset, true, FT_THP_DEFAULT, false);
+	if (err)
+		ft_error_errno(L, err, "a task could not map the shared buffer of %I bytes",
+		               (lua_Integer)w->b.bytes);
+}
+
+void ft_lend(lua_State *L, int idx, int delta)
+{
+	struct lbuffer *lb = luaL_testudata(L, idx, BUFFER_META);
+	if (lb)
+		lb->lent += delta;
+	else
+		ft_memfd_lend(L, idx, delta);
 }
 
 void ft_open_buffer(lua_State *L)

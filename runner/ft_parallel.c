@@ -1,4 +1,6 @@
-/* ft.parallel(kernel, target, opts): one kernel on N threads. */
+/* ft.parallel(kernel, target, opts): one fixed C kernel on N threads, no
+ * Lua on them (ft.tasks runs Lua on every task; this stays for the kernels,
+ * whose threads start without a Lua state to make). */
 #include <errno.h>
 #include <sched.h>
 #include <string.h>
@@ -8,6 +10,7 @@
 
 #include "../core/buffer.h"
 #include "../core/parallel.h"
+#include "../core/tasks.h"
 #include "ft.h"
 
 enum { MAX_THREADS = 256 };
@@ -117,13 +120,9 @@ static int l_parallel(lua_State *L)
 		jobs[i].cpu = -1;
 	if (pin) {
 		/* The CPUs this process may run on (taskset), not 0..N-1. */
-		cpu_set_t allowed;
-		if (sched_getaffinity(0, sizeof allowed, &allowed) != 0)
-			return ft_error_errno(L, errno, "ft.parallel: sched_getaffinity failed");
-		int cpus[CPU_SETSIZE], count_allowed = 0;
-		for (int c = 0; c < CPU_SETSIZE; c++)
-			if (CPU_ISSET(c, &allowed))
-				cpus[count_allowed++] = c;
+		int cpus[CPU_SETSIZE], count_allowed = ft_allowed_cpus(cpus, CPU_SETSIZE);
+		if (count_allowed < 0)
+			return ft_error_errno(L, -count_allowed, "ft.parallel: sched_getaffinity failed");
 		for (int i = 0; i < n && count_allowed > 0; i++)
 			jobs[i].cpu = cpus[i % count_allowed];
 	}

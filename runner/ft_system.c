@@ -74,6 +74,28 @@ static void open_timer(lua_State *L)
 	lua_setfield(L, LUA_REGISTRYINDEX, TIMER_KEY);
 }
 
+/* A task's state takes its starter's timer, calibrated here (outside any
+ * window; at most once per state, and only the part of 100 ms not yet
+ * gone since the module opened), so the task's first touch_timed does not
+ * wait for its own calibration inside its window. The TSC is invariant:
+ * the calibration holds in another process too. */
+void ft_timer_push_copy(lua_State *L)
+{
+	const struct ft_timer *t = ft_timer(L);
+	lua_pushlstring(L, (const char *)t, sizeof *t);
+}
+
+void ft_timer_take_copy(lua_State *L, int idx)
+{
+	size_t len;
+	const char *bytes = lua_tolstring(L, idx, &len);
+	lua_getfield(L, LUA_REGISTRYINDEX, TIMER_KEY);
+	struct ft_timer *t = lua_touserdata(L, -1);
+	lua_pop(L, 1);
+	if (t && bytes && lua_type(L, idx) == LUA_TSTRING && len == sizeof *t)
+		memcpy(t, bytes, sizeof *t);
+}
+
 const struct ft_timer *ft_timer(lua_State *L)
 {
 	const char *bad;
@@ -231,17 +253,22 @@ static int l_machine(lua_State *L)
 	return 1;
 }
 
-/* ft.sleep(seconds): nanosleep, without a shell (a fork would mark the
- * process's pages copy-on-write). */
+/* ft.sleep(seconds): clock_nanosleep, without a shell (a fork would mark
+ * the process's pages copy-on-write), in slices of at most 20 ms so that a
+ * task whose group stops (its thread does not take SIGINT) ends too. */
 static int l_sleep(lua_State *L)
 {
 	ft_check_nargs(L, 1);
 	lua_Number s = luaL_checknumber(L, 1);
 	luaL_argcheck(L, s >= 0 && s <= 86400, 1, "seconds must be within 0 to 86400");
-	struct timespec ts = { (time_t)s, (long)((s - (lua_Number)(time_t)s) * 1e9) };
-	while (nanosleep(&ts, &ts) != 0 && errno == EINTR) {
-		if (ft_interrupted)
-			return luaL_error(L, "interrupted");
+	const int64_t slice = 20000000;
+	int64_t end = ft_now_ns() + (int64_t)(s * 1e9);
+	for (int64_t now = ft_now_ns(); now < end; now = ft_now_ns()) {
+		if (ft_should_stop())
+			return ft_stopped_error(L);
+		int64_t next = end - now < slice ? end : now + slice;
+		struct timespec ts = { (time_t)(next / 1000000000), (long)(next % 1000000000) };
+		clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts, NULL); /* EINTR: look again */
 	}
 	return 0;
 }

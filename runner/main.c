@@ -12,7 +12,6 @@
 
 #include <lauxlib.h>
 #include <lua.h>
-#include <lualib.h>
 #include <readline/history.h>
 #include <readline/readline.h>
 
@@ -91,23 +90,11 @@ static void on_sigint(int sig)
 	lua_sethook(signal_state, interrupt_hook, LUA_MASKCALL | LUA_MASKRET | LUA_MASKCOUNT, 1);
 }
 
-static int msghandler(lua_State *L)
-{
-	const char *msg = lua_tostring(L, 1);
-	if (msg == NULL) {
-		if (luaL_callmeta(L, 1, "__tostring") && lua_type(L, -1) == LUA_TSTRING)
-			return 1;
-		msg = lua_pushfstring(L, "(error object is a %s value)", luaL_typename(L, 1));
-	}
-	luaL_traceback(L, L, msg, 1);
-	return 1;
-}
-
 /* Calls the function below narg arguments; leaves results or an error. */
 static int docall(lua_State *L, int narg, int nres)
 {
 	int base = lua_gettop(L) - narg;
-	lua_pushcfunction(L, msghandler);
+	lua_pushcfunction(L, ft_msghandler);
 	lua_insert(L, base);
 	signal_state = L;
 	ft_interrupted = 0;
@@ -194,20 +181,6 @@ static void set_module_path(lua_State *L, const char *script, const char *exe_di
 	lua_setfield(L, -2, "path");
 	lua_pop(L, 1);
 }
-
-static void open_state(lua_State *L)
-{
-	luaL_openlibs(L);
-	luaL_getsubtable(L, LUA_REGISTRYINDEX, LUA_PRELOAD_TABLE);
-	lua_pushcfunction(L, luaopen_ft);
-	lua_setfield(L, -2, "ft");
-	lua_pop(L, 1);
-	lua_getglobal(L, "require");
-	lua_pushliteral(L, "ft");
-	lua_call(L, 1, 1);
-	lua_setglobal(L, "ft");
-}
-
 
 /* arg as the standalone lua sets it: arg[0] the script (as found), arg[-k]
  * what came before it, arg[1..] its arguments. */
@@ -664,7 +637,7 @@ static int pmain(lua_State *L)
 {
 	struct job *j = lua_touserdata(L, 1);
 	lua_settop(L, 0);
-	open_state(L);
+	ft_open_libs(L);
 	set_module_path(L, j->script ? j->path : NULL, j->exe_dir);
 	set_arg(L, j->argv, j->argc, j->script, j->path); /* no script: arg[0] is ftrun itself */
 
@@ -702,6 +675,8 @@ static int restore_settings(void)
 
 int main(int argc, char **argv)
 {
+	if (argc > 1 && strcmp(argv[1], FT_TASK_WORKER_FLAG) == 0)
+		return ft_task_worker(argc, argv); /* a task of ft.tasks's processes mode */
 	int script = 0, want_repl = 0, has_code = 0;
 	for (int i = 1; i < argc && !script; i++) {
 		const char *a = argv[i];

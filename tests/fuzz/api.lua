@@ -15,6 +15,8 @@ local MiB = 1 << 20
 local stats = { sequences = 0, calls = 0, errors = 0 }
 local buffers = {} -- live and released buffers of this sequence
 local samples = {}
+local memfds = {}
+local handles = {} -- ft.start's task groups, waited for or not
 
 local function pick(list) return list[math.random(#list)] end
 local function chance(p) return math.random() < p end
@@ -33,6 +35,7 @@ local function anything()
   local r = math.random(4)
   if r == 1 and #buffers > 0 then return pick(buffers) end
   if r == 2 and #samples > 0 then return pick(samples) end
+  if r == 3 and #memfds > 0 and chance(0.5) then return pick(memfds) end
   return junk[math.random(#junk)]
 end
 
@@ -58,6 +61,8 @@ local function mmap_opts()
   local o = {}
   if chance(0.5) then o.thp = pick { "default", "always", "never", "never", true, 1, "madvise", "x\0" } end
   if chance(0.5) then o.populate = pick { true, false, 0, "yes" } end
+  if chance(0.3) then o.shared = pick { true, false, 1 } end
+  if chance(0.3) then o.memfd = #memfds > 0 and chance(0.8) and pick(memfds) or anything() end
   if chance(0.2) then o.hugetlb = pick { "2M", "1G", "4M", "2m", true, 2, "2M\0" } end
   if chance(0.1) then o[pick { "bogus", 1, "thp\0" }] = anything() or 1 end
   return o
@@ -102,6 +107,64 @@ local function method_call()
   if not ok or type(fn) ~= "function" then stats.errors = stats.errors + 1; return end
   -- sizes stay within 4 MiB (size()), so mlock never pins much memory
   if chance(0.1) then call(fn, x, y, z, anything()) else call(fn, x, y, z) end
+end
+
+local function memfd_call()
+  if #memfds == 0 or chance(0.3) then
+    local ok, m = pcall(ft.memfd, chance(0.9) and math.random(1, 4 * MiB) or anything())
+    stats.calls = stats.calls + 1
+    if ok and type(m) == "userdata" then memfds[#memfds + 1] = m
+    elseif not ok then stats.errors = stats.errors + 1 end
+    return
+  end
+  local m = pick(memfds)
+  local r = math.random(4)
+  if r == 1 then call(m.close, m)
+  elseif r == 2 then call(function() return m[pick { "bytes", "fd", "closed", "view", "nope" }] end)
+  elseif r == 3 then call(tostring, m)
+  else call(ft.mmap, chance(0.8) and math.random(1, m.bytes > 0 and m.bytes or 1) or size(),
+    { memfd = m, shared = chance(0.5) }) end
+end
+
+-- Small task groups: chunks that end at once or fail, arguments of every
+-- kind (buffers and memfds among them), handles used, dropped or closed.
+local chunks = {
+  "return function(i, ...) return i, ... end",
+  "return function(i, b) if type(b) == 'userdata' then return pcall(b.touch, b, 1), pcall(b.unmap, b) end end",
+  "return function(i, b) if type(b) == 'userdata' then pcall(b.close, b); pcall(b.free, b) end return 1 end",
+  "return function(i) if i == 2 then error('task fails') end end",
+  "return function() return print end",
+  "return function() return ft.time_up end",
+  "return function() local e = ft.now_ns() + 5000000 while not ft.task.time_up() and ft.now_ns() < e do ft.sleep(0.001) end end",
+  "return 1", "error('set-up fails')", "return function(", "@no/such/chunk.lua", "a\0b",
+}
+local function tasks_call()
+  if #handles > 0 and chance(0.5) then
+    local i = math.random(#handles)
+    local h = handles[i]
+    local r = math.random(5)
+    if r == 1 then call(h.wait, h)
+    elseif r == 2 then call(h.counts, h)
+    elseif r == 3 then call(h.stop, h)
+    elseif r == 4 then call(getmetatable(h).__close, h)
+    else table.remove(handles, i) end -- left to the collector
+    return
+  end
+  local opts = chance(0.1) and anything() or {
+    mode = pick { nil, "threads", "processes", "bogus", 1 },
+    args = chance(0.7) and { anything(), anything() } or anything(),
+    seconds = pick { nil, nil, 0.002, 0, -1, "x" },
+    pin = pick { nil, true, false, 1 },
+  }
+  local n = pick { 1, 2, 2, 0, 300, 1.5 }
+  local chunk = chance(0.9) and pick(chunks) or anything()
+  if chance(0.5) then
+    call(ft.tasks, n, chunk, opts)
+  else
+    local ok, h = pcall(ft.start, n, chunk, opts)
+    stats.calls = stats.calls + 1
+    if ok then handles[#handles + 1] = h else stats.errors = stats.errors + 1 end
+  end
 end
 
 local function samples_call()
@@ -203,6 +266,8 @@ function random_call()
   elseif r <= 75 then samples_call()
   elseif r <= 80 then parallel_call()
   elseif r <= 85 then perf_call()
+  elseif r <= 89 then memfd_call()
+  elseif r <= 91 then tasks_call()
   else system_call() end
   if chance(0.05) then collectgarbage(pick { "collect", "step", "incremental", "generational" }) end
 end
@@ -236,7 +301,8 @@ end
 
 local function sequence()
   stats.sequences = stats.sequences + 1
-  buffers, samples, counters, profile_depth = {}, {}, {}, 0
+  buffers, samples, counters, profile_depth, memfds = {}, {}, {}, 0, {}
+  if chance(0.5) then handles = {} end
   for _ = 1, math.random(1, 30) do
     local r = math.random(20)
     if r == 1 then coroutine_calls()
@@ -248,7 +314,7 @@ end
 
 local deadline = ft.now_ns() + math.floor(seconds * 1e9)
 repeat sequence() until ft.now_ns() >= deadline
-buffers, samples, counters = {}, {}, {}
+buffers, samples, counters, memfds, handles = {}, {}, {}, {}, {}
 collectgarbage()
 if #ft.sysfs_changes() > 0 then
   print("fuzz: a system setting was changed: " .. ft.sysfs_changes()[1].path)

@@ -1,0 +1,185 @@
+/* ft.memfd(bytes): a file in the page cache to map private or shared
+ * (ft.mmap(n, {memfd = m, shared = ...})), so page-cache faults can be
+ * measured beside anonymous ones. As with buffers, the userdata exists
+ * closed before the file is made, and __gc is __close. */
+#include <string.h>
+
+#include <lauxlib.h>
+
+#include "../core/memfd.h"
+#include "ft.h"
+
+struct lmemfd {
+	struct ft_memfd m;    /* first: ft_check_memfd hands out &lm->m */
+	struct lmemfd *root;  /* itself, or for a view in a task thread the
+	                       * main state's memfd */
+	bool view;            /* no close through this object */
+	bool owns;            /* __gc closes the descriptor */
+	int lent;             /* running task groups holding a view */
+};
+
+static bool is_open(const struct lmemfd *lm)
+{
+	return lm->m.fd >= 0 && lm->root->m.fd >= 0;
+}
+
+static struct lmemfd *check_lmemfd(lua_State *L, int arg)
+{
+	struct lmemfd *lm = luaL_checkudata(L, arg, FT_MEMFD_META);
+	if (!is_open(lm))
+		luaL_error(L, "memfd is closed");
+	return lm;
+}
+
+struct ft_memfd *ft_check_memfd(lua_State *L, int arg)
+{
+	return &check_lmemfd(L, arg)->m;
+}
+
+static struct lmemfd *new_memfd(lua_State *L)
+{
+	struct lmemfd *lm = lua_newuserdatauv(L, sizeof *lm, 0);
+	memset(lm, 0, sizeof *lm);
+	lm->m.fd = -1;
+	lm->root = lm;
+	lm->owns = true;
+	luaL_setmetatable(L, FT_MEMFD_META);
+	return lm;
+}
+
+/* ft.memfd(bytes) -> m: memfd_create + ftruncate; no page is in it yet. */
+static int l_memfd(lua_State *L)
+{
+	ft_check_nargs(L, 1);
+	lua_Integer bytes = luaL_checkinteger(L, 1);
+	if (bytes <= 0)
+		return luaL_argerror(L, 1, lua_pushfstring(L,
+			"size must be a positive number of bytes, got %I", bytes));
+	struct lmemfd *lm = new_memfd(L);
+	int err = ft_memfd_create(&lm->m, "ftrun", (size_t)bytes);
+	if (err)
+		return ft_fail_errno(L, err, "memfd of %I bytes failed", bytes);
+	return 1;
+}
+
+/* m:close() -> true. Mappings made from it stay valid (they hold the
+ * file); a new mapping of a closed memfd is an error. */
+static int l_close(lua_State *L)
+{
+	ft_check_method_nargs(L, 1);
+	struct lmemfd *lm = check_lmemfd(L, 1);
+	if (lm->view)
+		return luaL_error(L, "this memfd is a view lent to a task: it cannot be closed here");
+	if (lm->lent)
+		return luaL_error(L, "memfd is in use by %d running task group%s: it cannot be closed "
+		                  "before their wait()", lm->lent, lm->lent > 1 ? "s" : "");
+	int err = ft_memfd_close(&lm->m);
+	if (err)
+		return ft_error_errno(L, err, "close of a memfd failed");
+	lua_pushboolean(L, 1);
+	return 1;
+}
+
+static int l_gc(lua_State *L)
+{
+	struct lmemfd *lm = luaL_checkudata(L, 1, FT_MEMFD_META);
+	if (lm->owns && lm->m.fd >= 0 && !lm->lent)
+		ft_memfd_close(&lm->m);
+	return 0;
+}
+
+static int l_tostring(lua_State *L)
+{
+	struct lmemfd *lm = luaL_checkudata(L, 1, FT_MEMFD_META);
+	if (is_open(lm))
+		lua_pushfstring(L, "ft.memfd (%s%I bytes, fd %d)", lm->view ? "view, " : "",
+		                (lua_Integer)lm->m.bytes, lm->m.fd);
+	else
+		lua_pushliteral(L, "ft.memfd (closed)");
+	return 1;
+}
+
+/* Fields: bytes, fd, closed, view. */
+static int l_index(lua_State *L)
+{
+	struct lmemfd *lm = luaL_checkudata(L, 1, FT_MEMFD_META);
+	const char *key = luaL_checkstring(L, 2);
+	lua_pushvalue(L, 2);
+	if (lua_rawget(L, lua_upvalueindex(1)) != LUA_TNIL)
+		return 1;
+	if (strcmp(key, "bytes") == 0)
+		lua_pushinteger(L, (lua_Integer)lm->m.bytes);
+	else if (strcmp(key, "fd") == 0)
+		lua_pushinteger(L, lm->m.fd);
+	else if (strcmp(key, "closed") == 0)
+		lua_pushboolean(L, !is_open(lm));
+	else if (strcmp(key, "view") == 0)
+		lua_pushboolean(L, lm->view);
+	else
+		return luaL_error(L, "ft.memfd has no field or method '%s'", key);
+	return 1;
+}
+
+const char *ft_memfd_export(lua_State *L, int idx, enum ft_cross cross, int keep,
+                            struct ft_memfd_wire *w)
+{
+	struct lmemfd *lm = luaL_checkudata(L, idx, FT_MEMFD_META);
+	if (!is_open(lm))
+		return "a closed memfd";
+	if (cross == FT_CROSS_RESULT)
+		return "a memfd (a task's memfds stay in the task)";
+	w->m = lm->m;
+	w->root = lm->root;
+	lua_pushvalue(L, idx);
+	lua_pushboolean(L, 1);
+	lua_rawset(L, keep);
+	return NULL;
+}
+
+/* In a thread the view shares the main state's descriptor; in a process
+ * the descriptor was inherited under the same number and stays open until
+ * the process ends (two views of one memfd must not close it twice). */
+void ft_memfd_import(lua_State *L, const struct ft_memfd_wire *w, enum ft_cross cross)
+{
+	struct lmemfd *lm = new_memfd(L);
+	lm->m = w->m;
+	lm->view = true;
+	lm->owns = false;
+	if (cross == FT_CROSS_THREAD)
+		lm->root = w->root;
+}
+
+void ft_memfd_lend(lua_State *L, int idx, int delta)
+{
+	struct lmemfd *lm = luaL_testudata(L, idx, FT_MEMFD_META);
+	if (lm)
+		lm->lent += delta;
+}
+
+int ft_kept_fd(lua_State *L, int idx)
+{
+	struct lmemfd *lm = luaL_testudata(L, idx, FT_MEMFD_META);
+	return lm && is_open(lm) ? lm->m.fd : -1;
+}
+
+void ft_open_memfd(lua_State *L)
+{
+	static const luaL_Reg methods[] = {
+		{ "close", l_close },
+		{ NULL, NULL }
+	};
+	luaL_newmetatable(L, FT_MEMFD_META);
+	luaL_newlib(L, methods);
+	lua_pushcclosure(L, l_index, 1);
+	lua_setfield(L, -2, "__index");
+	lua_pushcfunction(L, l_gc);
+	lua_setfield(L, -2, "__gc");
+	lua_pushcfunction(L, l_gc);
+	lua_setfield(L, -2, "__close");
+	lua_pushcfunction(L, l_tostring);
+	lua_setfield(L, -2, "__tostring");
+	lua_pop(L, 1);
+
+	lua_pushcfunction(L, l_memfd);
+	lua_setfield(L, -2, "memfd");
+}
