@@ -26,7 +26,7 @@ end
 do -- a small clean published run with 4 KiB pages
   local dir = tmpdir()
   write(dir .. "/README.md", README_TEXT)
-  local env = ("PUBLISH=1 MIB=16 THP=never RESULTS=%s README=%s"):format(q(dir), q(dir .. "/README.md"))
+  local env = ("PUBLISH=1 MIB=16 THP=never COUNTERS=1 RESULTS=%s README=%s"):format(q(dir), q(dir .. "/README.md"))
   local out, code = t.ftrun_run("cycles.lua REPS=3", env)
   t.is(code, 0, "PUBLISH=1 MIB=16 THP=never and the argument REPS=3 run clean")
   t.ok(out:find("rep 3/3: A[^\n]*; B[^\n]*; C[^\n]*; D") ~= nil, "progress names the rep and the cycles", out)
