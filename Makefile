@@ -105,7 +105,7 @@ run: all
 
 # The committed set: every run with PUBLISH=1, each replacing its files in
 # results/ and its block in README.md only when it ran clean.
-EXPERIMENTS := thp populate zeropage placement scaling recycle coldness pagesize attribution
+EXPERIMENTS := thp populate zeropage placement scaling recycle coldness pagesize attribution faults
 publish: all $(REF) bench-tools
 	PUBLISH=1 ./$(BIN) cycles.lua
 	PUBLISH=1 ./$(BIN) cycles.lua THP=always

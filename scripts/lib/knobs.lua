@@ -17,7 +17,7 @@ knobs.fail = fail
 -- tests/results.lua checks this table against every script's --help.
 knobs.elsewhere = {
   THP = { "cycles.lua" }, CYCLES = { "cycles.lua" }, SLOW_NS = { "cycles.lua" },
-  STALL_NS = { "cycles.lua" }, WAITS = { "coldness.lua" }, FREQ = { "attribution.lua" },
+  STALL_NS = { "cycles.lua" }, WAITS = { "coldness.lua" }, SECONDS = { "faults.lua" }, FREQ = { "attribution.lua" },
 }
 
 -- MIB's largest value: MIB << 20 bytes must fit in a signed 64-bit integer.
@@ -65,6 +65,13 @@ function parsers.seconds(value)
     list[#list + 1] = s
   end
   return list
+end
+
+-- one duration in seconds, above 0 and at most 600
+function parsers.duration(value)
+  local s = value:match("^%d*%.?%d+$") and tonumber(value)
+  if not s or s <= 0 or s > 600 then return nil, "seconds above 0, at most 600" end
+  return s
 end
 
 function parsers.path(value)

@@ -341,6 +341,46 @@ plot "%s.dat" using 2:4:5:6 with yerrorbars pt 7 lc rgb "#1f4e99" title "pass 1"
     prefix .. "plot"))
 end
 
+-- faults: will-it-scale's rate against tasks, a line per workload and mode,
+-- beside each one's ideal (one task's rate times n).
+function EXPERIMENT.faults(list, doc, prefix)
+  local series, tasks = {}, {}
+  for _, c in ipairs(doc.reps) do
+    local workload, n, mode = c.case:match("^(.-), (%d+) (%a+)$")
+    local row = row_of(doc, c.case, "total")
+    if row then
+      mode = mode:match("^thread") and "threads" or "processes"
+      local key = workload .. " " .. mode
+      if not series[key] then series[key] = {}; tasks[#tasks + 1] = key end
+      series[key][tonumber(n)] = row
+    end
+  end
+  table.sort(tasks)
+  local blocks, curves = {}, {}
+  for i, key in ipairs(tasks) do
+    local lines, one = { "# " .. key .. ": tasks  ops_per_s lo hi  ideal" }, series[key][1]
+    for n = 1, 64 do
+      local r = series[key][n]
+      if r then
+        lines[#lines + 1] = ("%d %s %s %s %s"):format(n, units.exact(r.median), units.exact(r.lo), units.exact(r.hi),
+          one and units.exact(one.median * n) or "NaN")
+      end
+    end
+    blocks[#blocks + 1] = table.concat(lines, "\n")
+    curves[#curves + 1] = ('"%s.dat" index %d using 1:2:3:4 with yerrorlines lc %d title %s'):format(prefix .. "plot",
+      i - 1, i, quoted(key))
+    curves[#curves + 1] = ('"" index %d using 1:5 with lines dt 2 lc %d notitle'):format(i - 1, i)
+  end
+  plot(list, prefix .. "plot", "will-it-scale's rate against tasks; dashed: n x one task (" .. doc.run .. ")",
+    table.concat(blocks, "\n\n\n") .. "\n", [[
+set xlabel "tasks"
+set ylabel "ops per second in total (pages; mmap1: map/unmap pairs)"
+set xtics 1
+set yrange [0:*]
+set key outside right noenhanced
+plot ]] .. table.concat(curves, ", \\\n  "), 1000, 520)
+end
+
 -- Any other experiment: its ns/page columns (or its page counts) as bars.
 local function generic(list, doc, prefix)
   local cols = columns_in(doc, "ns/page")

@@ -85,14 +85,16 @@ local function own_sched()
   local after_comm = stat:match("%) (.*)$") or ""
   local fields = {}
   for f in after_comm:gmatch("%S+") do fields[#fields + 1] = f end
-  return switches, migrations, tonumber(fields[37]) -- field 39 of the file, "processor"
+  -- fields 14 to 17 of the file: utime, stime, and those of the children waited for (task processes)
+  local ticks = 0
+  for i = 12, 15 do ticks = ticks + (tonumber(fields[i]) or 0) end
+  return switches, migrations, tonumber(fields[37]), ticks -- field 39 of the file, "processor"
 end
 
 function provenance.snapshot()
   local busy, steal = cpu_ticks()
-  local ru = ft.rusage()
-  local switches, migrations, cpu = own_sched()
-  return { t = ft.now_ns(), busy = busy, steal = steal, own_ns = ru.utime_ns + ru.stime_ns,
+  local switches, migrations, cpu, own_ticks = own_sched()
+  return { t = ft.now_ns(), busy = busy, steal = steal, own_ns = own_ticks * TICK_NS,
     switches = switches, migrations = migrations, cpu = cpu }
 end
 

@@ -19,6 +19,7 @@ local UNITS = {
   ["count"] = { shown = "median", decimals = "count" },
   ["bytes"] = { shown = "median", decimals = "count" },
   ["faults/s"] = { shown = "median", decimals = 0 },
+  ["ops/s"] = { shown = "median", decimals = 0 },
   ["%"] = { shown = "median", decimals = 2 },
   ["ratio"] = { shown = "median", decimals = 2 },
   ["GHz"] = { shown = "median", decimals = 3 },
