@@ -165,4 +165,4 @@ lint: | $(LINT_TOOLS) $(DEPS)
 clean:
 	rm -rf build ftrun ftrun-san ftrun-clang
 
--include $(OBJS:.o=.d)
+-include $(OBJS:.o=.d) $(BUILD)/bench/ref.d

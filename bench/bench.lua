@@ -49,7 +49,7 @@ say("every figure: min / median / max over rounds; block 1's ratios also as medi
 say("")
 say("1. cycle A driven from Lua (CYCLES=A ./ftrun cycles.lua) against bench/ref.c, %d MiB, %d reps each,", MIB, REPS)
 say("   %d pairs run alternately, ftrun first in odd pairs and C first in even ones (A B B A ...);", PAIRS)
-say("   per pair the row's figure as cycles.lua shows it (min of ns/page and us; fill: median GB/s),")
+say("   per pair the row's figure as cycles.lua shows it (the medians over the reps),")
 say("   as the time ratio ftrun / C (fill: C GB/s / ftrun GB/s), so 1.00 is no difference")
 local rows = { "mmap", "pass1", "pass2", "pass2r", "fill", "munmap" }
 local ratios, lua_fig, c_fig, units_of = {}, {}, {}, {}
@@ -59,7 +59,7 @@ for pair = 1, PAIRS do
   io.stderr:write(("bench: pair %d/%d\n"):format(pair, PAIRS))
   local lua_rows, reps = {}, {}
   local function lua_side()
-    run(("CYCLES=A MIB=%d REPS=%d RESULTS=%s README=/dev/null %s cycles.lua 2>/dev/null"):format(
+    run(("PUBLISH=0 CYCLES=A MIB=%d REPS=%d RESULTS=%s README=/dev/null %s cycles.lua 2>/dev/null"):format(
       MIB, REPS, quote(tmp), quote(FTRUN)))
     local f = assert(io.open(tmp .. "/cycles-A-raw.txt"))
     local ix = summary.index(f:read("a"))
@@ -170,7 +170,7 @@ say("")
 say("5. one full default run (./ftrun cycles.lua: 1024 MiB, 15 reps), one round")
 io.stderr:write("bench: the full run\n")
 local t0 = ft.now_ns()
-run(("RESULTS=%s README=/dev/null %s cycles.lua 2>/dev/null"):format(quote(tmp), quote(FTRUN)))
+run(("PUBLISH=0 RESULTS=%s README=/dev/null %s cycles.lua 2>/dev/null"):format(quote(tmp), quote(FTRUN)))
 local wall_ms = (ft.now_ns() - t0) / 1e6
 local acc
 do
