@@ -28,7 +28,7 @@ h:note(("This guest: hypervisor %s, free page reporting %s (virtio-balloon's "
   .. "VIRTIO_BALLOON_F_REPORTING, from sysfs). Every case maps %d MiB with THP never: %d faults "
   .. "of 4 KiB."):format(h.machine.hypervisor, h.machine.free_page_reporting, h.cfg.MIB, h.pages))
 h:columns {
-  { "pass1", "pass 1", "ns/page" }, { "pass1", "pass 1", "ns/page", shown = "median" },
+  { "pass1", "pass 1", "ns/page", shown = "min" }, { "pass1", "pass 1", "ns/page", shown = "median" },
   { "pass1", "pass 1", "ns/page", shown = "max" }, { "pass1_faults", "faults", "faults" },
 }
 h:finish()

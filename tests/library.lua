@@ -200,6 +200,8 @@ do -- knobs: every kind, good and bad
   bad("seconds", "601", nil, "seconds from 0 to 600")
   bad("seconds", "-1", nil, "seconds from 0 to 600")
   bad("seconds", "soon", nil, "seconds from 0 to 600")
+  local read = knobs.read("x.lua", { { name = "WAITS_TEST", kind = "seconds", default = "0,0.5", desc = "d" } }, {})
+  t.ok(type(read.WAITS_TEST) == "table" and read.WAITS_TEST[2] == 0.5, "a list knob's default is read as a list")
   t.is(P.path("/tmp/x"), "/tmp/x", "path")
   bad("path", "", nil, "a non-empty path")
   bad("path", "a\0b", nil, "a non-empty path")

@@ -129,7 +129,8 @@ function knobs.read(script, spec, args)
   for _, k in ipairs(spec) do
     local raw = from_args[k.name] or os.getenv(k.name)
     if raw == nil then
-      values[k.name] = k.default
+      -- a list's default is written as its text; it is read the way a given value is
+      values[k.name] = k.kind == "seconds" and assert(parsers.seconds(k.default)) or k.default
     else
       local v, expected = parsers[k.kind](raw, k)
       if v == nil then
