@@ -1,0 +1,14 @@
+set terminal svg size 800,480 dynamic enhanced font "Sans,11" background rgb "white"
+set output "C-cdf.svg"
+set grid lc rgb "#dddddd"
+set key top left opaque box
+set title "cycle C: distribution of per-page time, all repetitions (main)" noenhanced
+set logscale x
+set xlabel "ns per page (store + one timestamp)"
+set ylabel "share of pages at or below"
+set yrange [0:1]
+set key bottom right
+plot "C-cdf.dat" using 1:2 with steps lw 1.5 title "pass1", \
+  "C-cdf.dat" using 1:3 with steps lw 1.5 title "pass2", \
+  "C-cdf.dat" using 1:4 with steps lw 1.5 title "THP=always pass1", \
+  "C-cdf.dat" using 1:5 with steps lw 1.5 title "THP=always pass2"

@@ -1,0 +1,13 @@
+set terminal svg size 900,500 dynamic enhanced font "Sans,11" background rgb "white"
+set output "exp-attribution-plot.svg"
+set grid lc rgb "#dddddd"
+set key top left opaque box
+set title "where a fault's time goes: kernel symbols and stages (ft.profile, cpu-clock samples) (exp-attribution)" noenhanced
+set style data histogram
+set style histogram errorbars gap 2 lw 1
+set style fill solid 0.7 border -1
+set ylabel "ns per page (median and interval)"
+set xtics rotate by -20 noenhanced
+set yrange [0:*]
+set key top right
+plot "exp-attribution-plot.dat" using 2:3:4:xtic(1) title "ns/page, sampled"

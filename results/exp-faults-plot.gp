@@ -1,0 +1,26 @@
+set terminal svg size 1000,520 dynamic enhanced font "Sans,11" background rgb "white"
+set output "exp-faults-plot.svg"
+set grid lc rgb "#dddddd"
+set key top left opaque box
+set title "will-it-scale's rate against tasks; dashed: n x one task (exp-faults)" noenhanced
+set xlabel "tasks"
+set ylabel "ops per second in total (pages; mmap1: map/unmap pairs)"
+set xtics 1
+set yrange [0:*]
+set key outside right noenhanced
+plot "exp-faults-plot.dat" index 0 using 1:2:3:4 with yerrorlines lc 1 title "mmap1 processes", \
+  "" index 0 using 1:5 with lines dt 2 lc 1 notitle, \
+  "exp-faults-plot.dat" index 1 using 1:2:3:4 with yerrorlines lc 2 title "mmap1 threads", \
+  "" index 1 using 1:5 with lines dt 2 lc 2 notitle, \
+  "exp-faults-plot.dat" index 2 using 1:2:3:4 with yerrorlines lc 3 title "page_fault1 processes", \
+  "" index 2 using 1:5 with lines dt 2 lc 3 notitle, \
+  "exp-faults-plot.dat" index 3 using 1:2:3:4 with yerrorlines lc 4 title "page_fault1 threads", \
+  "" index 3 using 1:5 with lines dt 2 lc 4 notitle, \
+  "exp-faults-plot.dat" index 4 using 1:2:3:4 with yerrorlines lc 5 title "page_fault2 processes", \
+  "" index 4 using 1:5 with lines dt 2 lc 5 notitle, \
+  "exp-faults-plot.dat" index 5 using 1:2:3:4 with yerrorlines lc 6 title "page_fault2 threads", \
+  "" index 5 using 1:5 with lines dt 2 lc 6 notitle, \
+  "exp-faults-plot.dat" index 6 using 1:2:3:4 with yerrorlines lc 7 title "page_fault3 processes", \
+  "" index 6 using 1:5 with lines dt 2 lc 7 notitle, \
+  "exp-faults-plot.dat" index 7 using 1:2:3:4 with yerrorlines lc 8 title "page_fault3 threads", \
+  "" index 7 using 1:5 with lines dt 2 lc 8 notitle

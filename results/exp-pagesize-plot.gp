@@ -1,0 +1,15 @@
+set terminal svg size 900,500 dynamic enhanced font "Sans,11" background rgb "white"
+set output "exp-pagesize-plot.svg"
+set grid lc rgb "#dddddd"
+set key top left opaque box
+set title "first touch by fault size (base pages, multi-size THP, 2 MiB THP, hugetlb) (exp-pagesize)" noenhanced
+set style data histogram
+set style histogram errorbars gap 2 lw 1
+set style fill solid 0.7 border -1
+set ylabel "ns per page (median and interval)"
+set xtics rotate by -20 noenhanced
+set yrange [0:*]
+set key top right
+plot "exp-pagesize-plot.dat" using 2:3:4:xtic(1) title "first touch", \
+  "exp-pagesize-plot.dat" using 5:6:7 title "re-touch", \
+  "exp-pagesize-plot.dat" using 8:9:10 title "munmap"

@@ -1,0 +1,15 @@
+set terminal svg size 900,500 dynamic enhanced font "Sans,11" background rgb "white"
+set output "exp-placement-plot.svg"
+set grid lc rgb "#dddddd"
+set key top left opaque box
+set title "who decides where pages live (move_pages, mbind) (exp-placement)" noenhanced
+set style data histogram
+set style histogram errorbars gap 2 lw 1
+set style fill solid 0.7 border -1
+set ylabel "pages (median and interval)"
+set xtics rotate by -20 noenhanced
+set yrange [0:*]
+set key top right
+plot "exp-placement-plot.dat" using 2:3:4:xtic(1) title "on node 0", \
+  "exp-placement-plot.dat" using 5:6:7 title "on node 1", \
+  "exp-placement-plot.dat" using 8:9:10 title "elsewhere or not present"

@@ -1,0 +1,13 @@
+set terminal svg size 900,500 dynamic enhanced font "Sans,11" background rgb "white"
+set output "exp-populate-plot.svg"
+set grid lc rgb "#dddddd"
+set key top left opaque box
+set title "where the faults go: ns per page, medians (exp-populate)" noenhanced
+set style data histogram
+set style histogram rowstacked
+set style fill solid 0.8 border -1
+set boxwidth 0.6
+set ylabel "ns per page"
+set xtics rotate by -20 noenhanced
+set key top right
+plot "exp-populate-plot.dat" using 2:xtic(1) title "mapping call", "" using 3 title "populate step", "" using 4 title "first pass"

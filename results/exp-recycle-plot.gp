@@ -1,0 +1,15 @@
+set terminal svg size 900,500 dynamic enhanced font "Sans,11" background rgb "white"
+set output "exp-recycle-plot.svg"
+set grid lc rgb "#dddddd"
+set key top left opaque box
+set title "the second first touch, after munmap, MADV_DONTNEED or MADV_FREE (exp-recycle)" noenhanced
+set style data histogram
+set style histogram errorbars gap 2 lw 1
+set style fill solid 0.7 border -1
+set ylabel "ns per page (median and interval)"
+set xtics rotate by -20 noenhanced
+set yrange [0:*]
+set key top right
+plot "exp-recycle-plot.dat" using 2:3:4:xtic(1) title "first touch", \
+  "exp-recycle-plot.dat" using 5:6:7 title "release", \
+  "exp-recycle-plot.dat" using 8:9:10 title "second touch"

@@ -1,0 +1,15 @@
+set terminal svg size 800,480 dynamic enhanced font "Sans,11" background rgb "white"
+set output "exp-scaling-plot.svg"
+set grid lc rgb "#dddddd"
+set key top left opaque box
+set title "first-touch faults per second against threads (exp-scaling)" noenhanced
+set xlabel "threads"
+set ylabel "faults per second"
+set xtics 1
+set yrange [0:*]
+set key top left
+plot "exp-scaling-plot.dat" using 1:2 with lines dt 2 lc rgb "#888888" title "ideal: 1 thread x n", \
+  "" using 1:3:4:5 with yerrorlines pt 7 lc rgb "#1f4e99" title "total, one shared mapping", \
+  "" using 1:6 with linespoints pt 6 lc rgb "#1f4e99" title "per thread, one shared mapping", \
+  "" using 1:7:8:9 with yerrorlines pt 5 lc rgb "#cc5500" title "total, a mapping per thread", \
+  "" using 1:10 with linespoints pt 4 lc rgb "#cc5500" title "per thread, a mapping per thread"

@@ -1,0 +1,16 @@
+set terminal svg size 900,500 dynamic enhanced font "Sans,11" background rgb "white"
+set output "exp-zeropage-plot.svg"
+set grid lc rgb "#dddddd"
+set key top left opaque box
+set title "read before write: the zero page (exp-zeropage)" noenhanced
+set style data histogram
+set style histogram errorbars gap 2 lw 1
+set style fill solid 0.7 border -1
+set ylabel "ns per page (median and interval)"
+set xtics rotate by -20 noenhanced
+set yrange [0:*]
+set key top right
+plot "exp-zeropage-plot.dat" using 2:3:4:xtic(1) title "read pass", \
+  "exp-zeropage-plot.dat" using 5:6:7 title "write pass after the read", \
+  "exp-zeropage-plot.dat" using 8:9:10 title "read + write", \
+  "exp-zeropage-plot.dat" using 11:12:13 title "write-only first touch"
