@@ -4,6 +4,7 @@ set grid lc rgb "#dddddd"
 set key top left opaque box
 set title "cycle C, pass2: ns per page against page index (thp-always)" noenhanced
 set logscale y
+set yrange [10:*]
 set key below horizontal
 set xlabel "page index"
 set ylabel "ns per page (store + one timestamp)"
@@ -12,6 +13,6 @@ set y2tics
 set ytics nomirror
 set arrow from graph 0, first 200 to graph 1, first 200 nohead dt 2 lc rgb "#aa0000"
 set label "SLOW\\_NS = 200 ns" at graph 0.01, first 200 offset 0,0.6 tc rgb "#aa0000"
-plot "thp-always-C-pass2-pages.dat" using 1:2:4 with filledcurves lc rgb "#c6d4ea" title "min to max of each bin", \
-  "" using 1:3 with lines lw 1.5 lc rgb "#1f4e99" title "median of each bin", \
-  "" using 1:5 axes x1y2 with impulses lc rgb "#dd7722" title "pages above SLOW\\_NS"
+plot "thp-always-C-pass2-pages.dat" using 1:5 axes x1y2 with steps lw 0.8 lc rgb "#e8a060" title "pages above SLOW\\_NS (right)", \
+  "" using 1:2:4 with filledcurves fs transparent solid 0.6 lc rgb "#9db4dd" title "min to max of each bin", \
+  "" using 1:3 with lines lw 1.5 lc rgb "#1f4e99" title "median of each bin"
