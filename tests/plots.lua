@@ -97,10 +97,10 @@ t.is(says, 1, "and says once that the plots were skipped, and how to get them")
 -- The published results: plot.lua redraws them byte for byte (git status stays clean).
 local root = t.ftrun:gsub("[^/]+$", "")
 if t.run("git -C " .. q(root) .. " rev-parse --is-inside-work-tree 2>/dev/null") == "true\n" then
-  local before = t.run("git -C " .. q(root) .. " status --porcelain results")
+  local published = t.run("git -C " .. q(root) .. " status --porcelain results")
   out, code = t.ftrun_run("plot.lua " .. q(root .. "results"))
   t.is(code, 0, "plot.lua redraws the published results")
-  t.is(t.run("git -C " .. q(root) .. " status --porcelain results"), before, "and git status is what it was")
+  t.is(t.run("git -C " .. q(root) .. " status --porcelain results"), published, "and git status is what it was")
 else
   print("ok - plot.lua on the published results # SKIP not a git checkout")
 end
