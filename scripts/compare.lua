@@ -39,15 +39,25 @@ for _, a in ipairs { ... } do
 end
 if #files < 2 then fail("needs at least two results JSON files\n" .. USAGE) end
 
+-- A results JSON, its rows the ones with a case, a column, a unit and values.
 local function load(path)
   local f, err = io.open(path)
-  if not f then fail(("cannot read %s: %s"):format(path, err)) end
-  local doc, why = json.decode(f:read("a"))
-  f:close()
-  if type(doc) ~= "table" or type(doc.rows) ~= "table" then
-    fail(("%s: not an ftrun results JSON (%s)"):format(path, why or "no rows"))
+  local text = f and f:read("a")
+  if f then f:close() end
+  if not text then fail(("cannot read %s: %s"):format(path, err or "not a file")) end
+  local doc, why = json.decode(text)
+  if type(doc) ~= "table" or type(doc.rows) ~= "table" or type(doc.script) ~= "string" then
+    fail(("%s: not an ftrun results JSON (%s)"):format(path, why or "no script or no rows"))
   end
-  doc.path = path
+  local rows = {}
+  for _, r in ipairs(doc.rows) do
+    if type(r) == "table" and type(r.case) == "string" and type(r.column) == "string"
+      and type(r.unit) == "string" and type(r.values) == "table" then rows[#rows + 1] = r end
+  end
+  doc.rows, doc.path = rows, path
+  for _, k in ipairs { "knobs", "machine", "provenance" } do
+    if type(doc[k]) ~= "table" then doc[k] = {} end
+  end
   return doc
 end
 
@@ -92,6 +102,12 @@ local function differences(old, new)
   return out
 end
 
+local function binomial(n, k)
+  local c = 1
+  for i = 1, k do c = c * (n - k + i) / i end
+  return c
+end
+
 local function cell(d, unit)
   if d.n == 0 then return "–" end
   return ("%s [%s, %s] (n=%d)"):format(units.cell(d.median, unit), units.cell(d.lo, unit), units.cell(d.hi, unit), d.n)
@@ -111,14 +127,18 @@ local function compare(old, new)
   for _, r in ipairs(new.rows) do new_rows[r.case .. "\0" .. r.column] = r end
   print("| case | column | unit | old median [lo, hi] | new median [lo, hi] | change | p |")
   print("|---|---|---|---|---|---|---|")
-  local logs = {}
+  local logs, compared, smallest = {}, 0, nil
   for _, o in ipairs(old.rows) do
     local n = new_rows[o.case .. "\0" .. o.column]
     local a, b = finite(o.values), finite(n and n.values)
     if n and #a > 0 and #b > 0 then
+      compared = compared + 1
+      local floor = 2 / binomial(#a + #b, #a) -- the smallest p the U test can give these sizes
+      if not smallest or floor > smallest.p then smallest = { p = floor, n1 = #a, n2 = #b } end
       local da, db = stats.describe(a), stats.describe(b)
       local p = stats.mann_whitney(a, b)
-      local change = da.median ~= 0 and 100 * (db.median - da.median) / math.abs(da.median) or 0 / 0
+      local change = da.median ~= 0 and 100 * (db.median - da.median) / math.abs(da.median)
+        or (db.median == 0 and 0 or (db.median > 0 and math.huge or -math.huge)) -- from 0: infinitely
       local significant = p < opts.ALPHA
       local better_lower = LOWER_BETTER[o.unit] and true or (HIGHER_BETTER[o.unit] and false)
       local verdict = "~"
@@ -139,6 +159,13 @@ local function compare(old, new)
         cell(db, o.unit), verdict, p))
     end
   end
+  if compared == 0 then fail(("%s and %s have no row in common"):format(old.path, new.path)) end
+  if smallest.p >= opts.ALPHA then
+    local msg = ("with %d against %d repetitions the U test cannot reach p < %g (its smallest p is %.3g): "
+      .. "no row can show a difference; run with more REPS"):format(smallest.n1, smallest.n2, opts.ALPHA, smallest.p)
+    print("warning: " .. msg)
+    if opts.FAIL_ABOVE then fail("FAIL_ABOVE cannot gate: " .. msg) end
+  end
   if #logs > 0 then
     print(("\ngeomean of new / old over the %d timed and throughput rows: %.4f (%+.1f %%)"):format(#logs,
       math.exp(stats.mean(logs)), 100 * (math.exp(stats.mean(logs)) - 1)))
@@ -147,8 +174,9 @@ local function compare(old, new)
     .. "else normal with tie correction); ~: p >= %g, no difference shown.\n"):format(opts.ALPHA))
 end
 
-local base = load(files[1])
-for i = 2, #files do compare(base, load(files[i])) end
+local docs = {} -- every file read and checked before anything is printed
+for i, f in ipairs(files) do docs[i] = load(f) end
+for i = 2, #docs do compare(docs[1], docs[i]) end
 if #worst > 0 then
   io.stderr:write(("compare.lua: %d row(s) significantly worse by more than FAIL_ABOVE=%g %%:\n  %s\n"):format(
     #worst, opts.FAIL_ABOVE, table.concat(worst, "\n  ")))

@@ -44,8 +44,13 @@ _, code = t.ftrun_run("first_touch.lua", "MIB=4 REPS=2 RESULTS=" .. q(dir))
 out, code = t.ftrun_run(("compare.lua %s %s"):format(q(base), q(dir .. "/exp-first_touch-results.json")))
 t.is(code, 2, "runs of different scripts are refused")
 t.like(out, "not the same measurement (FORCE=1 compares them anyway)", "and it says how to force it")
-_, code = t.ftrun_run(("compare.lua %s %s FORCE=1"):format(q(base), q(dir .. "/exp-first_touch-results.json")))
-t.is(code, 0, "FORCE=1 compares them")
+out, code = t.ftrun_run(("compare.lua %s %s FORCE=1"):format(q(base), q(dir .. "/exp-first_touch-results.json")))
+t.is(code, 2, "FORCE=1 compares them, and with no row in common exits 2")
+t.like(out, "have no row in common", "saying so")
+out, code = t.ftrun_run(("compare.lua %s %s FAIL_ABOVE=5"):format(q(dir .. "/exp-first_touch-results.json"),
+  q(dir .. "/exp-first_touch-results.json")))
+t.is(code, 2, "FAIL_ABOVE with two repetitions a side cannot gate: exit 2")
+t.like(out, "the U test cannot reach p < 0.05", "and it says why")
 
 for _, c in ipairs {
   { base, "needs at least two results JSON files" },

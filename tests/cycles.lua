@@ -132,7 +132,8 @@ methods.sum_bytes = function(b) return real(b) + 1 end]]
   code = select(2, t.ftrun_run("-e " .. q(hook) .. " " .. q(t.ftrun:gsub("[^/]+$", "") .. "scripts/cycles.lua"), env))
   t.is(code, 1, "a plain run's checksum mismatch exits 1")
   t.like(read(dir .. "/plain/thp-never-raw.txt") or "", "CHECKSUMS FAILED", "its raw records the failed verdict")
-  t.is(read(dir .. "/plain/thp-never-summary.md"), nil, "and it writes no summary")
+  t.like(read(dir .. "/plain/thp-never-summary.md") or "", "CHECKSUMS FAILED", "its summary says so too")
+  t.like(read(dir .. "/plain/thp-never-results.json") or "", "CHECKSUMS FAILED", "and so does its JSON, with no rows")
   os.execute("rm -rf " .. q(dir))
 end
 

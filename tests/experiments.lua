@@ -168,6 +168,27 @@ do -- a busy loop on the run's own CPU: every repetition is flagged as noisy, an
   t.like(out, "| fresh mmap | ", "the table still comes")
 end
 
+do -- a column that is not finite in one repetition; a case name a RESULT line cannot hold
+  local path = dir .. "/odd.lua"
+  t.write(path, [[
+local h = require("harness").start({ script = "odd", about = "odd values", mib = 1, reps = 3 }, { ... })
+h:case(os.getenv("ODD_CASE") or "odd", function(r, rep) r.x = rep == 2 and 1 / 0 or rep end)
+h:columns { { "x", "x", "count" } }
+h:finish()
+]])
+  local out, code = t.ftrun_run(q(path), "RESULTS=" .. q(dir .. "/odd"))
+  t.is(code, 0, "a run with an infinite value in one repetition completes")
+  local doc = json.decode(t.read(dir .. "/odd/exp-odd-results.json") or "null") or { rows = { {} } }
+  local row = doc.rows[1]
+  t.ok(row.values and row.values[2] == json.null and row.values[3] == 3, "the JSON keeps it as null in its place")
+  t.ok(row.nonfinite and row.nonfinite[1].rep == 2 and row.nonfinite[1].value == "inf", "with the reason beside it")
+  t.ok(row.n == 2 and row.median == 2.0, "and the statistics are the finite values'")
+  out, code = t.ftrun_run(q(path), 'ODD_CASE=\'a"b\' RESULTS=' .. q(dir .. "/odd2"))
+  t.is(code, 1, "a case name with a double quote is an error")
+  t.like(out, "expected a non-empty string without a double quote", "named when it is declared")
+  t.ok(not out:find("rep 1/", 1, true), "before any repetition runs")
+end
+
 do -- a new experiment needs no rebuild: a script written here runs as is
   local path = dir .. "/mine.lua"
   local f = assert(io.open(path, "w"))

@@ -84,7 +84,7 @@ t.is(code, 0, "plot.lua RUN_DIR redraws")
 t.is(t.run("cd " .. q(dir) .. " && md5sum *.svg *.dat *.gp"), before, "to the same bytes: the plots are deterministic")
 out, code = t.ftrun_run("plot.lua /nonexistent")
 t.is(code, 2, "plot.lua on a directory without results exits 2")
-t.like(out, "no *results.json there", "and says why")
+t.like(out, "RUN_DIR=/nonexistent: not a directory", "and says why")
 
 -- Without gnuplot: the run completes and says so, once.
 local bare = t.tmpdir()

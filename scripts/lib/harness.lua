@@ -89,7 +89,15 @@ Record.check_words = function(_, ...) return measure.check_words(...) end
 -- exit 2 before anything is made), memory (cfg,
 -- bytes, pages -> bytes mapped at once; default one buffer). args: the
 -- script's arguments (default the chunk's `arg`).
+local START_OPTIONS = { script = 1, about = 1, mib = 1, reps = 1, quick = 1, knobs = 1, warmup = 1, run = 1,
+  memory = 1, check = 1, shuffle = 1 }
+
 function harness.start(opts, args)
+  for k in pairs(opts) do
+    if not START_OPTIONS[k] then error(("harness.start: unknown option '%s'"):format(tostring(k)), 2) end
+  end
+  assert(type(opts.script) == "string" and math.type(opts.mib) == "integer" and math.type(opts.reps) == "integer",
+    "harness.start: script (a string), mib and reps (integers) are needed")
   local script = opts.script .. ".lua"
   local quick = opts.quick or { MIB = 16, REPS = 2 }
   local spec = {
@@ -141,9 +149,12 @@ function harness.start(opts, args)
   for _, k in ipairs(provenance.ORDER) do h.header = h.header .. k .. ": " .. tostring(h.provenance[k]) .. "\n" end
   io.stderr:write(h.title, "\n")
   measure.on_mismatch = function(msg)
-    io.stderr:write("\n", script, ": ", msg, "; no summary written, README left alone\n")
-    if not h.plan.publish then -- a run directory of its own: the failed verdict goes on record
-      runfiles.write(h.plan, { { h.prefix .. "raw.txt", h.header .. "\nCHECKSUMS FAILED: " .. msg .. "\n" } })
+    io.stderr:write("\n", script, ": ", msg, "; no results written, README left alone\n")
+    if not h.plan.publish then -- the failed verdict goes on record, in all three files alike
+      local verdict = "CHECKSUMS FAILED: " .. msg
+      runfiles.write(h.plan, { { h.prefix .. "raw.txt", h.header .. "\n" .. verdict .. "\n" },
+        { h.prefix .. "summary.md", ("**%s**\n\n%s. No results.\n"):format(h.title, verdict) },
+        { h.prefix .. "results.json", json.encode { script = script, run = h.run_name, verdict = verdict } .. "\n" } })
     end
   end
   return h
@@ -153,7 +164,20 @@ end
 -- return false, why: the case cannot run here (a refusal the script
 -- expects), reported as such and not tried again. opts.once: only in the
 -- first repetition (e.g. the first mapping of a fresh process).
+-- Text that goes into RESULT lines and tables: checked when declared, not
+-- after the repetitions have run.
+local function text_ok(what, s)
+  if type(s) ~= "string" or s == "" or s:find('["\n|]') then
+    error(("%s %q: expected a non-empty string without a double quote, a newline or a |"):format(what,
+      tostring(s)), 3)
+  end
+end
+
 function H:case(name, fn, opts)
+  text_ok("case name", name)
+  for _, c in ipairs(self.cases) do
+    if c.name == name then error(("case name %q declared twice"):format(name), 2) end
+  end
   self.cases[#self.cases + 1] = { name = name, fn = fn, once = opts and opts.once, records = {} }
 end
 
@@ -164,7 +188,11 @@ end
 -- the statistic the table shows ("min", "median", "max"; default the unit's).
 function H:columns(list)
   for _, c in ipairs(list) do
+    text_ok("column name", c[1])
+    text_ok("column label", c[2])
     assert(units.known(c[3]), ("column %s: unknown unit '%s'"):format(c[1], tostring(c[3])))
+    assert(c.shown == nil or ({ min = 1, median = 1, max = 1, mean = 1 })[c.shown],
+      ("column %s: shown = %s, expected min, median, max or mean"):format(c[1], tostring(c.shown)))
     self.cols[#self.cols + 1] = { name = c[1], label = c[2], unit = c[3], from = c[4] or c[1],
       shown = c.shown or units.shown(c[3]) }
   end
@@ -178,7 +206,12 @@ function H:attach(name, bytes)
 end
 
 -- A sentence under the table.
-function H:note(text) self.notes[#self.notes + 1] = text end
+function H:note(text)
+  if type(text) ~= "string" or text:find('["\n]') then
+    error(("note %q: expected one line without a double quote"):format(tostring(text)), 2)
+  end
+  self.notes[#self.notes + 1] = text
+end
 
 function H:progress(fmt, ...)
   io.stderr:write(self.script, ": ", fmt:format(...), "\n")
@@ -274,12 +307,19 @@ local function compute_rows(self)
       local values = not done[col.name] and #case.records > 0 and column_values(self, col, case.records)
       done[col.name] = true
       if values then
-        local finite = {}
+        local finite, nonfinite = {}, {}
         for i = 1, #case.records do
           local v = values[i]
-          if type(v) == "number" and not units.nonfinite(v) then finite[#finite + 1] = v end
+          local nf = type(v) == "number" and units.nonfinite(v)
+          if nf then -- kept in the JSON as null, the repetition and the value beside it
+            values[i] = json.null
+            nonfinite[#nonfinite + 1] = { rep = i, value = nf }
+          elseif type(v) == "number" then
+            finite[#finite + 1] = v
+          end
         end
         local row = #finite > 0 and stats.describe(finite) or { n = 0 }
+        row.nonfinite = #nonfinite > 0 and nonfinite or nil
         row.case, row.column, row.label, row.unit = case.name, col.name, col.label, col.unit
         row.shown = col.shown
         row.values = values

@@ -18,6 +18,8 @@ knobs.fail = fail
 knobs.elsewhere = {
   THP = { "cycles.lua" }, CYCLES = { "cycles.lua" }, SLOW_NS = { "cycles.lua" },
   STALL_NS = { "cycles.lua" }, WAITS = { "coldness.lua" }, SECONDS = { "faults.lua" }, FREQ = { "attribution.lua" },
+  SEED = { "thp.lua", "populate.lua", "zeropage.lua", "placement.lua", "scaling.lua", "recycle.lua", "coldness.lua",
+    "pagesize.lua", "attribution.lua", "faults.lua" },
 }
 
 -- MIB's largest value: MIB << 20 bytes must fit in a signed 64-bit integer.
@@ -116,7 +118,10 @@ end
 -- arguments. Returns {name = value}, and in .given the knobs set explicitly.
 function knobs.read(script, spec, args)
   local takes = {}
-  for _, k in ipairs(spec) do takes[k.name] = true end
+  for _, k in ipairs(spec) do
+    takes[k.name] = true
+    if not parsers[k.kind] then error(("knob %s: unknown kind '%s'"):format(k.name, tostring(k.kind)), 2) end
+  end
   local from_args = argument_knobs(script, spec, takes, args or {})
   for name, scripts in pairs(knobs.elsewhere) do
     local raw = os.getenv(name)

@@ -77,8 +77,13 @@ end
 -- Where the slow pages sit: the pages cut into at most 1024 bins, each drawn
 -- as its min, median and max, with the pages above SLOW_NS counted per bin.
 local function page_map(list, doc, dir, prefix, pass)
-  local bytes = read(("%s/%sC-%s-samples.i32"):format(dir, prefix, pass))
-  if not bytes then return end
+  local path = ("%s/%sC-%s-samples.i32"):format(dir, prefix, pass)
+  local bytes = read(path)
+  if not bytes or #bytes ~= 4 * doc.pages then
+    io.stderr:write(("plots: %s's page map skipped: %s %s\n"):format(pass, path,
+      bytes and ("holds %d samples, the run had %d pages"):format(#bytes // 4, doc.pages) or "is missing"))
+    return
+  end
   local s = unpack_samples(bytes)
   local per_bin = math.max(1, -(-#s // 1024))
   local slow = doc.knobs.SLOW_NS
@@ -409,8 +414,10 @@ local warned = false
 -- Draws a run's plots into dir: writes each data file and gnuplot script,
 -- then runs gnuplot on it. Without gnuplot, says so once and returns.
 function plots.draw(dir, prefix)
-  local doc = json.decode(read(("%s/%sresults.json"):format(dir, prefix)) or "null")
-  if not doc then return nil, "no results JSON" end
+  local path = ("%s/%sresults.json"):format(dir, prefix)
+  local doc = json.decode(read(path) or "null")
+  if type(doc) ~= "table" or type(doc.script) ~= "string" then return nil, path .. ": not a results JSON" end
+  if type(doc.rows) ~= "table" then return 0 end -- a run that failed its checksums: nothing to draw
   local list = plots.specs(doc, dir, prefix)
   if not os.execute("command -v gnuplot >/dev/null 2>&1") then
     if not warned then
