@@ -37,6 +37,17 @@ int ft_check_option(lua_State *L, int arg, const char *const names[])
 	return luaL_checkoption(L, arg, NULL, names);
 }
 
+void ft_new_resource_meta(lua_State *L, const char *name, lua_CFunction release, lua_CFunction tostring)
+{
+	luaL_newmetatable(L, name);
+	lua_pushcfunction(L, release);
+	lua_setfield(L, -2, "__gc");
+	lua_pushcfunction(L, release);
+	lua_setfield(L, -2, "__close");
+	lua_pushcfunction(L, tostring);
+	lua_setfield(L, -2, "__tostring");
+}
+
 int ft_fail_errno(lua_State *L, int err, const char *fmt, ...)
 {
 	va_list ap;

@@ -53,6 +53,11 @@ const struct ft_timer *ft_timer(lua_State *L);
 void ft_timer_push_copy(lua_State *L);
 void ft_timer_take_copy(lua_State *L, int idx);
 
+/* A resource's metatable, made once (liolib's way): __gc and __close the
+ * same release function, __tostring, and __index left for the caller to
+ * set; it is left on the stack. */
+void ft_new_resource_meta(lua_State *L, const char *name, lua_CFunction release, lua_CFunction tostring);
+
 /* Shared argument checks, in the spirit of luaposix. */
 void ft_check_nargs(lua_State *L, int max);
 /* max counts self; the message does not. */

@@ -680,16 +680,10 @@ void ft_lend(lua_State *L, int idx, int delta)
 
 void ft_open_buffer(lua_State *L)
 {
-	luaL_newmetatable(L, BUFFER_META);
+	ft_new_resource_meta(L, BUFFER_META, l_gc, l_tostring);
 	luaL_newlib(L, methods);
 	lua_pushcclosure(L, l_index, 1);
 	lua_setfield(L, -2, "__index");
-	lua_pushcfunction(L, l_gc);
-	lua_setfield(L, -2, "__gc");
-	lua_pushcfunction(L, l_gc);
-	lua_setfield(L, -2, "__close");
-	lua_pushcfunction(L, l_tostring);
-	lua_setfield(L, -2, "__tostring");
 	lua_pop(L, 1);
 
 	lua_pushcfunction(L, l_mmap);

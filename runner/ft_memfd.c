@@ -168,16 +168,10 @@ void ft_open_memfd(lua_State *L)
 		{ "close", l_close },
 		{ NULL, NULL }
 	};
-	luaL_newmetatable(L, FT_MEMFD_META);
+	ft_new_resource_meta(L, FT_MEMFD_META, l_gc, l_tostring);
 	luaL_newlib(L, methods);
 	lua_pushcclosure(L, l_index, 1);
 	lua_setfield(L, -2, "__index");
-	lua_pushcfunction(L, l_gc);
-	lua_setfield(L, -2, "__gc");
-	lua_pushcfunction(L, l_gc);
-	lua_setfield(L, -2, "__close");
-	lua_pushcfunction(L, l_tostring);
-	lua_setfield(L, -2, "__tostring");
 	lua_pop(L, 1);
 
 	lua_pushcfunction(L, l_memfd);

@@ -1028,15 +1028,9 @@ void ft_open_tasks(lua_State *L)
 		{ "stop", l_stop },
 		{ NULL, NULL }
 	};
-	luaL_newmetatable(L, TASKS_META);
+	ft_new_resource_meta(L, TASKS_META, l_gc, l_tostring);
 	luaL_newlib(L, methods);
 	lua_setfield(L, -2, "__index");
-	lua_pushcfunction(L, l_gc);
-	lua_setfield(L, -2, "__gc");
-	lua_pushcfunction(L, l_gc);
-	lua_setfield(L, -2, "__close");
-	lua_pushcfunction(L, l_tostring);
-	lua_setfield(L, -2, "__tostring");
 	lua_pop(L, 1);
 
 	lua_pushcfunction(L, l_tasks);
