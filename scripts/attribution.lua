@@ -15,7 +15,11 @@ local h = harness.start({ script = "attribution", shuffle = true, mib = 256, rep
   quick = { MIB = 64, REPS = 2 },
   about = "where a fault's time goes: kernel symbols and stages (ft.profile, cpu-clock samples)",
   knobs = { { name = "FREQ", kind = "count", default = 10000, max = 1000000,
-    desc = "samples per second of CPU time (ft.profile's freq)" } } }, { ... })
+    desc = "samples per second of CPU time (ft.profile's freq)" } },
+  check = function(cfg) -- a rate above the kernel's limit is the user's value: refused, not "not supported"
+    local _, why = ft.profile(function() end, { freq = cfg.FREQ })
+    if why and why:find("perf_event_max_sample_rate", 1, true) then return ("FREQ=%d: %s"):format(cfg.FREQ, why) end
+  end }, { ... })
 
 -- The stages, in the table's order. A sample counts toward the first stage
 -- one of whose Lua patterns matches its leaf: the kernel function the

@@ -141,6 +141,9 @@ end
 do -- FREQ is a knob of its own
   local _, c = t.ftrun_run("attribution.lua", "FREQ=0 QUICK=1 RESULTS=" .. q(dir))
   t.is(c, 2, "FREQ=0 exits 2")
+  local out2, c2 = t.ftrun_run("attribution.lua", "FREQ=1000000 QUICK=1 RESULTS=" .. q(dir .. "/max"))
+  t.is(c2, 2, "FREQ above perf_event_max_sample_rate exits 2")
+  t.like(out2, "perf_event_max_sample_rate", "naming the setting")
   _, c = t.ftrun_run("thp.lua", "FREQ=5000 QUICK=1 RESULTS=" .. q(dir))
   t.is(c, 2, "FREQ for another script exits 2")
 end
