@@ -66,7 +66,7 @@ t.done()
 t.is(err, "", "a passing script writes nothing on stderr")
 
 if t.run("command -v prove") ~= "" then
-  local text, status = t.run(("cd %s && prove --exec %s failing.lua"):format(q(dir), q(t.ftrun)))
+  local text, status = t.run(("cd %s && FTRUN=%s prove --exec %s failing.lua"):format(q(dir), q(t.ftrun), q(t.ftrun)))
   t.ok(status ~= 0, "prove fails the failing script", text)
   t.like(text, "Failed tests:  2-5", "prove parses the TAP: tests 2 to 5 failed")
   t.like(text, "#   | the run said boom", "and passes the diagnostics through to its log")
