@@ -45,7 +45,7 @@ RUNNER  := main ft ft_buffer ft_memfd ft_samples ft_system ft_parallel ft_hugepa
 OBJS    := $(CORE:%=$(BUILD)/core/%.o) $(RUNNER:%=$(BUILD)/runner/%.o)
 DEPS    := $(BUILD)/.packages
 
-.PHONY: all run test bench bench-tools publish repeats plots fuzz lint clean packages fresh-check
+.PHONY: all run test bench bench-tools publish repeats plots fuzz lint clean packages
 
 all: $(BIN) $(ASM)
 
@@ -181,6 +181,7 @@ lint: | $(LINT_TOOLS) $(DEPS)
 
 # README's two commands, as root in a chroot on a new minbase Debian root
 # with only git, make and ca-certificates (debootstrap): .ci/fresh-check.
+.PHONY: fresh-check
 fresh-check:
 	.ci/fresh-check
 
