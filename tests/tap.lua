@@ -25,12 +25,14 @@ t.is(1, 2, "numbers")
 local out, code = t.ftrun_run("-e " .. t.quote('io.stderr:write("the run said boom\\n") print("and this on stdout") os.exit(3)'))
 t.is(code, 0, "the run exits 0")
 t.like(out, "never printed", "and prints it")
+t.diag("a note: 41 faults")
 t.ok(false, "a bare ok")
+t.ok(false, "another")
 t.done()
 ]])
 t.is(code, 1, "a failing TAP script exits 1")
 t.like(out, "ok 1 - passes\nnot ok 2 - numbers\n", "stdout: the TAP lines")
-t.like(out, "\n1..5\n", "stdout: the plan at the end")
+t.like(out, "\n1..6\n", "stdout: the plan at the end")
 local tap_only = true
 for line in out:gmatch("[^\n]+") do
   tap_only = tap_only and (line:match("^ok %d") or line:match("^not ok %d") or line:match("^#")
@@ -46,6 +48,9 @@ t.like(err, "#   | and this on stdout\n", "stderr: and on stdout")
 t.like(err, "#   the last command's output is shown at test 3", "a second failure after the same run does not repeat it")
 t.like(err, "#   want it to contain: never printed\n#   got: the run said boom", "like: the part wanted, then the text")
 t.like(err, "#   want: a true value\n#   got:  false", "ok without a diagnostic: what it wanted")
+t.ok(err:match("a bare ok %([^\n]*%)\n#   want: a true value\n#   got:  false\n#   the test's notes before it:\n"
+  .. "#   a note: 41 faults\n"), "the notes (tap.diag) printed since the check before", err)
+t.ok(not (err:match("another %([^\n]*%)\n(.*)$") or "notes"):find("notes", 1, true), "and only those", err)
 t.ok(not err:find("Failed test 1 ", 1, true), "a passing test prints nothing on stderr", err)
 
 out, err = child("long", [[
@@ -68,7 +73,7 @@ t.is(err, "", "a passing script writes nothing on stderr")
 if t.run("command -v prove") ~= "" then
   local text, status = t.run(("cd %s && FTRUN=%s prove --exec %s failing.lua"):format(q(dir), q(t.ftrun), q(t.ftrun)))
   t.ok(status ~= 0, "prove fails the failing script", text)
-  t.like(text, "Failed tests:  2-5", "prove parses the TAP: tests 2 to 5 failed")
+  t.like(text, "Failed tests:  2-6", "prove parses the TAP: tests 2 to 6 failed")
   t.like(text, "#   | the run said boom", "and passes the diagnostics through to its log")
 else
   t.diag("skipped: prove is not installed")

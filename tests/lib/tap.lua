@@ -12,6 +12,7 @@ if tap.ftrun:sub(1, 1) ~= "/" then tap.ftrun = os.getenv("PWD") .. "/" .. tap.ft
 -- alone says what was expected, what came, and what the last ftrun run
 -- before the check (usually the run it checks) printed and how it exited.
 local last_run -- {cmd, out, code, shown = test number}, set by tap.run
+local notes = {} -- tap.diag's lines since the last check
 
 -- at most the first 20 and the last 60 lines
 local function shorten(text)
@@ -27,6 +28,10 @@ end
 local function diagnose(name, diag)
   local out = { ("  Failed test %d - %s (%s)"):format(count, name, arg and arg[0] or "?") }
   for _, line in ipairs(shorten(diag or "")) do out[#out + 1] = "  " .. line end
+  if #notes > 0 then
+    out[#out + 1] = "  the test's notes before it:"
+    for _, line in ipairs(shorten(table.concat(notes, "\n"))) do out[#out + 1] = "  " .. line end
+  end
   if last_run and last_run.shown then
     out[#out + 1] = ("  the last command's output is shown at test %d"):format(last_run.shown)
   elseif last_run then
@@ -44,6 +49,7 @@ local function report(pass, name, diag)
   if not pass then failed = failed + 1 end
   print(("%s %d - %s"):format(pass and "ok" or "not ok", count, name))
   if not pass then diagnose(name, diag) end
+  notes = {}
   return pass
 end
 
@@ -72,6 +78,7 @@ end
 
 function tap.diag(text)
   print("# " .. text)
+  notes[#notes + 1] = tostring(text)
 end
 
 local function quote(s)
