@@ -81,6 +81,18 @@ function inference.bootstrap_ratio(old, new, opts)
   return m_new / m_old, quantile(ratios, (1 - level) / 2), quantile(ratios, 1 - (1 - level) / 2)
 end
 
+-- One side's median with its hierarchical percentile interval (runs, then
+-- repetitions in runs). Returns median, lo, hi.
+function inference.bootstrap_median(runs, opts)
+  opts = opts or {}
+  local B, level = opts.B or 2000, opts.level or 0.95
+  local rng = inference.rng(opts.seed or 1)
+  local meds = {}
+  for b = 1, B do meds[b] = resample_median(runs, rng) end
+  table.sort(meds)
+  return stats.median(pooled(runs)), quantile(meds, (1 - level) / 2), quantile(meds, 1 - (1 - level) / 2)
+end
+
 -- The median of per-pair ratios b / a (paired repetitions) with its
 -- percentile bootstrap interval (pairs resampled). Returns ratio, lo, hi.
 function inference.paired_ratio(a, b, opts)
