@@ -18,6 +18,7 @@ local knobs = require "knobs"
 local measure = require "measure"
 local plots = require "plots"
 local provenance = require "provenance"
+local regimes = require "regimes"
 local report = require "report"
 local runfiles = require "runfiles"
 local stats = require "stats"
@@ -323,6 +324,7 @@ local function compute_rows(self)
         row.case, row.column, row.label, row.unit = case.name, col.name, col.label, col.unit
         row.shown = col.shown
         row.values = values
+        row.regimes = regimes.of(col.unit, values)
         row.counters = counter_medians(case.records, col.from)
         rows[#rows + 1] = row
       end
@@ -383,6 +385,7 @@ local function warnings(self)
       .. "medians may be far apart: look at the per-repetition values in the JSON, rerun on a quieter "
       .. "machine, or with more REPS."):format(#varying, CV_WARN, table.concat(varying, ", "))
   end
+  for _, sentence in ipairs(regimes.sentences(self.rows)) do out[#out + 1] = sentence end
   for _, case in ipairs(self.cases) do
     local k, n = noisy(case), #case.records
     if n > 0 and k / n > NOISY_WARN then

@@ -384,35 +384,40 @@ function inference.segments(xs, opts)
   return segs
 end
 
--- Regimes of a row: its segments (inference.segments) when there is more
--- than one, each segment joined to the regime of the nearest median among
--- those already formed when that median lies inside the other's range of
--- values; returns nil when the row has one regime. Each regime:
--- {median, reps = {{first, last}, ...}, n}, sorted by their first repetition.
+-- Regimes of a row: its segments (inference.segments), a segment joined to
+-- an earlier regime (not the one just before it, from which it was split)
+-- when a Mann-Whitney test finds no difference between them at the same
+-- level, the nearest median first. Returns nil when the row has one
+-- regime, else the regimes sorted by their first repetition, each
+-- {median, reps = {{first, last}, ...}, n, p} (p: of the change that began
+-- its first segment), and the segments.
 function inference.regimes(xs, opts)
+  opts = opts or {}
+  local level = opts.level or 0.05
   local segs = inference.segments(xs, opts)
   if #segs < 2 then return nil end
-  local regimes = {}
+  local regimes, last = {}, nil
   for _, s in ipairs(segs) do
     local vals = table.move(xs, s.first, s.last, 1, {})
-    local lo, hi = stats.min(vals), stats.max(vals)
-    local home
+    local home, best
     for _, r in ipairs(regimes) do
-      if r.median >= lo and r.median <= hi and s.median >= r.lo and s.median <= r.hi then home = r break end
+      if r ~= last and stats.mann_whitney(r.values, vals) >= level then
+        local dist = math.abs(r.median - s.median)
+        if not best or dist < best then home, best = r, dist end
+      end
     end
     if home then
       home.reps[#home.reps + 1] = { s.first, s.last }
       table.move(vals, 1, #vals, #home.values + 1, home.values)
-      home.median, home.lo, home.hi = stats.median(home.values), math.min(home.lo, lo), math.max(home.hi, hi)
+      home.median = stats.median(home.values)
     else
-      regimes[#regimes + 1] = { median = s.median, reps = { { s.first, s.last } }, values = vals, lo = lo, hi = hi,
-        p = s.p }
+      home = { median = s.median, reps = { { s.first, s.last } }, values = vals, p = s.p }
+      regimes[#regimes + 1] = home
     end
+    last = home
   end
   if #regimes < 2 then return nil end
-  for _, r in ipairs(regimes) do
-    r.n, r.values, r.lo, r.hi = #r.values, nil, nil, nil
-  end
+  for _, r in ipairs(regimes) do r.n, r.values = #r.values, nil end
   return regimes, segs
 end
 
