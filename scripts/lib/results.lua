@@ -5,6 +5,7 @@
 local ft = require "ft"
 local json = require "json"
 local plots = require "plots"
+local ab = require "ab"
 local provenance = require "provenance"
 local regimes = require "regimes"
 local report = require "report"
@@ -82,6 +83,7 @@ function results.rows(h)
         row.shown = col.shown
         row.values = values
         row.regimes = regimes.of(col.unit, values)
+        row.side, row.ab_case = case.side, case.ab_case
         row.counters = counter_medians(case.records, col.from)
         rows[#rows + 1] = row
       end
@@ -204,6 +206,7 @@ function results.finish(h, render)
   -- The table is made from the raw file alone, as a reader's tools would;
   -- its numbers are the rows' own, to the last bit.
   local md = (render or reports.of(h.script).table or summary.table)(raw)
+  if h.ab then md = md .. ab.markdown(h.ab, h.rows) end
 
   local reps = {}
   for _, case in ipairs(h.cases) do
@@ -222,6 +225,7 @@ function results.finish(h, render)
     bytes = h.bytes, pages = h.pages, page_size = h.page, provenance = h.provenance, seed = h.seed,
     noise_thresholds = { steal_pct = provenance.STEAL_PCT, foreign_pct = provenance.FOREIGN_PCT },
     rows = h.rows, values = values, reps = reps, checks = h.meter.checks, verdict = verdict,
+    ab = h.ab and { a = h.ab.a, b = h.ab.b, text = h.ab.text, order = "A B in odd repetitions, B A in even ones" },
   } .. "\n"
 
   io.stdout:write(md)
