@@ -34,6 +34,8 @@ local SPEC = {
   { name = "RESULTS", kind = "path", default = "results/ beside ftrun",
     desc = "directory for calibration-cycles.json and calibration.md" },
   { name = "KEEP", kind = "flag", default = false, desc = "1: keep the runs' directories" },
+  { name = "REUSE", kind = "path", default = "none",
+    desc = "a directory KEEP=1 kept: its runs are read instead of run again (the figures recomputed)" },
 }
 local args = { ... }
 if args[1] == "--help" or args[1] == "-h" then
@@ -65,6 +67,7 @@ local function say(fmt, ...) io.stderr:write(NAME, ": ", fmt:format(...), "\n") 
 
 local work = os.tmpname()
 os.remove(work)
+if cfg.given.REUSE then work, cfg.KEEP = cfg.REUSE, true end
 assert(os.execute("mkdir -p " .. quote(work)))
 
 -- One run of cycles.lua; returns its JSON and its wall time in s.
@@ -73,7 +76,8 @@ local function run(label, extra)
   local t0 = ft.now_ns()
   local cmd = ("%s cycles.lua %s %s RESULTS=%s >%s/stdout 2>&1"):format(quote(FTRUN), cfg.CONFIG, extra or "",
     quote(dir), quote(work))
-  local ok = os.execute("mkdir -p " .. quote(dir) .. " && " .. cmd)
+  local ok = true
+  if not cfg.given.REUSE then ok = os.execute("mkdir -p " .. quote(dir) .. " && " .. cmd) end
   local wall = (ft.now_ns() - t0) / 1e9
   local p = io.popen("ls " .. quote(dir) .. "/*results.json 2>/dev/null")
   local path = p:read("l")
@@ -81,6 +85,11 @@ local function run(label, extra)
   local f = path and io.open(path)
   local doc = f and json.decode(f:read("a"))
   if f then f:close() end
+  if cfg.given.REUSE and type(doc) == "table" then -- the wall time the run took, from its own record
+    for _, v in ipairs(doc.values or {}) do
+      if v.value == "own_time" and v.wall_ms then wall = v.wall_ms / 1000 end
+    end
+  end
   if not ok or type(doc) ~= "table" then
     local log = io.open(work .. "/stdout")
     local text = log and log:read("a") or ""
@@ -402,6 +411,7 @@ for _, row in ipairs(rows) do
     var_within_log = row.var_within }
 end
 local script_name = docs[1].script:gsub("%.lua$", "")
+os.execute("mkdir -p " .. quote(out_dir))
 local ok, err = ft.write_files { { out_dir .. "/calibration-" .. script_name .. ".json", json.encode(cal) .. "\n" },
   { out_dir .. "/calibration.md", md } }
 if not cfg.KEEP then os.execute("rm -rf " .. quote(work)) else say("runs kept in %s", work) end
