@@ -107,6 +107,8 @@ function harness.start(opts, args)
       desc = ("1: %d MiB and %d reps, never published"):format(quick.MIB, quick.REPS) },
   }
   for _, k in ipairs(opts.knobs or {}) do spec[#spec + 1] = k end
+  spec[#spec + 1] = { name = "CLOCK_GHZ", kind = "ghz", default = "measured",
+    desc = "the clock rate cycles per page are counted at; measured: estimated at the start" }
   spec[#spec + 1] = { name = "COUNTERS", kind = "flag", default = false,
     desc = "1: perf software counters around every pass, beside each row (they add about 5 % to a fault)" }
   if opts.shuffle then
@@ -129,7 +131,11 @@ function harness.start(opts, args)
   h.bytes = cfg.MIB << 20
   h.pages = h.bytes // h.page
   knobs.check_memory(script, cfg.MIB, opts.memory and opts.memory(cfg, h.bytes, h.pages) or h.bytes)
-  h.ghz, h.ghz_source = knobs.clock_ghz(script)
+  if cfg.CLOCK_GHZ == "measured" then
+    h.ghz, h.ghz_source = knobs.clock_ghz(script)
+  else
+    h.ghz, h.ghz_source = cfg.CLOCK_GHZ, "CLOCK_GHZ"
+  end
   h.run_name = opts.run and opts.run(cfg) or (cfg.QUICK and "quick-" or "exp-") .. opts.script
   h.prefix = h.run_name == "main" and "" or h.run_name .. "-"
   h.plan = runfiles.plan(script, h.run_name, cfg) -- made and checked before anything is mapped
