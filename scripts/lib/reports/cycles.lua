@@ -24,15 +24,25 @@ end
 local function edge(k) return 2 ^ (report.HIST_FROM + (k - 1) / report.HIST_PER_OCTAVE) end
 
 -- A samples object as little-endian int32 ns, one per page, in page order.
+-- Packed CHUNK values a call: a call per sample took 0.3 s a 1 GiB pass.
+local CHUNK = 4096
+
 function report.pack_samples(s)
-  local parts = {}
-  for i = 1, #s do parts[i] = string.pack("<i4", math.min(s[i], 0x7fffffff)) end
+  local parts, values, n = {}, {}, #s
+  for first = 1, n, CHUNK do
+    local k = math.min(CHUNK, n - first + 1)
+    for i = 1, k do values[i] = math.min(s[first + i - 1], 0x7fffffff) end
+    parts[#parts + 1] = string.pack("<" .. ("i4"):rep(k), table.unpack(values, 1, k))
+  end
   return table.concat(parts)
 end
 
 local function unpack_samples(bytes)
   local out, n = {}, #bytes // 4
-  for i = 1, n do out[i] = string.unpack("<i4", bytes, 4 * i - 3) end
+  for first = 1, n, CHUNK do
+    local k = math.min(CHUNK, n - first + 1)
+    table.move(table.pack(string.unpack("<" .. ("i4"):rep(k), bytes, 4 * first - 3)), 1, k, first, out)
+  end
   return out
 end
 
