@@ -143,7 +143,10 @@ function tap.nobody()
     local project = shell("dirname \"$(realpath " .. quote(tap.ftrun) .. ")\""):match("[^\n]+")
     local out, code = shell(("cp %s %s/ && cp -R %s/scripts %s/ && chmod -R a+rX %s"):format(
       quote(tap.ftrun), quote(dir), quote(project), quote(dir), quote(dir)))
-    assert(code == 0, "cannot copy ftrun for nobody: " .. out)
+    if code ~= 0 then
+      shell("rm -rf " .. quote(dir))
+      error("cannot copy ftrun for nobody: " .. out)
+    end
     nobody_copy = { dir = dir, exe = dir .. "/" .. exe }
   end
   return "setpriv --reuid=65534 --regid=65534 --clear-groups " .. quote(nobody_copy.exe)
