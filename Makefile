@@ -45,7 +45,7 @@ RUNNER  := main ft ft_buffer ft_memfd ft_samples ft_system ft_parallel ft_hugepa
 OBJS    := $(CORE:%=$(BUILD)/core/%.o) $(RUNNER:%=$(BUILD)/runner/%.o)
 DEPS    := $(BUILD)/.packages
 
-.PHONY: all run test bench bench-tools publish repeats plots fuzz lint clean packages
+.PHONY: all run test bench bench-tools publish repeats plots fuzz lint clean packages numa numa-tools
 
 all: $(BIN) $(ASM)
 
@@ -146,6 +146,20 @@ $(TEST_TOOLS):
 test: lint $(BIN) $(ASM) | $(TEST_TOOLS)
 	FTRUN=./$(BIN) FTRUN_ASM=$(ASM) prove --exec ./$(BIN) tests/*.lua
 
+# The placement claims on a kernel with several NUMA nodes: Debian's cloud
+# kernel (downloaded, never installed) booted under qemu -accel tcg with a
+# busybox initramfs holding ./ftrun; numa/run.sh names the knobs (NODES,
+# NODE_MEM, LAYOUTS, NODE_MEMS, MIB, REPS, APPEND, TIMEOUT).
+NUMA_TOOLS := build/.numa-tools
+$(NUMA_TOOLS):
+	@$(call need,command -v qemu-system-x86_64 >/dev/null,qemu-system-x86,qemu for make numa)
+	@$(call need,command -v busybox >/dev/null && busybox --list | grep -qx base64,busybox-static,busybox for make numa)
+	@$(call need,command -v cpio >/dev/null,cpio,cpio for make numa)
+	@mkdir -p $(@D) && touch $@
+
+numa: $(BIN) | $(NUMA_TOOLS)
+	numa/run.sh ./$(BIN)
+
 # luacheck (Debian's lua-check) with .luacheckrc, and the C under both
 # compilers with the warnings as errors (CFLAGS has -Wall -Wextra -Werror).
 LINT_TOOLS := build/.lint-tools
@@ -154,7 +168,7 @@ $(LINT_TOOLS):
 	@mkdir -p $(@D) && touch $@
 
 lint: | $(LINT_TOOLS) $(DEPS)
-	luacheck --no-color -q scripts tests bench
+	luacheck --no-color -q scripts tests bench numa
 	for cc in gcc clang; do \
 	  for f in core/*.c runner/*.c bench/ref.c; do \
 	    $$cc $(CFLAGS) $(LUA_CFLAGS) -c -o /dev/null $$f || exit 1; \

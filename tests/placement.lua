@@ -24,7 +24,8 @@ end
 do -- nodes: where every page lives
   local b <close> = ft.mmap(8 * MIB)
   local n = b:nodes()
-  t.is(n.absent, b.pages, "before the first touch no page is present")
+  -- move_pages answers -ENOENT for a page never touched, kernels before 6.x -EFAULT
+  t.is(n.absent + n.zero_page, b.pages, "before the first touch no page is present")
   b:touch(1)
   n = b:nodes()
   local placed = 0
