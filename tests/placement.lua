@@ -24,7 +24,7 @@ end
 do -- nodes: where every page lives
   local b <close> = ft.mmap(8 * MIB)
   local n = b:nodes()
-  -- move_pages answers -ENOENT for a page never touched, kernels before 6.x -EFAULT
+  -- move_pages answers -ENOENT for a page never touched, older kernels (6.1) -EFAULT
   t.is(n.absent + n.zero_page, b.pages, "before the first touch no page is present")
   b:touch(1)
   n = b:nodes()
@@ -106,6 +106,37 @@ do -- ft.parallel: slices of one buffer, or a buffer per thread
   t.like(out, "interrupted", "SIGINT stops ft.parallel between chunks and the call raises")
   own[1]:unmap()
   t.errors(function() ft.parallel("touch", own) end, "buffer is unmapped", "an unmapped buffer in the list")
+end
+
+do -- placement.lua: its predictions hold here (node 0 on one node; make numa checks several)
+  local json = require "json"
+  local dir = t.tmpdir()
+  local out, code = t.run(("%s placement.lua MIB=8 REPS=1 RESULTS=%s 2>&1"):format(t.quote(t.ftrun), t.quote(dir)))
+  t.ok(code == 0, "placement.lua runs clean", out)
+  local f = io.open(dir .. "/exp-placement-results.json")
+  local doc = f and json.decode(f:read("a"))
+  if f then f:close() end
+  local held, predictions, cases = true, 0, 0
+  for _, case in ipairs(doc and doc.reps or {}) do
+    cases = cases + (case.unsupported and 0 or 1)
+    for _, r in ipairs(case.records) do
+      for key, want in pairs(r) do
+        local field = key:match("^expect_(.+)$")
+        if field then
+          predictions = predictions + 1
+          local slack = field:match("node_%d+$") and r.slack or 0
+          if math.abs((r[field] or math.huge) - want) > slack then
+            held = false
+            t.diag(("%s: %s %s, predicted %s"):format(case.case, field, tostring(r[field]), want))
+          end
+        end
+      end
+    end
+  end
+  t.ok(cases >= 6 and predictions > 6 * nodes_online, ("%d cases, %d predictions"):format(cases, predictions))
+  t.ok(held, "every prediction placement.lua's records carry holds")
+  t.like(out, "kernel.numa_balancing is", "the run says what numa_balancing was")
+  t.like(out, "pool: a mapping touched on CPU", "the pool is reused from another CPU")
 end
 
 t.done()
