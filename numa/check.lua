@@ -57,7 +57,8 @@ for _, case in ipairs(doc.reps) do
     for key, want in pairs(r) do
       local field = type(key) == "string" and key:match("^expect_(.+)$")
       if field then
-        local got, slack = r[field], field:match("node_%d+$") and (r.slack or 0) or 0
+        local got, slack = r[field], field:match("^after_node_%d+$") and (r.after_slack or 0)
+          or field:match("^node_%d+$") and (r.slack or 0) or 0
         if type(got) ~= "number" or math.abs(got - want) > slack then
           off[#off + 1] = ("%s %s, predicted %s%s"):format(field, tostring(got), want,
             slack > 0 and (" (give or take " .. slack .. ")") or "")

@@ -42,8 +42,13 @@ do -- nodes: where every page lives
     t.like(msg, "to node 1 failed: Invalid argument", "with errno's text")
     t.is(errno, 22, "and EINVAL")
   else
-    t.is(b:mbind(1, "move"), true, "mbind to node 1 with MPOL_MF_MOVE")
-    t.is(b:nodes()[1], b.pages, "every page moved to node 1")
+    local f = assert(io.open("/sys/devices/system/node/has_memory"))
+    local other = tonumber(f:read("a"):match("^0[,-](%d+)")) -- a memoryless node refuses a policy
+    f:close()
+    if other then
+      t.is(b:mbind(other, "move"), true, "mbind to node " .. other .. " with MPOL_MF_MOVE")
+      t.is(b:nodes()[other], b.pages, "every page moved to node " .. other)
+    end
   end
   t.errors(function() b:mbind(64) end, "node must be within 0 to 63", "node out of range")
   t.errors(function() b:mbind(0, "move\0x") end, "embedded NUL", "mbind flag with an embedded NUL")
@@ -124,7 +129,8 @@ do -- placement.lua: its predictions hold here (node 0 on one node; make numa ch
         local field = key:match("^expect_(.+)$")
         if field then
           predictions = predictions + 1
-          local slack = field:match("node_%d+$") and r.slack or 0
+          local slack = field:match("^after_node_%d+$") and (r.after_slack or 0)
+            or field:match("^node_%d+$") and (r.slack or 0) or 0
           if math.abs((r[field] or math.huge) - want) > slack then
             held = false
             t.diag(("%s: %s %s, predicted %s"):format(case.case, field, tostring(r[field]), want))
