@@ -85,12 +85,13 @@ end
 
 -- The guest's provenance, and its table: page counts per node, no times.
 local m, p = doc.machine, doc.provenance
+local qemu = command("qemu-system-x86_64 --version | head -n 1")
 local balancing = "not recorded"
 for _, v in ipairs(doc.values) do if v.value == "numa_balancing" then balancing = v.x end end
 local lines = {
   ("## placement.lua in a qemu guest: %s MiB per node"):format(mems), "",
   ("- kernel: %s (%s), booted by qemu-system-x86_64 -accel tcg (%s) from %s"):format(p.kernel,
-    m.kernel, command("qemu-system-x86_64 --version | head -n 1"), kernel:match("[^/]+$")),
+    m.kernel, qemu, kernel:match("[^/]+$")),
   ("- layout: %d nodes, %d CPUs (one per node), MiB per node %s; kernel command line: %s"):format(m.numa_nodes,
     m.cpus, mems, p.cmdline),
   ("- settings: THP %s, kernel.numa_balancing %s; %s"):format(p.thp_enabled,
@@ -103,7 +104,7 @@ local lines = {
 }
 local cols = {}
 for _, row in ipairs(doc.rows) do
-  if row.unit == "pages" or row.unit == "faults" then
+  if row.unit == "pages" or row.unit == "faults" or row.unit == "count" then
     if not cols[row.column] then cols[#cols + 1], cols[row.column] = row.column, row.label end
   end
 end
@@ -120,7 +121,14 @@ for _, case in ipairs(doc.reps) do
   end
   lines[#lines + 1] = "| " .. table.concat(cells, " | ") .. " |"
 end
-local f = assert(io.open(dir .. "/guest.md", "w"))
+local f = assert(io.open(dir .. "/provenance.json", "w"))
+f:write(json.encode { kernel = p.kernel, kernel_image = kernel:match("[^/]+$"), qemu = qemu, accel = "tcg",
+  node_mib = mems, numa_nodes = m.numa_nodes, cpus = m.cpus, cmdline = p.cmdline, thp = p.thp_enabled,
+  numa_balancing = balancing, placement_knobs = doc.knobs,
+  host_commit = command("git -C " .. t.quote(ft.project_dir) .. " rev-parse HEAD"),
+  times = "meaningless: TCG emulation; only page counts and nodes mean anything" }, "\n")
+f:close()
+f = assert(io.open(dir .. "/guest.md", "w"))
 f:write(table.concat(lines, "\n"), "\n")
 f:close()
 print("# the guest's table: " .. dir .. "/guest.md")

@@ -227,7 +227,8 @@ h:case(("pool: a %d MiB malloc block touched on CPU %d, freed, handed back, reus
 end)
 
 -- A node without memory: its CPUs' first touches go to the nearest node with memory, and a
--- policy binding it is refused.
+-- policy binding it is refused. What happened is said under the table.
+local seen = {}
 for _, node in ipairs(top.memoryless) do
   local cpu = top.cpus_of(node)[1]
   if cpu then
@@ -236,13 +237,19 @@ for _, node in ipairs(top.memoryless) do
       r.touch_ns, r.touch_faults = on(cpu, r.pass, r, nil, b, "touch", 8)
       place(r, b)
       expect_all(r, home(cpu), sampled, 0)
+      local most = top.with_memory[1]
+      for _, n in ipairs(top.with_memory) do if r["node_" .. n] > r["node_" .. most] then most = n end end
+      seen["touch " .. node] = ("A first touch on CPU %d of memoryless node %d put %d of %d pages on node %d."):format(
+        cpu, node, r["node_" .. most], sampled, most)
       r:check_bytes(b, 8, "memoryless")
     end)
   end
   h:case(("mbind to memoryless node %d"):format(node), function(r)
     local b <close> = r:map()
-    local ok, _, errno = b:mbind(node)
+    local ok, msg, errno = b:mbind(node)
     r.refused_errno, r.expect_refused_errno = ok and 0 or errno, 22 -- EINVAL
+    seen["mbind " .. node] = ok and ("mbind to memoryless node %d was accepted."):format(node)
+      or ("mbind to memoryless node %d was refused: %s."):format(node, msg)
   end)
 end
 
@@ -261,8 +268,9 @@ cols[#cols + 1] = { "numa_maps_off", "numa_maps disagrees", "pages" }
 cols[#cols + 1] = { "refused_errno", "mbind's errno", "count" }
 h:columns(cols)
 h:note(("Nodes %s; with memory %s; this process may run on CPUs %s (main thread on CPU %d). Pages "
-  .. "counted by move_pages(2), every %d-th page; a never-touched page's -EFAULT (older kernels: 6.1) "
-  .. "counts as not present."):format(top.online, top.has_memory_list, top.allowed, C0, STEP))
+  .. "counted by move_pages(2), %s; a never-touched page's -EFAULT (older kernels: 6.1) "
+  .. "counts as not present."):format(top.online, top.has_memory_list, top.allowed, C0,
+  STEP == 1 and "every page" or ("every %d-th page"):format(STEP)))
 if top.numa_balancing ~= 0 then
   local w = ("kernel.numa_balancing is %d: its scanner unmaps pages to sample them, and move_pages then "
     .. "reports present pages as absent; boot with numa_balancing=disable to count them"):format(top.numa_balancing)
@@ -271,14 +279,15 @@ if top.numa_balancing ~= 0 then
 else
   h:note("kernel.numa_balancing is 0 (off).")
 end
-for _, node in ipairs(top.memoryless) do
-  h:note(("Node %d has no memory: its CPUs place first touches on node %d, the nearest with memory."):format(
-    node, top.nearest(node)))
-end
 if tostring(h.machine.hypervisor):find("TCG") then
   h:note("Run under qemu's TCG emulation: its times mean nothing; its page counts and nodes are real.")
 end
 h:value("numa_balancing", top.numa_balancing, "count")
 h:run()
 pin(nil)
+for _, node in ipairs(top.memoryless) do -- as the last repetition saw it
+  for _, what in ipairs { "touch ", "mbind " } do
+    if seen[what .. node] then h:note(seen[what .. node]) end
+  end
+end
 h:finish()
