@@ -136,7 +136,7 @@ h:case(("first touch on CPU %d"):format(C0), function(r)
   expect_all(r, home(C0), sampled, 0)
   cross_check(r, b)
   r:check_bytes(b, 1, "first touch")
-end)
+end, { params = { kind = "first touch", cpu = C0 } })
 
 h:case(("first touch split over %d threads pinned to CPUs %s"):format(#top.cpus, top.allowed), function(r)
   local b <close> = r:map()
@@ -153,7 +153,7 @@ h:case(("first touch split over %d threads pinned to CPUs %s"):format(#top.cpus,
   r.slack = 0
   cross_check(r, b)
   r:check_bytes(b, 2, "split touch")
-end)
+end, { params = { kind = "split", threads = #top.cpus } })
 
 local FIRST = home(C0)
 local TARGET = top.other_node(FIRST) or FIRST -- one node: mbind to the node the pages are on
@@ -170,7 +170,7 @@ for _, move in ipairs { false, true } do
     elseif top.free_bytes(target) > 2 * h.bytes then expect_all(r, target, sampled, 0) end
     cross_check(r, b)
     r:check_bytes(b, 3, "mbind")
-  end)
+  end, { params = { kind = "mbind", cpu = C0, node = TARGET, move = move } })
 end
 
 -- A pool: touched on A, touched again on B (reuse: no fault, no page moves), then given back
@@ -208,7 +208,7 @@ h:case(("pool: a mapping touched on CPU %d, reused on CPU %d; then MADV_DONTNEED
   local b <close> = r:map()
   pool(r, b, 4, true)
   cross_check(r, b)
-end)
+end, { params = { kind = "pool", backing = "mmap", cpu = A, reuse_cpu = B } })
 
 h:case(("pool: a %d MiB malloc block touched on CPU %d, freed, handed back, reused on CPU %d; then "
   .. "MADV_DONTNEED"):format(POOL_BYTES >> 20, A, B), function(r)
@@ -224,7 +224,7 @@ h:case(("pool: a %d MiB malloc block touched on CPU %d, freed, handed back, reus
   end)
   r.same_block, r.expect_same_block = b.addr == first and 1 or 0, 1
   pool(r, b, 7, false)
-end)
+end, { params = { kind = "pool", backing = "malloc", cpu = A, reuse_cpu = B } })
 
 -- A node without memory: its CPUs' first touches go to the nearest node with memory, and a
 -- policy binding it is refused. What happened is said under the table.
@@ -242,7 +242,7 @@ for _, node in ipairs(top.memoryless) do
       seen["touch " .. node] = ("A first touch on CPU %d of memoryless node %d put %d of %d pages on node %d."):format(
         cpu, node, r["node_" .. most], sampled, most)
       r:check_bytes(b, 8, "memoryless")
-    end)
+    end, { params = { kind = "first touch", cpu = cpu, memoryless = node } })
   end
   h:case(("mbind to memoryless node %d"):format(node), function(r)
     local b <close> = r:map()
@@ -250,7 +250,7 @@ for _, node in ipairs(top.memoryless) do
     r.refused_errno, r.expect_refused_errno = ok and 0 or errno, 22 -- EINVAL
     seen["mbind " .. node] = ok and ("mbind to memoryless node %d was accepted."):format(node)
       or ("mbind to memoryless node %d was refused: %s."):format(node, msg)
-  end)
+  end, { params = { kind = "mbind", node = node, memoryless = node } })
 end
 
 local cols = { { "touch_faults", "first-touch faults", "faults" }, { "reuse_faults", "faults of the reuse", "faults" } }
