@@ -11,6 +11,8 @@
 #   APPEND            kernel parameters (default transparent_hugepage=madvise numa_balancing=disable)
 #   TIMEOUT           seconds a guest may take (default 300)
 #   OUT               where each layout's files go (default build/numa/runs)
+#   PUBLISH_DIR       copy the first layout's table, summary, JSON, provenance and plot there
+#                     when every check passed (make numa-publish: results/numa)
 #   FAILURES          0: skip the check that a hanging or panicking guest ends with a clear message
 # tests/placement.lua maps 4 GiB in one call: a layout needs more than that in all, or that
 # test fails under the kernel's overcommit heuristic.
@@ -51,3 +53,12 @@ if [ -n "$failed" ]; then
   exit 1
 fi
 echo "numa: every claim held"
+if [ -n "${PUBLISH_DIR:-}" ]; then
+  first=$out/$(echo "$layouts" | awk '{ print $1 }' | tr ',' '_')
+  mkdir -p "$PUBLISH_DIR"
+  for f in guest.md provenance.json exp-placement-summary.md exp-placement-results.json \
+           exp-placement-plot.svg exp-placement-plot.dat exp-placement-plot.gp; do
+    [ -f "$first/$f" ] && cp "$first/$f" "$PUBLISH_DIR/$f"
+  done
+  echo "numa: published $(basename "$first") in $PUBLISH_DIR"
+fi
