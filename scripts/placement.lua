@@ -87,6 +87,10 @@ end
 -- glibc reuses a freed block only below its mmap threshold, which a free of an mmapped block
 -- raises to that block's size up to 32 MiB: the pool's malloc block stays under it.
 local POOL_BYTES = math.min(h.bytes, 16 << 20)
+-- Base pages only (MADV_NOHUGEPAGE): a split falls on the threads' page boundaries whatever the
+-- THP setting, and the flag keeps each mapping out of its neighbours' VMA, so numa_maps shows
+-- it alone.
+local BASE = { thp = "never" }
 
 -- Where the claims put pages: a CPU's node, or (memoryless) the nearest node with memory.
 local C0 = top.cpus[1] -- the main thread's CPU for the whole run
@@ -130,7 +134,7 @@ end
 pin(C0)
 local sampled = (h.pages + STEP - 1) // STEP
 h:case(("first touch on CPU %d"):format(C0), function(r)
-  local b <close> = r:map()
+  local b <close> = r:map(nil, BASE)
   r.touch_ns, r.touch_faults = r:pass(nil, b, "touch", 1)
   place(r, b)
   expect_all(r, home(C0), sampled, 0)
@@ -139,7 +143,7 @@ h:case(("first touch on CPU %d"):format(C0), function(r)
 end, { params = { kind = "first touch", cpu = C0 } })
 
 h:case(("first touch split over %d threads pinned to CPUs %s"):format(#top.cpus, top.allowed), function(r)
-  local b <close> = r:map()
+  local b <close> = r:map(nil, BASE)
   pin(nil) -- ft.parallel pins its threads to the CPUs the caller may run on
   local p = ft.parallel("touch", b, { threads = #top.cpus, pin = true, value = 2 })
   pin(C0)
@@ -160,7 +164,7 @@ local TARGET = top.other_node(FIRST) or FIRST -- one node: mbind to the node the
 for _, move in ipairs { false, true } do
   h:case(("first touch on CPU %d, then mbind to node %d %s"):format(C0, TARGET,
     move and "with MPOL_MF_MOVE" or "without move flags"), function(r)
-    local b <close> = r:map()
+    local b <close> = r:map(nil, BASE)
     r:pass(nil, b, "touch", 3)
     local first, target = FIRST, TARGET
     if move then assert(b:mbind(target, "move")) else assert(b:mbind(target)) end
@@ -205,7 +209,7 @@ local function pool(r, b, value, fresh)
 end
 
 h:case(("pool: a mapping touched on CPU %d, reused on CPU %d; then MADV_DONTNEED"):format(A, B), function(r)
-  local b <close> = r:map()
+  local b <close> = r:map(nil, BASE)
   pool(r, b, 4, true)
   cross_check(r, b)
 end, { params = { kind = "pool", backing = "mmap", cpu = A, reuse_cpu = B } })
@@ -233,7 +237,7 @@ for _, node in ipairs(top.memoryless) do
   local cpu = top.cpus_of(node)[1]
   if cpu then
     h:case(("first touch on CPU %d of memoryless node %d"):format(cpu, node), function(r)
-      local b <close> = r:map()
+      local b <close> = r:map(nil, BASE)
       r.touch_ns, r.touch_faults = on(cpu, r.pass, r, nil, b, "touch", 8)
       place(r, b)
       expect_all(r, home(cpu), sampled, 0)
@@ -245,7 +249,7 @@ for _, node in ipairs(top.memoryless) do
     end, { params = { kind = "first touch", cpu = cpu, memoryless = node } })
   end
   h:case(("mbind to memoryless node %d"):format(node), function(r)
-    local b <close> = r:map()
+    local b <close> = r:map(nil, BASE)
     local ok, msg, errno = b:mbind(node)
     r.refused_errno, r.expect_refused_errno = ok and 0 or errno, 22 -- EINVAL
     seen["mbind " .. node] = ok and ("mbind to memoryless node %d was accepted."):format(node)
