@@ -116,6 +116,7 @@ int luaopen_ft(lua_State *L)
 	ft_open_hugepages(L);
 	ft_open_counters(L);
 	ft_open_profile(L);
+	ft_open_trace(L);
 	lua_pushliteral(L, FT_VERSION);
 	lua_setfield(L, -2, "version");
 	/* How this binary was built, for every run's provenance. */

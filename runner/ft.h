@@ -40,6 +40,7 @@ void ft_open_tasks(lua_State *L);
 void ft_open_hugepages(lua_State *L);
 void ft_open_counters(lua_State *L);
 void ft_open_profile(lua_State *L);
+void ft_open_trace(lua_State *L);
 
 /* FTRUN_PROC_SYS, a directory that stands in for /proc/sys/kernel when
  * perf's settings are read (tests give it fake values), or NULL. */

@@ -1,0 +1,255 @@
+/* ft.trace(opts): kernel events of core/trace, timestamped on the clock of
+ * ft.now_ns, as a session whose start and stop bracket a window. */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <lauxlib.h>
+
+#include "../core/clock.h"
+#include "../core/pass.h"
+#include "../core/samples.h"
+#include "../core/trace.h"
+#include "ft.h"
+
+#define TRACE_META "ft.trace"
+
+enum { DEFAULT_RING_KIB = 4096 };
+
+struct session {
+	struct ft_trace t;
+	bool open;
+};
+
+static struct session *check_open(lua_State *L)
+{
+	struct session *s = luaL_checkudata(L, 1, TRACE_META);
+	if (!s->open)
+		luaL_error(L, "attempt to use a closed ft.trace session");
+	return s;
+}
+
+static int l_close(lua_State *L)
+{
+	struct session *s = luaL_checkudata(L, 1, TRACE_META);
+	if (s->open)
+		ft_trace_close(&s->t);
+	s->open = false;
+	return 0;
+}
+
+static int l_tostring(lua_State *L)
+{
+	struct session *s = luaL_checkudata(L, 1, TRACE_META);
+	lua_pushfstring(L, s->open ? "ft.trace (%d events, %d rings)" : "ft.trace (closed)",
+	                s->t.opts.n_events, s->t.n_rings);
+	return 1;
+}
+
+/* opts[key], a list of "group:name" strings, appended to o->events. */
+static void add_names(lua_State *L, int opts, const char *key, bool per_cpu, struct ft_trace_opts *o)
+{
+	int t = lua_getfield(L, opts, key);
+	if (t == LUA_TNIL) {
+		lua_pop(L, 1);
+		return;
+	}
+	if (t != LUA_TTABLE)
+		luaL_error(L, "ft.trace option %s must be a list of \"group:name\" strings, got %s", key,
+		           luaL_typename(L, -1));
+	lua_Integer n = luaL_len(L, -1);
+	for (lua_Integer i = 1; i <= n; i++) {
+		size_t len = 0;
+		const char *name = lua_geti(L, -1, i) == LUA_TSTRING ? lua_tolstring(L, -1, &len) : "";
+		if (len == 0 || len >= FT_TRACE_NAME || strlen(name) != len)
+			luaL_error(L, "ft.trace option %s[%I] must be a \"group:name\" string of 1 to %d bytes",
+			           key, i, FT_TRACE_NAME - 1);
+		if (o->n_events == FT_TRACE_MAX_EVENTS)
+			luaL_error(L, "ft.trace: more than %d events", FT_TRACE_MAX_EVENTS);
+		struct ft_trace_spec *spec = &o->events[o->n_events++];
+		memcpy(spec->name, name, len + 1);
+		spec->per_cpu = per_cpu;
+		lua_pop(L, 1);
+	}
+	lua_pop(L, 1);
+}
+
+static void check_options(lua_State *L, int opts, struct ft_trace_opts *o)
+{
+	memset(o, 0, sizeof *o);
+	o->switches = true;
+	o->ring_bytes = (size_t)DEFAULT_RING_KIB << 10;
+	const char *dir = getenv("FTRUN_TRACEFS");
+	snprintf(o->tracefs, sizeof o->tracefs, "%s", dir && *dir ? dir : FT_TRACEFS);
+	o->may_mount = !(dir && *dir); /* a stand-in directory is never mounted on */
+	luaL_checktype(L, opts, LUA_TTABLE);
+	static const char *const known[] = { "events", "cpu_events", "switches", "ring_kib", NULL };
+	for (lua_pushnil(L); lua_next(L, opts); lua_pop(L, 1)) {
+		bool found = false;
+		for (int i = 0; known[i] && lua_type(L, -2) == LUA_TSTRING; i++)
+			found |= strcmp(lua_tostring(L, -2), known[i]) == 0;
+		if (!found)
+			luaL_error(L, "unknown ft.trace option '%s' (expected events, cpu_events, switches "
+			           "or ring_kib)", lua_type(L, -2) == LUA_TSTRING ? lua_tostring(L, -2)
+			           : luaL_typename(L, -2));
+	}
+	add_names(L, opts, "events", false, o);
+	add_names(L, opts, "cpu_events", true, o);
+	int t = lua_getfield(L, opts, "switches");
+	if (t != LUA_TNIL && t != LUA_TBOOLEAN)
+		luaL_error(L, "ft.trace option switches must be a boolean, got %s", luaL_typename(L, -1));
+	if (t == LUA_TBOOLEAN)
+		o->switches = lua_toboolean(L, -1);
+	lua_pop(L, 1);
+	if (lua_getfield(L, opts, "ring_kib") != LUA_TNIL) {
+		lua_Integer kib = lua_isinteger(L, -1) ? lua_tointeger(L, -1) : 0;
+		lua_Integer min_kib = (lua_Integer)(ft_page_size() / 1024);
+		if (kib < min_kib || kib > (1 << 20) || (kib & (kib - 1)))
+			luaL_error(L, "ft.trace option ring_kib = %s: expected a power of two from %I to %d",
+			           luaL_tolstring(L, -1, NULL), min_kib, 1 << 20);
+		o->ring_bytes = (size_t)kib << 10;
+	}
+	lua_pop(L, 1);
+	if (o->n_events == 0 && !o->switches)
+		luaL_error(L, "ft.trace: nothing to trace (no events and switches = false)");
+}
+
+/* ft.trace{events =, cpu_events =, switches =, ring_kib =}
+ *   -> session | nil, message, errno */
+static int l_trace(lua_State *L)
+{
+	ft_check_nargs(L, 1);
+	struct ft_trace_opts o;
+	check_options(L, 1, &o);
+	struct ft_perf_settings ps;
+	ft_perf_settings_read(&ps, ft_proc_sys());
+	struct session *s = lua_newuserdatauv(L, sizeof *s, 0);
+	memset(s, 0, sizeof *s);
+	luaL_setmetatable(L, TRACE_META);
+	char why[1024];
+	int err = ft_trace_open(&s->t, &o, &ps, why, sizeof why);
+	if (err) {
+		lua_pushnil(L);
+		lua_pushfstring(L, "ft.trace: %s", why);
+		lua_pushinteger(L, err);
+		return 3;
+	}
+	s->open = true;
+	return 1;
+}
+
+static int l_start(lua_State *L)
+{
+	ft_check_method_nargs(L, 1);
+	struct session *s = check_open(L);
+	if (s->t.enabled)
+		return luaL_error(L, "ft.trace session already started");
+	ft_trace_start(&s->t);
+	return 0;
+}
+
+static const char *event_name(const struct ft_trace *t, const struct ft_trace_event *e)
+{
+	if (e->kind == FT_TRACE_SWITCH_IN)
+		return "switch:in";
+	if (e->kind == FT_TRACE_SWITCH_OUT)
+		return e->preempt ? "switch:preempt" : "switch:out";
+	return t->opts.events[e->kind].name;
+}
+
+static void set_integer(lua_State *L, const char *key, int64_t v)
+{
+	lua_pushinteger(L, v);
+	lua_setfield(L, -2, key);
+}
+
+/* s:stop() -> {n, time = {}, name = {}, cpu = {}, tid = {}, lost, counts,
+ * start_ns, stop_ns, ring_bytes, rings}: the events in time order, as
+ * columns. */
+static int l_stop(lua_State *L)
+{
+	ft_check_method_nargs(L, 1);
+	struct session *s = check_open(L);
+	if (!s->t.enabled)
+		return luaL_error(L, "ft.trace session not started");
+	struct ft_trace *t = &s->t;
+	ft_trace_stop(t);
+	int n = (int)t->n;
+	lua_createtable(L, 0, 12);
+	set_integer(L, "n", (int64_t)t->n);
+	set_integer(L, "lost", t->lost);
+	set_integer(L, "start_ns", t->start_ns);
+	set_integer(L, "stop_ns", t->stop_ns);
+	set_integer(L, "ring_bytes", (int64_t)t->opts.ring_bytes);
+	set_integer(L, "rings", t->n_rings);
+	lua_createtable(L, 0, t->opts.n_events);
+	for (int e = 0; e < t->opts.n_events; e++) {
+		lua_pushinteger(L, t->counts[e]);
+		lua_setfield(L, -2, t->opts.events[e].name);
+	}
+	lua_setfield(L, -2, "counts");
+	static const char *const columns[] = { "time", "name", "cpu", "tid" };
+	for (int c = 0; c < 4; c++) {
+		lua_createtable(L, n, 0);
+		for (int i = 0; i < n; i++) {
+			const struct ft_trace_event *e = &t->events[i];
+			switch (c) {
+			case 0: lua_pushinteger(L, e->time); break;
+			case 1: lua_pushstring(L, event_name(t, e)); break;
+			case 2: lua_pushinteger(L, e->cpu); break;
+			default: lua_pushinteger(L, e->tid); break;
+			}
+			lua_rawseti(L, -2, i + 1);
+		}
+		lua_setfield(L, -2, columns[c]);
+	}
+	return 1;
+}
+
+/* ft.touch_timed_at(b, value, samples) -> ns, start_ns: b:touch_timed
+ * with the CLOCK_MONOTONIC time the pass began, read just before it, so
+ * that page i ended at start_ns + (samples[1] + ... + samples[i]) scaled
+ * by ns / (their sum): the per-page ns are TSC ticks converted at the
+ * timer's calibrated rate, and the scale corrects that rate to the
+ * clock of the events over the pass itself. */
+static int l_touch_timed_at(lua_State *L)
+{
+	ft_check_nargs(L, 3);
+	struct ft_buffer *b = ft_check_buffer(L, 1);
+	lua_Integer v = luaL_checkinteger(L, 2);
+	luaL_argcheck(L, v >= 0 && v <= 255, 2, "value must be a byte, 0 to 255");
+	struct ft_samples *s = ft_check_samples(L, 3);
+	if (s->capacity < b->pages)
+		return luaL_argerror(L, 3, lua_pushfstring(L,
+			"samples hold %I entries, the pass needs %I (one per page)",
+			(lua_Integer)s->capacity, (lua_Integer)b->pages));
+	const struct ft_timer *timer = ft_timer(L); /* calibrated before the anchor */
+	int64_t ns, start = ft_now_ns();
+	int err = ft_pass_touch_timed(b, timer, (unsigned char)v, s->v, &ns);
+	s->n = b->pages;
+	ft_samples_changed(s);
+	if (err)
+		return ft_stopped_error(L);
+	lua_pushinteger(L, ns);
+	lua_pushinteger(L, start);
+	return 2;
+}
+
+static const luaL_Reg methods[] = {
+	{ "start", l_start },
+	{ "stop", l_stop },
+	{ "close", l_close },
+	{ NULL, NULL }
+};
+
+void ft_open_trace(lua_State *L)
+{
+	ft_new_resource_meta(L, TRACE_META, l_close, l_tostring);
+	luaL_newlib(L, methods);
+	lua_setfield(L, -2, "__index");
+	lua_pop(L, 1);
+	lua_pushcfunction(L, l_trace);
+	lua_setfield(L, -2, "trace");
+	lua_pushcfunction(L, l_touch_timed_at);
+	lua_setfield(L, -2, "touch_timed_at");
+}
