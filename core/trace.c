@@ -454,3 +454,16 @@ void ft_trace_close(struct ft_trace *t)
 	t->n = t->capacity = 0;
 	t->n_rings = t->n_fds = 0;
 }
+
+int ft_trace_plant_dontneed(const struct ft_buffer *b, size_t stride, size_t *pages)
+{
+	*pages = 0;
+	if (b->kind == FT_MALLOC || stride == 0)
+		return EINVAL;
+	for (size_t i = 0; i < b->pages; i += stride) {
+		if (madvise(b->addr + i * b->page_size, b->page_size, MADV_DONTNEED) != 0)
+			return errno;
+		++*pages;
+	}
+	return 0;
+}

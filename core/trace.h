@@ -15,6 +15,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "buffer.h"
 #include "perf.h"
 
 #define FT_TRACEFS "/sys/kernel/tracing"
@@ -87,5 +88,11 @@ void ft_trace_start(struct ft_trace *t);
  * rings into t->events (sorted by time). Returns 0 or ENOMEM. */
 int ft_trace_stop(struct ft_trace *t);
 void ft_trace_close(struct ft_trace *t);
+
+/* The proof's planted cause: MADV_DONTNEED on one page in every stride
+ * (pages 0, stride, 2 stride, ...), so each of them faults on its next
+ * store and no other page does. *pages: how many were advised. Returns 0
+ * or an errno (EINVAL for a malloc buffer, whose pages are not its own). */
+int ft_trace_plant_dontneed(const struct ft_buffer *b, size_t stride, size_t *pages);
 
 #endif

@@ -1,6 +1,7 @@
 /* ft.trace(opts): kernel events of core/trace, timestamped on the clock of
  * ft.now_ns, as a session whose start and stop bracket a window. */
 #include <errno.h>
+#include <sched.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -235,6 +236,58 @@ static int l_touch_timed_at(lua_State *L)
 	return 2;
 }
 
+/* ft.plant_dontneed(b, stride) -> pages advised | nil, message, errno */
+static int l_plant_dontneed(lua_State *L)
+{
+	ft_check_nargs(L, 2);
+	struct ft_buffer *b = ft_check_buffer(L, 1);
+	lua_Integer stride = luaL_checkinteger(L, 2);
+	luaL_argcheck(L, stride >= 1, 2, "stride must be a positive number of pages");
+	size_t pages;
+	int err = ft_trace_plant_dontneed(b, (size_t)stride, &pages);
+	if (err)
+		return ft_fail_errno(L, err, "madvise(dontneed) every %I pages failed", stride);
+	lua_pushinteger(L, (lua_Integer)pages);
+	return 1;
+}
+
+/* ft.affinity([cpus]) -> the calling thread's CPUs before the call; with a
+ * list, the thread is moved onto those (a planted task shares one CPU with
+ * the pass only if both are pinned). A refusal: nil, message, errno. */
+static int l_affinity(lua_State *L)
+{
+	ft_check_nargs(L, 1);
+	cpu_set_t old, set;
+	if (sched_getaffinity(0, sizeof old, &old) != 0)
+		return ft_fail_errno(L, errno, "sched_getaffinity failed");
+	if (!lua_isnoneornil(L, 1)) {
+		luaL_checktype(L, 1, LUA_TTABLE);
+		CPU_ZERO(&set);
+		lua_Integer n = luaL_len(L, 1);
+		luaL_argcheck(L, n >= 1, 1, "expected a non-empty list of CPU numbers");
+		for (lua_Integer i = 1; i <= n; i++) {
+			lua_geti(L, 1, i);
+			lua_Integer c = lua_isinteger(L, -1) ? lua_tointeger(L, -1) : -1;
+			if (c < 0 || c >= CPU_SETSIZE)
+				return luaL_error(L, "ft.affinity: cpus[%I] must be a CPU number from 0 to %d", i,
+				                  CPU_SETSIZE - 1);
+			CPU_SET((int)c, &set);
+			lua_pop(L, 1);
+		}
+		if (sched_setaffinity(0, sizeof set, &set) != 0)
+			return ft_fail_errno(L, errno, "sched_setaffinity failed");
+	}
+	lua_newtable(L);
+	lua_Integer k = 0;
+	for (int c = 0; c < CPU_SETSIZE; c++) {
+		if (CPU_ISSET(c, &old)) {
+			lua_pushinteger(L, c);
+			lua_rawseti(L, -2, ++k);
+		}
+	}
+	return 1;
+}
+
 static const luaL_Reg methods[] = {
 	{ "start", l_start },
 	{ "stop", l_stop },
@@ -252,4 +305,8 @@ void ft_open_trace(lua_State *L)
 	lua_setfield(L, -2, "trace");
 	lua_pushcfunction(L, l_touch_timed_at);
 	lua_setfield(L, -2, "touch_timed_at");
+	lua_pushcfunction(L, l_plant_dontneed);
+	lua_setfield(L, -2, "plant_dontneed");
+	lua_pushcfunction(L, l_affinity);
+	lua_setfield(L, -2, "affinity");
 }

@@ -1,0 +1,353 @@
+-- slowpages.lua: every slow page named by the kernel events inside its
+-- window. Each case maps a fresh buffer and runs pass 1 (the first touch)
+-- and pass 2 with a timestamp around every store (ft.touch_timed_at) while
+-- ft.trace records the thread's faults, interrupts, IPIs and context
+-- switches and, on every CPU, DAMON and reclaim; scripts/lib/slowcause.lua
+-- gives each page slower than SLOW_NS its events and a cause.
+--
+-- PLANT puts one known cause in, so that the matching can be checked
+-- against what was done: dontneed (MADV_DONTNEED on pages 0, 16, 32, ...
+-- between pass 1 and pass 2: those pages fault again in pass 2), tlb (a
+-- thread of this process maps, touches and unmaps a page in a loop on the
+-- other CPU during both passes: every munmap shoots down the pass's TLB),
+-- preempt (a busy thread pinned to the pass's CPU during both passes). The
+-- cases "no events" run the same passes untraced: tracing's cost, measured
+-- in the same run.
+local ft = require "ft"
+local harness = require "harness"
+local slowcause = require "slowcause"
+local stats = require "stats"
+local summary = require "summary"
+local units = require "units"
+
+local h = harness.start({ script = "slowpages", shuffle = true, mib = 256, reps = 5,
+  quick = { MIB = 64, REPS = 3 },
+  about = "every slow page named by the kernel events in its window (ft.trace)",
+  knobs = {
+    { name = "PLANT", kind = "choice", choices = { "none", "dontneed", "tlb", "preempt" }, default = "none",
+      desc = "a known cause planted: none, dontneed (pages 0, 16, 32, ... before pass 2), tlb (munmaps of "
+        .. "another thread), preempt (a busy thread on the same CPU)" },
+    { name = "SLOW_NS", kind = "count", default = 200, desc = "a page slower than this (ns) is slow" },
+    { name = "THP", kind = "choice", choices = { "both", "never", "always" }, default = "both",
+      desc = "THP of the buffers: never, always, or both as separate cases (PLANT: never unless given)" },
+  },
+  memory = function(_, bytes) return 2 * bytes end }, { ... })
+
+local cfg = h.cfg
+local PLANT, SLOW_NS = cfg.PLANT, cfg.SLOW_NS
+local STRIDE = 16 -- dontneed: one page in STRIDE
+local GAP_NS = 20000 -- preempt: a busy loop's readings further apart than this: it was not running
+local clock = h.clock.timed
+local RESOLUTION_NS = math.max(clock.tick_ns or 0, clock.step_ns or 0)
+
+local modes = {}
+if cfg.THP == "both" and (PLANT == "none" or cfg.given.THP) then modes = { "never", "always" }
+elseif cfg.THP == "both" then modes = { "never" }
+else modes = { cfg.THP } end
+
+-- The ring must hold every sample of pass 1 (a fault per page and the
+-- rest): 40 bytes a sample, with room for twice as many.
+local function ring_kib()
+  local kib = 64
+  while kib * 1024 < 2 * 48 * h.pages do kib = kib * 2 end
+  return kib
+end
+
+-- The helper threads of the plants. Each returns its own times: tlb the
+-- [start, end] of every munmap, preempt the [start, end] of every stretch
+-- it ran without a gap.
+local HELPER = [[
+local _, plant, gap = ...
+local page = ft.page_size()
+return function()
+  local spans, n = {}, 0
+  if plant == "tlb" then
+    while not ft.task.time_up() do
+      local m = assert(ft.mmap(page))
+      m:touch(1)
+      local a = ft.now_ns()
+      m:unmap()
+      spans[n + 1], spans[n + 2], n = a, ft.now_ns(), n + 2
+    end
+  else
+    local first = ft.now_ns()
+    local prev, k = first, 0
+    while true do
+      local now = ft.now_ns()
+      if now - prev > gap then
+        spans[n + 1], spans[n + 2], n = first, prev, n + 2
+        first = now
+      end
+      prev, k = now, k + 1
+      if k % 1024 == 0 and ft.task.time_up() then break end
+    end
+    spans[n + 1], spans[n + 2] = first, prev
+  end
+  return spans
+end]]
+
+-- The CPUs the helper and the pass run on: the same for preempt, two
+-- different ones for tlb (the task takes the first allowed CPU).
+local allowed = ft.affinity()
+local function start_helper()
+  if PLANT ~= "tlb" and PLANT ~= "preempt" then return nil end
+  local cpu = PLANT == "preempt" and allowed[1] or allowed[2]
+  if not cpu then return nil, "PLANT=tlb needs two CPUs" end
+  local task = ft.start(1, HELPER, { mode = "threads", pin = true, args = { PLANT, GAP_NS } })
+  ft.affinity { cpu }
+  ft.sleep(0.005) -- the helper is running before the pass starts
+  return task
+end
+local function stop_helper(task)
+  if not task then return {} end
+  task:stop()
+  local report = task:wait()
+  ft.affinity(allowed)
+  return report.tasks[1].values[1]
+end
+
+-- The traced pass: its samples as a list, its start, its events and the
+-- steal counter's move.
+local function traced_pass(tr, b, s, value)
+  local steal0 = slowcause.steal()
+  tr:start()
+  local f0 = ft.faults()
+  local ns, start = ft.touch_timed_at(b, value, s)
+  local f1 = ft.faults()
+  local events = tr:stop()
+  local steal1 = slowcause.steal()
+  local list = {}
+  for i = 1, #s do list[i] = s[i] end
+  return { ns = ns, start = start, faults = f1 - f0, events = events, samples = list,
+    steal_moved = steal0 ~= steal1 }
+end
+
+-- Whether [lo, hi) overlaps one of the spans {a1, b1, a2, b2, ...} (sorted).
+local function overlaps(spans, lo, hi)
+  for k = 1, #spans, 2 do
+    if spans[k] < hi and spans[k + 1] >= lo then return true end
+    if spans[k] >= hi then return false end
+  end
+  return false
+end
+
+-- The planted cause's truth for one pass: {planted, found, classified,
+-- right} counted over the slow pages (see the note under the table).
+local PLANTED_CAUSE = { dontneed = "fault", tlb = "IPI / TLB shootdown", preempt = "preempted" }
+local function score(pass_no, m, p, spans)
+  local cause = PLANTED_CAUSE[PLANT]
+  local out = { planted = 0, found = 0, classified = 0, right = 0, spans = #spans // 2 }
+  if not cause or (PLANT == "dontneed" and pass_no ~= 2) then return out end
+  local ends = slowcause.windows(p.samples, p.start)
+  for _, page in ipairs(m.slow) do
+    local truth
+    if PLANT == "dontneed" then truth = page.index % STRIDE == 0
+    else truth = overlaps(spans, ends[page.index], ends[page.index + 1]) end
+    if truth then out.planted = out.planted + 1 end
+    if page.cause == cause then
+      out.classified = out.classified + 1
+      if truth then out.right = out.right + 1 end
+    end
+    if truth and page.cause == cause then out.found = out.found + 1 end
+  end
+  if PLANT == "tlb" then -- each munmap inside a pass is one shootdown sent to it
+    out.planted = 0
+    for k = 1, #spans, 2 do
+      if spans[k] >= p.start and spans[k + 1] <= p.start + p.ns then out.planted = out.planted + 1 end
+    end
+    out.found = math.min(out.classified, out.planted)
+  end
+  return out
+end
+
+-- What a pass's matching keeps in the record: the counts by cause, the
+-- slow pages (pass 1's faults only as a count: every page of a first touch
+-- faults), the fault's split and the runs.
+local function keep_pass(r, rep, pass_no, p, spans)
+  local m = slowcause.match { samples = p.samples, start_ns = p.start, events = p.events, slow_ns = SLOW_NS,
+    resolution_ns = RESOLUTION_NS, steal_moved = p.steal_moved }
+  local key = "pass" .. pass_no
+  r[key] = p.ns
+  r[key .. "_faults"] = p.faults
+  r[key .. "_slow"] = #m.slow
+  r[key .. "_lost"] = m.lost
+  r[key .. "_events"] = p.events.n
+  r[key .. "_steal_moved"] = p.steal_moved and 1 or 0
+  r[key .. "_causes"] = {}
+  for _, c in ipairs(slowcause.CAUSES) do
+    local b = m.by_cause[c]
+    if b.count > 0 then r[key .. "_causes"][c] = { count = b.count, median_ns = slowcause.median(b.ns), ns = b.ns } end
+  end
+  r.slow_pages = r.slow_pages or {}
+  for _, page in ipairs(m.slow) do
+    if pass_no == 2 or page.cause ~= "fault" then
+      r.slow_pages[#r.slow_pages + 1] = { pass = pass_no, rep = rep, index = page.index, ns = page.ns,
+        cause = page.cause }
+    end
+  end
+  local runs = slowcause.runs(m)
+  r[key .. "_runs"] = { runs = runs.runs, multi = runs.multi, single_cause = runs.single_cause,
+    by_cause = runs.by_cause }
+  local before, after = slowcause.fault_split(p.samples, p.start, p.events)
+  if #before > 0 then
+    r[key .. "_fault_entry_ns"] = stats.median(before)
+    r[key .. "_fault_rest_ns"] = stats.median(after)
+    r[key .. "_fault_rest_p90_ns"] = stats.percentile(after, 90)
+  end
+  r[key .. "_score"] = score(pass_no, m, p, spans)
+end
+
+local function traced_case(mode)
+  return function(r, rep)
+    local tr <close>, why = ft.trace { events = slowcause.THREAD_EVENTS, cpu_events = slowcause.CPU_EVENTS,
+      ring_kib = ring_kib() }
+    if not tr then return false, why end
+    local b <close> = r:map(nil, { thp = mode })
+    local s = ft.samples(b.pages)
+    local task, refused = start_helper()
+    if refused then return false, refused end
+    local p1 = traced_pass(tr, b, s, 1)
+    local spans1 = stop_helper(task)
+    if PLANT == "dontneed" then assert(ft.plant_dontneed(b, STRIDE)) end
+    task = start_helper()
+    local p2 = traced_pass(tr, b, s, 2)
+    local spans2 = stop_helper(task)
+    r:work(p1.ns + p2.ns)
+    r:check_bytes(b, 2, "pass 2")
+    keep_pass(r, rep, 1, p1, spans1)
+    keep_pass(r, rep, 2, p2, spans2)
+  end
+end
+
+local function untraced_case(mode)
+  return function(r)
+    local b <close> = r:map(nil, { thp = mode })
+    local s = ft.samples(b.pages)
+    local f0 = ft.faults()
+    r.pass1 = ft.touch_timed_at(b, 1, s)
+    local f1 = ft.faults()
+    r.pass2 = ft.touch_timed_at(b, 2, s)
+    r.pass1_faults, r.pass2_faults = f1 - f0, ft.faults() - f1
+    r:work(r.pass1 + r.pass2)
+    r:check_bytes(b, 2, "pass 2")
+  end
+end
+
+local function case_name(mode, traced)
+  local plant = PLANT ~= "none" and (", PLANT=" .. PLANT) or ""
+  return ("THP=%s%s%s"):format(mode, plant, traced and "" or ", no events")
+end
+for _, mode in ipairs(modes) do
+  h:case(case_name(mode, true), traced_case(mode))
+  if PLANT == "none" then h:case(case_name(mode, false), untraced_case(mode)) end
+end
+h:columns {
+  { "pass1", "pass 1", "ns/page" }, { "pass2", "pass 2", "ns/page" },
+  { "pass1_faults", "pass 1 faults", "faults" }, { "pass2_faults", "pass 2 faults", "faults" },
+  { "pass1_slow", "pass 1 slow pages", "pages" }, { "pass2_slow", "pass 2 slow pages", "pages" },
+  { "pass1_lost", "pass 1 events lost", "count" }, { "pass2_lost", "pass 2 events lost", "count" },
+  { "pass1_fault_entry_ns", "pass 1: page start to fault entry", "ns" },
+  { "pass1_fault_rest_ns", "pass 1: fault entry to the page's end", "ns" },
+}
+h:run()
+
+-- The table per pass, over every repetition of a case: slow pages by
+-- cause, their count, share and median cost; RESULT values beside it.
+local function causes_of(records, key)
+  local total, by = 0, {}
+  for _, r in ipairs(records) do
+    for c, v in pairs(r[key .. "_causes"] or {}) do
+      by[c] = by[c] or { count = 0, ns = {} }
+      by[c].count = by[c].count + v.count
+      table.move(v.ns, 1, #v.ns, #by[c].ns + 1, by[c].ns)
+      total = total + v.count
+    end
+    r[key .. "_causes"] = nil -- the JSON keeps the pages themselves (slow_pages)
+  end
+  return by, total
+end
+
+local extra = {}
+local function add(line) extra[#extra + 1] = line end
+for _, case in ipairs(h.cases) do
+  local recs = case.records
+  if #recs > 0 and recs[1].pass1_causes then
+    for pass_no = 1, 2 do
+      local key = "pass" .. pass_no
+      local by, total = causes_of(recs, key)
+      add(("\n**%s, pass %d**: %d slow pages (> %d ns) in %d repetitions, %d events lost\n")
+        :format(case.name, pass_no, total, SLOW_NS, #recs, stats.sum(stats.map(recs, function(r)
+          return r[key .. "_lost"] end))))
+      add("| cause | pages | share | median ns |\n|---|---:|---:|---:|")
+      for _, c in ipairs(slowcause.CAUSES) do
+        local b = by[c]
+        if b then
+          local share = 100 * b.count / total
+          local med = slowcause.median(b.ns)
+          add(("| %s | %d | %s %% | %d |"):format(c, b.count, units.cell(share, "%"), med))
+          h:value("slow_share", share, "%", { { "case", case.name }, { "pass", pass_no }, { "cause", c },
+            { "pages", b.count }, { "median_ns", med } })
+        end
+      end
+      local runs, multi, single = 0, 0, 0
+      for _, r in ipairs(recs) do
+        local x = r[key .. "_runs"]
+        runs, multi, single = runs + x.runs, multi + x.multi, single + x.single_cause
+      end
+      add(("\nRuns of slow pages: %d, of which %d span two pages or more and %d of those have one cause "
+        .. "throughout."):format(runs, multi, single))
+      h:value("runs", runs, "count", { { "case", case.name }, { "pass", pass_no }, { "multi", multi },
+        { "single_cause", single } })
+      local sc = { planted = 0, found = 0, classified = 0, right = 0 }
+      for _, r in ipairs(recs) do
+        for k in pairs(sc) do sc[k] = sc[k] + r[key .. "_score"][k] end
+      end
+      if PLANT ~= "none" and (PLANT ~= "dontneed" or pass_no == 2) then
+        local recall = sc.planted > 0 and 100 * sc.found / sc.planted or nil
+        local precision = sc.classified > 0 and 100 * sc.right / sc.classified or nil
+        add(("\nPlanted %s: recall %s %% (%d of %d), precision %s %% (%d of %d pages classified `%s`)")
+          :format(PLANT, recall and units.cell(recall, "%") or "-", sc.found, sc.planted,
+            precision and units.cell(precision, "%") or "-", sc.right, sc.classified, PLANTED_CAUSE[PLANT]))
+        if recall then h:value("recall", recall, "%", { { "case", case.name }, { "pass", pass_no },
+          { "found", sc.found }, { "planted", sc.planted } }) end
+        if precision then h:value("precision", precision, "%", { { "case", case.name }, { "pass", pass_no },
+          { "right", sc.right }, { "classified", sc.classified } }) end
+      end
+    end
+  end
+end
+
+-- Tracing's cost: each repetition's traced pass over its untraced one.
+for _, mode in ipairs(PLANT == "none" and modes or {}) do
+  local on, off = h:records(case_name(mode, true)), h:records(case_name(mode, false))
+  for pass_no = 1, 2 do
+    local key = "pass" .. pass_no
+    local ratios = {}
+    for i = 1, math.min(#on, #off) do ratios[i] = on[i][key] / off[i][key] end
+    if #ratios > 0 then
+      local cost = 100 * (stats.median(ratios) - 1)
+      h:value("trace_cost", cost, "%", { { "thp", mode }, { "pass", pass_no }, { "reps", #ratios } })
+      add(("\nTracing's cost, THP=%s pass %d: %s %% (median of %d per-repetition ratios, traced / untraced)")
+        :format(mode, pass_no, units.cell(cost, "%"), #ratios))
+    end
+  end
+end
+
+h:note(("A page is slow above SLOW_NS = %d ns; its window is the span between its two timestamps, put on the "
+  .. "events' clock (CLOCK_MONOTONIC) from the pass's start. Causes in precedence: %s. `no guest event` only "
+  .. "where the window is wider than the timer's resolution (%d ns) and no event was lost; `host` when it "
+  .. "was and the steal counter of /proc/stat moved during the pass."):format(SLOW_NS,
+    table.concat(slowcause.CAUSES, ", "), RESOLUTION_NS))
+if PLANT == "dontneed" then
+  h:note(("Recall: the planted pages (every %dth) that were slow in pass 2 and classified fault, of those "
+    .. "planted pages that were slow; precision: the slow pages classified fault that were planted."):format(STRIDE))
+elseif PLANT == "tlb" then
+  h:note("Recall: slow pages classified IPI / TLB shootdown, of the helper's munmaps that fell inside the pass "
+    .. "(each shoots down the pass's TLB once; capped at 1); precision: those pages whose window overlaps "
+    .. "one of the munmaps.")
+elseif PLANT == "preempt" then
+  h:note(("Recall: slow pages whose window overlaps a stretch the busy thread ran (no gap above %d ns in its "
+    .. "own readings) classified preempted, of all such slow pages; precision: pages classified preempted "
+    .. "that overlap such a stretch."):format(GAP_NS))
+end
+h:finish(function(raw) return summary.table(raw) .. table.concat(extra, "\n") .. "\n" end)
