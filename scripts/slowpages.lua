@@ -9,8 +9,11 @@
 -- against what was done: dontneed (MADV_DONTNEED on pages 0, 16, 32, ...
 -- between pass 1 and pass 2: those pages fault again in pass 2), tlb (a
 -- thread of this process maps, touches and unmaps a page in a loop on the
--- other CPU during both passes: every munmap shoots down the pass's TLB),
+-- other CPU during pass 2: every munmap shoots down the pass's TLB),
 -- preempt (a busy thread pinned to the pass's CPU during both passes). The
+-- planted cause is scored in pass 2, and for preempt in pass 1 as well
+-- (pass 2 is often shorter than a scheduler slice; in pass 1 every page
+-- faults, and the fault takes precedence over an IPI in the same page). The
 -- cases "no events" run the same passes untraced: tracing's cost, measured
 -- in the same run.
 local ft = require "ft"
@@ -40,7 +43,7 @@ local GAP_NS = 20000 -- preempt: a busy loop's readings further apart than this:
 local clock = h.clock.timed
 local RESOLUTION_NS = math.max(clock.tick_ns or 0, clock.step_ns or 0)
 
-local modes = {}
+local modes
 if cfg.THP == "both" and (PLANT == "none" or cfg.given.THP) then modes = { "never", "always" }
 elseif cfg.THP == "both" then modes = { "never" }
 else modes = { cfg.THP } end
@@ -57,10 +60,11 @@ end
 -- [start, end] of every munmap, preempt the [start, end] of every stretch
 -- it ran without a gap.
 local HELPER = [[
-local _, plant, gap = ...
+local _, plant, gap, ready = ...
 local page = ft.page_size()
 return function()
   local spans, n = {}, 0
+  ready:poke(0, 1) -- the starter waits for this before its pass
   if plant == "tlb" then
     while not ft.task.time_up() do
       local m = assert(ft.mmap(page))
@@ -68,6 +72,7 @@ return function()
       local a = ft.now_ns()
       m:unmap()
       spans[n + 1], spans[n + 2], n = a, ft.now_ns(), n + 2
+      ready:poke(1, n // 2 % 255 + 1) -- a heartbeat: the loop is running now
     end
   else
     local first = ft.now_ns()
@@ -89,19 +94,32 @@ end]]
 -- The CPUs the helper and the pass run on: the same for preempt, two
 -- different ones for tlb (the task takes the first allowed CPU).
 local allowed = ft.affinity()
-local function start_helper()
-  if PLANT ~= "tlb" and PLANT ~= "preempt" then return nil end
+local function start_helper(pass_no)
+  if PLANT ~= "preempt" and (PLANT ~= "tlb" or pass_no ~= 2) then return nil end
   local cpu = PLANT == "preempt" and allowed[1] or allowed[2]
   if not cpu then return nil, "PLANT=tlb needs two CPUs" end
-  local task = ft.start(1, HELPER, { mode = "threads", pin = true, args = { PLANT, GAP_NS } })
+  local ready = assert(ft.mmap(ft.page_size()))
+  ready:poke(0, 0)
+  local task = ft.start(1, HELPER, { mode = "threads", pin = true, args = { PLANT, GAP_NS, ready } })
   ft.affinity { cpu }
-  ft.sleep(0.005) -- the helper is running before the pass starts
-  return task
+  local deadline = ft.now_ns() + 5000000000
+  while ready:peek(0) == 0 and ft.now_ns() < deadline do ft.sleep(0.0005) end
+  assert(ready:peek(0) == 1, "the plant's helper thread did not start within 5 s")
+  if PLANT == "tlb" then -- two heartbeats: it is unmapping now, not waiting for a CPU
+    for _ = 1, 2 do
+      local beat = ready:peek(1)
+      while ready:peek(1) == beat and ft.now_ns() < deadline do end
+    end
+  else
+    ft.sleep(0.002)
+  end
+  return { task = task, ready = ready }
 end
-local function stop_helper(task)
-  if not task then return {} end
-  task:stop()
-  local report = task:wait()
+local function stop_helper(helper)
+  if not helper then return {} end
+  helper.task:stop()
+  local report = helper.task:wait()
+  helper.ready:unmap()
   ft.affinity(allowed)
   return report.tasks[1].values[1]
 end
@@ -137,7 +155,7 @@ local PLANTED_CAUSE = { dontneed = "fault", tlb = "IPI / TLB shootdown", preempt
 local function score(pass_no, m, p, spans)
   local cause = PLANTED_CAUSE[PLANT]
   local out = { planted = 0, found = 0, classified = 0, right = 0, spans = #spans // 2 }
-  if not cause or (PLANT == "dontneed" and pass_no ~= 2) then return out end
+  if not cause or (PLANT ~= "preempt" and pass_no ~= 2) then return out end
   local ends = slowcause.windows(p.samples, p.start)
   for _, page in ipairs(m.slow) do
     local truth
@@ -150,12 +168,19 @@ local function score(pass_no, m, p, spans)
     end
     if truth and page.cause == cause then out.found = out.found + 1 end
   end
-  if PLANT == "tlb" then -- each munmap inside a pass is one shootdown sent to it
+  if PLANT == "tlb" then -- each munmap while the pass ran on its CPU is one shootdown sent to it
+    local off, e, out_at = {}, p.events, nil -- the pass's thread off its CPU: {from, to, ...}
+    for k = 1, e.n do
+      if e.name[k] == "switch:out" or e.name[k] == "switch:preempt" then out_at = e.time[k]
+      elseif e.name[k] == "switch:in" and out_at then off[#off + 1], off[#off + 2], out_at = out_at, e.time[k], nil end
+    end
     out.planted = 0
     for k = 1, #spans, 2 do
-      if spans[k] >= p.start and spans[k + 1] <= p.start + p.ns then out.planted = out.planted + 1 end
+      if spans[k] >= p.start and spans[k + 1] <= p.start + p.ns and not overlaps(off, spans[k], spans[k + 1] + 1) then
+        out.planted = out.planted + 1
+      end
     end
-    out.found = math.min(out.classified, out.planted)
+    out.found = math.min(out.right, out.planted)
   end
   return out
 end
@@ -204,12 +229,13 @@ local function traced_case(mode)
     if not tr then return false, why end
     local b <close> = r:map(nil, { thp = mode })
     local s = ft.samples(b.pages)
-    local task, refused = start_helper()
+    local task, refused = start_helper(1)
     if refused then return false, refused end
     local p1 = traced_pass(tr, b, s, 1)
     local spans1 = stop_helper(task)
     if PLANT == "dontneed" then assert(ft.plant_dontneed(b, STRIDE)) end
-    task = start_helper()
+    task, refused = start_helper(2)
+    if refused then return false, refused end
     local p2 = traced_pass(tr, b, s, 2)
     local spans2 = stop_helper(task)
     r:work(p1.ns + p2.ns)
@@ -302,7 +328,7 @@ for _, case in ipairs(h.cases) do
       for _, r in ipairs(recs) do
         for k in pairs(sc) do sc[k] = sc[k] + r[key .. "_score"][k] end
       end
-      if PLANT ~= "none" and (PLANT ~= "dontneed" or pass_no == 2) then
+      if PLANT ~= "none" and (PLANT == "preempt" or pass_no == 2) then
         local recall = sc.planted > 0 and 100 * sc.found / sc.planted or nil
         local precision = sc.classified > 0 and 100 * sc.right / sc.classified or nil
         add(("\nPlanted %s: recall %s %% (%d of %d), precision %s %% (%d of %d pages classified `%s`)")
@@ -342,9 +368,9 @@ if PLANT == "dontneed" then
   h:note(("Recall: the planted pages (every %dth) that were slow in pass 2 and classified fault, of those "
     .. "planted pages that were slow; precision: the slow pages classified fault that were planted."):format(STRIDE))
 elseif PLANT == "tlb" then
-  h:note("Recall: slow pages classified IPI / TLB shootdown, of the helper's munmaps that fell inside the pass "
-    .. "(each shoots down the pass's TLB once; capped at 1); precision: those pages whose window overlaps "
-    .. "one of the munmaps.")
+  h:note("Recall: slow pages classified IPI / TLB shootdown whose window overlaps a munmap, of the helper's munmaps that fell inside pass 2 "
+    .. "while its thread was on its CPU (each shoots down the pass's TLB once; capped at 1); precision: those "
+    .. "pages whose window overlaps one of the munmaps.")
 elseif PLANT == "preempt" then
   h:note(("Recall: slow pages whose window overlaps a stretch the busy thread ran (no gap above %d ns in its "
     .. "own readings) classified preempted, of all such slow pages; precision: pages classified preempted "
