@@ -368,9 +368,9 @@ if PLANT == "dontneed" then
   h:note(("Recall: the planted pages (every %dth) that were slow in pass 2 and classified fault, of those "
     .. "planted pages that were slow; precision: the slow pages classified fault that were planted."):format(STRIDE))
 elseif PLANT == "tlb" then
-  h:note("Recall: slow pages classified IPI / TLB shootdown whose window overlaps a munmap, of the helper's munmaps that fell inside pass 2 "
-    .. "while its thread was on its CPU (each shoots down the pass's TLB once; capped at 1); precision: those "
-    .. "pages whose window overlaps one of the munmaps.")
+  h:note("Recall: slow pages classified IPI / TLB shootdown whose window overlaps a munmap, of the helper's "
+    .. "munmaps that fell inside pass 2 while its thread was on its CPU (each shoots down the pass's TLB once); "
+    .. "precision: those pages, of all classified IPI / TLB shootdown.")
 elseif PLANT == "preempt" then
   h:note(("Recall: slow pages whose window overlaps a stretch the busy thread ran (no gap above %d ns in its "
     .. "own readings) classified preempted, of all such slow pages; precision: pages classified preempted "
