@@ -217,7 +217,11 @@ local function keep_pass(r, rep, pass_no, p, spans)
   if #before > 0 then
     r[key .. "_fault_entry_ns"] = stats.median(before)
     r[key .. "_fault_rest_ns"] = stats.median(after)
-    r[key .. "_fault_rest_p90_ns"] = stats.percentile(after, 90)
+    r[key .. "_fault_split"] = { pages = #before }
+    for _, pc in ipairs { 10, 50, 90, 99 } do
+      r[key .. "_fault_split"]["entry_p" .. pc] = stats.percentile(before, pc)
+      r[key .. "_fault_split"]["rest_p" .. pc] = stats.percentile(after, pc)
+    end
   end
   r[key .. "_score"] = score(pass_no, m, p, spans)
 end
@@ -339,6 +343,32 @@ for _, case in ipairs(h.cases) do
         if precision then h:value("precision", precision, "%", { { "case", case.name }, { "pass", pass_no },
           { "right", sc.right }, { "classified", sc.classified } }) end
       end
+    end
+  end
+end
+
+-- The fault in time: from the page's start to page_fault_user's entry
+-- (the store reaching the trap), and from the entry to the page's end (the
+-- handling, the return and the timestamp), percentiles per repetition,
+-- their medians over the repetitions.
+for _, case in ipairs(h.cases) do
+  local recs = case.records
+  local splits = {}
+  for _, r in ipairs(recs) do
+    if r.pass1_fault_split then splits[#splits + 1] = r.pass1_fault_split end
+  end
+  if #splits > 0 then
+    add(("\n**%s, pass 1, the fault in time** (%d repetitions, %d faulting pages each at the median)\n")
+      :format(case.name, #splits, stats.median(stats.map(splits, function(x) return x.pages end))))
+    add("| span | p10 ns | p50 ns | p90 ns | p99 ns |\n|---|---:|---:|---:|---:|")
+    for _, part in ipairs { { "entry", "page start to fault entry" }, { "rest", "fault entry to the page's end" } } do
+      local cells = {}
+      for _, pc in ipairs { 10, 50, 90, 99 } do
+        local v = stats.median(stats.map(splits, function(x) return x[part[1] .. "_p" .. pc] end))
+        cells[#cells + 1] = ("%d"):format(v)
+        h:value("fault_" .. part[1], v, "ns", { { "case", case.name }, { "percentile", pc } })
+      end
+      add(("| %s | %s |"):format(part[2], table.concat(cells, " | ")))
     end
   end
 end
