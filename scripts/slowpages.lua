@@ -358,14 +358,14 @@ for _, case in ipairs(h.cases) do
     if r.pass1_fault_split then splits[#splits + 1] = r.pass1_fault_split end
   end
   if #splits > 0 then
-    add(("\n**%s, pass 1, the fault in time** (%d repetitions, %d faulting pages each at the median)\n")
+    add(("\n**%s, pass 1, the fault in time** (%d repetitions, %.0f faulting pages each at the median)\n")
       :format(case.name, #splits, stats.median(stats.map(splits, function(x) return x.pages end))))
     add("| span | p10 ns | p50 ns | p90 ns | p99 ns |\n|---|---:|---:|---:|---:|")
     for _, part in ipairs { { "entry", "page start to fault entry" }, { "rest", "fault entry to the page's end" } } do
       local cells = {}
       for _, pc in ipairs { 10, 50, 90, 99 } do
         local v = stats.median(stats.map(splits, function(x) return x[part[1] .. "_p" .. pc] end))
-        cells[#cells + 1] = ("%d"):format(v)
+        cells[#cells + 1] = ("%.0f"):format(v)
         h:value("fault_" .. part[1], v, "ns", { { "case", case.name }, { "percentile", pc } })
       end
       add(("| %s | %s |"):format(part[2], table.concat(cells, " | ")))
