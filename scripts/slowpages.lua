@@ -20,8 +20,6 @@ local ft = require "ft"
 local harness = require "harness"
 local slowcause = require "slowcause"
 local stats = require "stats"
-local summary = require "summary"
-local units = require "units"
 
 local h = harness.start({ script = "slowpages", shuffle = true, mib = 256, reps = 5,
   quick = { MIB = 64, REPS = 3 },
@@ -281,8 +279,9 @@ h:columns {
 }
 h:run()
 
--- The table per pass, over every repetition of a case: slow pages by
--- cause, their count, share and median cost; RESULT values beside it.
+-- Per pass, over every repetition of a case: slow pages by cause (count,
+-- share, median cost), their runs, the planted cause's recall and
+-- precision, as RESULT values; reports/slowpages.lua makes the tables.
 local function causes_of(records, key)
   local total, by = 0, {}
   for _, r in ipairs(records) do
@@ -297,79 +296,67 @@ local function causes_of(records, key)
   return by, total
 end
 
-local extra = {}
-local function add(line) extra[#extra + 1] = line end
-for _, case in ipairs(h.cases) do
-  local recs = case.records
-  if #recs > 0 and recs[1].pass1_causes then
-    for pass_no = 1, 2 do
-      local key = "pass" .. pass_no
-      local by, total = causes_of(recs, key)
-      add(("\n**%s, pass %d**: %d slow pages (> %d ns) in %d repetitions, %d events lost\n")
-        :format(case.name, pass_no, total, SLOW_NS, #recs, stats.sum(stats.map(recs, function(r)
-          return r[key .. "_lost"] end))))
-      add("| cause | pages | share | median ns |\n|---|---:|---:|---:|")
-      for _, c in ipairs(slowcause.CAUSES) do
-        local b = by[c]
-        if b then
-          local share = 100 * b.count / total
-          local med = slowcause.median(b.ns)
-          add(("| %s | %d | %s %% | %d |"):format(c, b.count, units.cell(share, "%"), med))
-          h:value("slow_share", share, "%", { { "case", case.name }, { "pass", pass_no }, { "cause", c },
-            { "pages", b.count }, { "median_ns", med } })
-        end
-      end
-      local runs, multi, single = 0, 0, 0
-      for _, r in ipairs(recs) do
-        local x = r[key .. "_runs"]
-        runs, multi, single = runs + x.runs, multi + x.multi, single + x.single_cause
-      end
-      add(("\nRuns of slow pages: %d, of which %d span two pages or more and %d of those have one cause "
-        .. "throughout."):format(runs, multi, single))
-      h:value("runs", runs, "count", { { "case", case.name }, { "pass", pass_no }, { "multi", multi },
-        { "single_cause", single } })
-      local sc = { planted = 0, found = 0, classified = 0, right = 0 }
-      for _, r in ipairs(recs) do
-        for k in pairs(sc) do sc[k] = sc[k] + r[key .. "_score"][k] end
-      end
-      if PLANT ~= "none" and (PLANT == "preempt" or pass_no == 2) then
-        local recall = sc.planted > 0 and 100 * sc.found / sc.planted or nil
-        local precision = sc.classified > 0 and 100 * sc.right / sc.classified or nil
-        add(("\nPlanted %s: recall %s %% (%d of %d), precision %s %% (%d of %d pages classified `%s`)")
-          :format(PLANT, recall and units.cell(recall, "%") or "-", sc.found, sc.planted,
-            precision and units.cell(precision, "%") or "-", sc.right, sc.classified, PLANTED_CAUSE[PLANT]))
-        if recall then h:value("recall", recall, "%", { { "case", case.name }, { "pass", pass_no },
-          { "found", sc.found }, { "planted", sc.planted } }) end
-        if precision then h:value("precision", precision, "%", { { "case", case.name }, { "pass", pass_no },
-          { "right", sc.right }, { "classified", sc.classified } }) end
-      end
+local function pass_values(case, pass_no)
+  local recs, key = case.records, "pass" .. pass_no
+  local by, total = causes_of(recs, key)
+  h:value("slow_pages", total, "pages", { { "case", case.name }, { "pass", pass_no }, { "reps", #recs },
+    { "slow_ns", SLOW_NS }, { "lost", stats.sum(stats.map(recs, function(r) return r[key .. "_lost"] end)) } })
+  for _, c in ipairs(slowcause.CAUSES) do
+    local b = by[c]
+    if b then
+      h:value("slow_share", 100 * b.count / total, "%", { { "case", case.name }, { "pass", pass_no },
+        { "cause", c }, { "pages", b.count }, { "median_ns", slowcause.median(b.ns) } })
+    end
+  end
+  local runs, multi, single = 0, 0, 0
+  for _, r in ipairs(recs) do
+    local x = r[key .. "_runs"]
+    runs, multi, single = runs + x.runs, multi + x.multi, single + x.single_cause
+  end
+  h:value("runs", runs, "count", { { "case", case.name }, { "pass", pass_no }, { "multi", multi },
+    { "single_cause", single } })
+  if PLANT ~= "none" and (PLANT == "preempt" or pass_no == 2) then
+    local sc = { planted = 0, found = 0, classified = 0, right = 0 }
+    for _, r in ipairs(recs) do
+      for k in pairs(sc) do sc[k] = sc[k] + r[key .. "_score"][k] end
+    end
+    local fields = { { "case", case.name }, { "pass", pass_no }, { "plant", PLANT },
+      { "cause", PLANTED_CAUSE[PLANT] } }
+    if sc.planted > 0 then
+      h:value("recall", 100 * sc.found / sc.planted, "%", { fields[1], fields[2], fields[3], fields[4],
+        { "found", sc.found }, { "planted", sc.planted } })
+    end
+    if sc.classified > 0 then
+      h:value("precision", 100 * sc.right / sc.classified, "%", { fields[1], fields[2], fields[3], fields[4],
+        { "right", sc.right }, { "classified", sc.classified } })
     end
   end
 end
 
 -- The fault in time: from the page's start to page_fault_user's entry
 -- (the store reaching the trap), and from the entry to the page's end (the
--- handling, the return and the timestamp), percentiles per repetition,
+-- handling, the return and the timestamp): percentiles per repetition,
 -- their medians over the repetitions.
-for _, case in ipairs(h.cases) do
-  local recs = case.records
+local function fault_values(case)
   local splits = {}
-  for _, r in ipairs(recs) do
+  for _, r in ipairs(case.records) do
     if r.pass1_fault_split then splits[#splits + 1] = r.pass1_fault_split end
   end
-  if #splits > 0 then
-    add(("\n**%s, pass 1, the fault in time** (%d repetitions, %.0f faulting pages each at the median)\n")
-      :format(case.name, #splits, stats.median(stats.map(splits, function(x) return x.pages end))))
-    add("| span | p10 ns | p50 ns | p90 ns | p99 ns |\n|---|---:|---:|---:|---:|")
-    for _, part in ipairs { { "entry", "page start to fault entry" }, { "rest", "fault entry to the page's end" } } do
-      local cells = {}
-      for _, pc in ipairs { 10, 50, 90, 99 } do
-        local v = stats.median(stats.map(splits, function(x) return x[part[1] .. "_p" .. pc] end))
-        cells[#cells + 1] = ("%.0f"):format(v)
-        h:value("fault_" .. part[1], v, "ns", { { "case", case.name }, { "percentile", pc } })
-      end
-      add(("| %s | %s |"):format(part[2], table.concat(cells, " | ")))
+  if #splits == 0 then return end
+  for _, part in ipairs { "entry", "rest" } do
+    for _, pc in ipairs { 10, 50, 90, 99 } do
+      h:value("fault_" .. part, stats.median(stats.map(splits, function(x) return x[part .. "_p" .. pc] end)), "ns",
+        { { "case", case.name }, { "percentile", pc }, { "reps", #splits },
+          { "pages", stats.median(stats.map(splits, function(x) return x.pages end)) } })
     end
+  end
+end
+
+for _, case in ipairs(h.cases) do
+  if #case.records > 0 and case.records[1].pass1_causes then
+    pass_values(case, 1)
+    pass_values(case, 2)
+    fault_values(case)
   end
 end
 
@@ -377,14 +364,11 @@ end
 for _, mode in ipairs(PLANT == "none" and modes or {}) do
   local on, off = h:records(case_name(mode, true)), h:records(case_name(mode, false))
   for pass_no = 1, 2 do
-    local key = "pass" .. pass_no
-    local ratios = {}
+    local key, ratios = "pass" .. pass_no, {}
     for i = 1, math.min(#on, #off) do ratios[i] = on[i][key] / off[i][key] end
     if #ratios > 0 then
-      local cost = 100 * (stats.median(ratios) - 1)
-      h:value("trace_cost", cost, "%", { { "thp", mode }, { "pass", pass_no }, { "reps", #ratios } })
-      add(("\nTracing's cost, THP=%s pass %d: %s %% (median of %d per-repetition ratios, traced / untraced)")
-        :format(mode, pass_no, units.cell(cost, "%"), #ratios))
+      h:value("trace_cost", 100 * (stats.median(ratios) - 1), "%", { { "thp", mode }, { "pass", pass_no },
+        { "reps", #ratios } })
     end
   end
 end
@@ -406,4 +390,4 @@ elseif PLANT == "preempt" then
     .. "own readings) classified preempted, of all such slow pages; precision: pages classified preempted "
     .. "that overlap such a stretch."):format(GAP_NS))
 end
-h:finish(function(raw) return summary.table(raw) .. table.concat(extra, "\n") .. "\n" end)
+h:finish(require("reports.slowpages").table)

@@ -1,0 +1,68 @@
+-- slowpages.lua's tables, from its raw file alone: the rows, then per case
+-- and pass the slow pages by cause, their runs, the planted cause's recall
+-- and precision, the fault in time and tracing's cost.
+local summary = require "summary"
+local units = require "units"
+
+local report = {}
+
+local function each(ix, name, keep)
+  local out = {}
+  for _, v in ipairs(ix.values[name] or {}) do
+    if keep(v) then out[#out + 1] = v end
+  end
+  return out
+end
+
+local function num(x) return ("%.0f"):format(tonumber(x)) end
+
+function report.table(raw)
+  local ix = summary.index(raw)
+  local out = { summary.table(raw) }
+  local function add(line) out[#out + 1] = line end
+  for _, total in ipairs(ix.values.slow_pages or {}) do
+    local case, pass = total.case, tonumber(total.pass)
+    local function here(v) return v.case == case and tonumber(v.pass) == pass end
+    add(("\n**%s, pass %d**: %s slow pages (> %s ns) in %s repetitions, %s events lost\n"):format(case, pass,
+      num(total.x), num(total.slow_ns), num(total.reps), num(total.lost)))
+    add("| cause | pages | share | median ns |\n|---|---:|---:|---:|")
+    for _, v in ipairs(each(ix, "slow_share", here)) do
+      add(("| %s | %s | %s %% | %s |"):format(v.cause, num(v.pages), units.cell(tonumber(v.x), "%"), num(v.median_ns)))
+    end
+    for _, v in ipairs(each(ix, "runs", here)) do
+      add(("\nRuns of slow pages: %s, of which %s span two pages or more and %s of those have one cause "
+        .. "throughout."):format(num(v.x), num(v.multi), num(v.single_cause)))
+    end
+    for _, v in ipairs(each(ix, "recall", here)) do
+      add(("\nPlanted %s: recall %s %% (%s of %s planted pages found as `%s`)"):format(v.plant,
+        units.cell(tonumber(v.x), "%"), num(v.found), num(v.planted), v.cause))
+    end
+    for _, v in ipairs(each(ix, "precision", here)) do
+      add(("\nPlanted %s: precision %s %% (%s of %s pages classified `%s`)"):format(v.plant,
+        units.cell(tonumber(v.x), "%"), num(v.right), num(v.classified), v.cause))
+    end
+  end
+  local cases = {}
+  for _, v in ipairs(ix.values.fault_entry or {}) do
+    if not cases[v.case] then cases[#cases + 1], cases[v.case] = v.case, v end
+  end
+  for _, case in ipairs(cases) do
+    local first = cases[case]
+    add(("\n**%s, pass 1, the fault in time** (%s repetitions, %s faulting pages each at the median)\n"):format(case,
+      num(first.reps), num(first.pages)))
+    add("| span | p10 ns | p50 ns | p90 ns | p99 ns |\n|---|---:|---:|---:|---:|")
+    for _, part in ipairs { { "fault_entry", "page start to fault entry" },
+      { "fault_rest", "fault entry to the page's end" } } do
+      local cells = {}
+      for _, v in ipairs(each(ix, part[1], function(v) return v.case == case end)) do cells[#cells + 1] = num(v.x) end
+      add(("| %s | %s |"):format(part[2], table.concat(cells, " | ")))
+    end
+  end
+  for _, v in ipairs(ix.values.trace_cost or {}) do
+    add(("\nTracing's cost, THP=%s pass %s: %s %% (median of %s per-repetition ratios, traced / untraced)")
+      :format(v.thp, num(v.pass), units.cell(tonumber(v.x), "%"), num(v.reps)))
+  end
+  return table.concat(out, "\n") .. "\n"
+end
+
+return report
