@@ -8,7 +8,9 @@
 #include <lauxlib.h>
 
 #include "../core/clock.h"
-#include "../core/pass.h"
+#include "../core/interrupt.h"
+#include "../core/kernels.h"
+#include "../core/sink.h"
 #include "../core/samples.h"
 #include "../core/trace.h"
 #include "ft.h"
@@ -207,12 +209,42 @@ static int l_stop(lua_State *L)
 	return 1;
 }
 
-/* ft.touch_timed_at(b, value, samples) -> ns, start_ns: b:touch_timed
- * with the CLOCK_MONOTONIC time the pass began, read just before it, so
- * that page i ended at start_ns + (samples[1] + ... + samples[i]) scaled
- * by ns / (their sum): the per-page ns are TSC ticks converted at the
- * timer's calibrated rate, and the scale corrects that rate to the
- * clock of the events over the pass itself. */
+/* A (TSC, CLOCK_MONOTONIC) pair: the TSC read between two clock readings,
+ * from the closest of a few tries. */
+static void clock_pair(uint64_t *tsc, int64_t *ns)
+{
+	int64_t best = INT64_MAX;
+	for (int i = 0; i < 8; i++) {
+		int64_t a = ft_now_ns();
+#ifdef FT_HAVE_TSC
+		uint64_t t = ft_tsc();
+#else
+		uint64_t t = 0;
+#endif
+		int64_t b = ft_now_ns();
+		if (b - a < best) {
+			best = b - a;
+			*tsc = t;
+			*ns = a + (b - a) / 2;
+		}
+	}
+}
+
+enum { CHUNK_BYTES = 64 << 20 }; /* as core/pass.c walks a buffer */
+
+/* ft.touch_timed_at(b, value, samples) -> ns, start_ns, scale, chunks:
+ * b:touch_timed with what puts its samples on the clock of ft.trace's
+ * events. The pass is walked in 64 MiB chunks as core/pass.c walks it,
+ * and the time between two chunks is in no sample (a few microseconds
+ * each, measured: a 256 MiB first touch's faults fell one page later per
+ * chunk), so each chunk's start is read here, just before its kernel:
+ * chunks = {{first = page index from 0, start_ns}, ...}. Page i of a
+ * chunk ended at its start_ns + scale * (the chunk's samples up to i).
+ * The samples are TSC ticks converted at the rate the timer was calibrated
+ * at when the program started; CLOCK_MONOTONIC is slewed by NTP meanwhile,
+ * so the rate is measured again over the pass from (TSC, CLOCK_MONOTONIC)
+ * pairs taken just before and after it: scale is that rate over the
+ * calibrated one (1 for the clock_gettime timer). */
 static int l_touch_timed_at(lua_State *L)
 {
 	ft_check_nargs(L, 3);
@@ -224,16 +256,62 @@ static int l_touch_timed_at(lua_State *L)
 		return luaL_argerror(L, 3, lua_pushfstring(L,
 			"samples hold %I entries, the pass needs %I (one per page)",
 			(lua_Integer)s->capacity, (lua_Integer)b->pages));
-	const struct ft_timer *timer = ft_timer(L); /* calibrated before the anchor */
-	int64_t ns, start = ft_now_ns();
-	int err = ft_pass_touch_timed(b, timer, (unsigned char)v, s->v, &ns);
+	const struct ft_timer *timer = ft_timer(L); /* calibrated before the pass */
+	bool tsc = false;
+	void (*kernel)(unsigned char *, size_t, size_t, unsigned char, int64_t *) = ft_touch_timed;
+#ifdef FT_HAVE_TSC
+	if (timer->kind == FT_TIMER_TSC) {
+		kernel = ft_touch_timed_tsc;
+		tsc = true;
+	}
+#endif
+	size_t step = CHUNK_BYTES / b->page_size, stride = b->page_size;
+	size_t nchunks = (b->pages + step - 1) / step;
+	/* written now: the pass stores into it */
+	int64_t *at = lua_newuserdatauv(L, (nchunks ? nchunks : 1) * sizeof *at, 0);
+	memset(at, 0, (nchunks ? nchunks : 1) * sizeof *at);
+	uint64_t tsc0, tsc1;
+	int64_t start, end;
+	clock_pair(&tsc0, &start);
+	size_t i = 0, k = 0;
+	int64_t t0 = ft_now_ns();
+	for (; i < b->pages && !ft_should_stop(); i += step, k++) {
+#ifdef FT_HAVE_TSC
+		at[k] = tsc ? (int64_t)ft_tsc() : ft_now_ns();
+#else
+		at[k] = ft_now_ns();
+#endif
+		size_t n = b->pages - i < step ? b->pages - i : step;
+		kernel(b->addr + i * stride, n, stride, (unsigned char)v, s->v + i);
+	}
+	int64_t t1 = ft_now_ns();
+	FT_SINK(b->addr);
+	FT_SINK(s->v);
+	ft_timer_to_ns(timer, s->v, i < b->pages ? i : b->pages);
+	clock_pair(&tsc1, &end);
 	s->n = b->pages;
 	ft_samples_changed(s);
-	if (err)
+	if (ft_should_stop())
 		return ft_stopped_error(L);
-	lua_pushinteger(L, ns);
+	double scale = 1, ns_per_tick = 0;
+	if (tsc && tsc1 > tsc0 && timer->ns_q32 > 0) {
+		ns_per_tick = (double)(end - start) / (double)(tsc1 - tsc0);
+		scale = ns_per_tick / ((double)timer->ns_q32 / 4294967296.0);
+	}
+	lua_pushinteger(L, t1 - t0);
 	lua_pushinteger(L, start);
-	return 2;
+	lua_pushnumber(L, scale);
+	lua_createtable(L, (int)k, 0);
+	for (size_t c = 0; c < k; c++) {
+		lua_createtable(L, 0, 2);
+		lua_pushinteger(L, (lua_Integer)(c * step));
+		lua_setfield(L, -2, "first");
+		int64_t ns = tsc ? start + (int64_t)((double)((uint64_t)at[c] - tsc0) * ns_per_tick + 0.5) : at[c];
+		lua_pushinteger(L, ns);
+		lua_setfield(L, -2, "start_ns");
+		lua_rawseti(L, -2, (lua_Integer)c + 1);
+	}
+	return 4;
 }
 
 /* ft.plant_dontneed(b, stride) -> pages advised | nil, message, errno */

@@ -128,13 +128,14 @@ local function traced_pass(tr, b, s, value)
   local steal0 = slowcause.steal()
   tr:start()
   local f0 = ft.faults()
-  local ns, start = ft.touch_timed_at(b, value, s)
+  local ns, start, scale, chunks = ft.touch_timed_at(b, value, s)
   local f1 = ft.faults()
   local events = tr:stop()
   local steal1 = slowcause.steal()
   local list = {}
   for i = 1, #s do list[i] = s[i] end
-  return { ns = ns, start = start, faults = f1 - f0, events = events, samples = list,
+  return { ns = ns, start = start, scale = scale, timing = { start_ns = start, scale = scale, chunks = chunks },
+    faults = f1 - f0, events = events, samples = list,
     steal_moved = steal0 ~= steal1 }
 end
 
@@ -154,7 +155,7 @@ local function score(pass_no, m, p, spans)
   local cause = PLANTED_CAUSE[PLANT]
   local out = { planted = 0, found = 0, classified = 0, right = 0, spans = #spans // 2 }
   if not cause or (PLANT ~= "preempt" and pass_no ~= 2) then return out end
-  local ends = slowcause.windows(p.samples, p.start)
+  local ends = slowcause.windows(p.samples, p.timing)
   for _, page in ipairs(m.slow) do
     local truth
     if PLANT == "dontneed" then truth = page.index % STRIDE == 0
@@ -187,11 +188,12 @@ end
 -- slow pages (pass 1's faults only as a count: every page of a first touch
 -- faults), the fault's split and the runs.
 local function keep_pass(r, rep, pass_no, p, spans)
-  local m = slowcause.match { samples = p.samples, start_ns = p.start, events = p.events, slow_ns = SLOW_NS,
+  local m = slowcause.match { samples = p.samples, timing = p.timing, events = p.events, slow_ns = SLOW_NS,
     resolution_ns = RESOLUTION_NS, steal_moved = p.steal_moved }
   local key = "pass" .. pass_no
   r[key] = p.ns
   r[key .. "_faults"] = p.faults
+  r[key .. "_clock_ppm"] = 1e6 * (p.scale - 1) -- the rate over the pass against the calibrated one
   r[key .. "_slow"] = #m.slow
   r[key .. "_lost"] = m.lost
   r[key .. "_events"] = p.events.n
@@ -211,7 +213,7 @@ local function keep_pass(r, rep, pass_no, p, spans)
   local runs = slowcause.runs(m)
   r[key .. "_runs"] = { runs = runs.runs, multi = runs.multi, single_cause = runs.single_cause,
     by_cause = runs.by_cause }
-  local before, after = slowcause.fault_split(p.samples, p.start, p.events)
+  local before, after = slowcause.fault_split(p.samples, p.timing, p.events)
   if #before > 0 then
     r[key .. "_fault_entry_ns"] = stats.median(before)
     r[key .. "_fault_rest_ns"] = stats.median(after)

@@ -21,7 +21,7 @@ local function events(list, lost)
 end
 local function cause(list, opts)
   opts = opts or {}
-  local r = sc.match { samples = opts.samples or pass(), start_ns = 1000, events = events(list, opts.lost),
+  local r = sc.match { samples = opts.samples or pass(), timing = 1000, events = events(list, opts.lost),
     slow_ns = 200, resolution_ns = opts.resolution_ns or 20, steal_moved = opts.steal_moved }
   return r.slow[1] and r.slow[1].cause, r
 end
@@ -85,10 +85,24 @@ do -- the result's shape, the table, the runs
   t.is(before[1], 100, "the fault entered 100 ns into its page")
   t.is(after[1], 900, "and the page ended 900 ns later")
   t.is(before[2], 50, "the second page's")
+  local ends = sc.windows({ 100, 100 }, { start_ns = 1000, scale = 1.5 })
+  t.is(ends[2], 1300, "windows: the running sum times the pass's scale, from the start")
+  local starts
+  ends, starts = sc.windows({ 100, 100, 100 }, { start_ns = 1000, chunks = { { first = 0, start_ns = 1000 },
+    { first = 2, start_ns = 1500 } } })
+  t.is(ends[2], 1200, "the first chunk's pages from its start")
+  t.is(starts[3], 1500, "a chunk's first page opens at the chunk's own start, not at the last page's end")
+  t.is(ends[3], 1600, "and ends from there")
+  local _, r1 = cause({ { 1250, "exceptions:page_fault_user" } }, { samples = { 100, 100, 1000 } })
+  t.is(#r1.slow, 1, "one slow page")
+  local r2 = sc.match { samples = { 100, 100, 1000 }, timing = { start_ns = 1000, chunks = { { first = 0,
+    start_ns = 1000 }, { first = 2, start_ns = 1300 } } }, events = events { { 1250, "tlb:tlb_flush" } },
+    slow_ns = 200, resolution_ns = 20 }
+  t.is(r2.slow[1].cause, "no guest event", "an event in the gap between two chunks belongs to no page")
 end
 
-t.errors(function() sc.match { samples = {} } end, "option start_ns is missing", "a missing option")
-t.errors(function() sc.match { samples = {}, start_ns = 0, events = events {}, slow_ns = 1, resolution_ns = 1,
+t.errors(function() sc.match { samples = {} } end, "option timing is missing", "a missing option")
+t.errors(function() sc.match { samples = {}, timing = 0, events = events {}, slow_ns = 1, resolution_ns = 1,
   slack = 1 } end, "unknown option slack", "an unknown option")
 
 do -- the steal counter of a /proc/stat
@@ -105,14 +119,18 @@ if t.run("id -u") == "0\n" then -- a real first touch: every slow page of pass 1
   local tr <close> = assert(ft.trace { events = sc.THREAD_EVENTS })
   local s = ft.samples(b.pages)
   tr:start()
-  local _, start = ft.touch_timed_at(b, 1, s)
+  local _, start, scale, chunks = ft.touch_timed_at(b, 1, s)
+  local timing = { start_ns = start, scale = scale, chunks = chunks }
+  t.is(#chunks, 1, "16 MiB: one chunk")
+  t.ok(math.abs(scale - 1) < 1e-3, "the pass's clock rate is within 0.1 % of the calibrated one: " .. scale)
   local e = tr:stop()
   local list = {}
   for i = 1, #s do list[i] = s[i] end
-  local r = sc.match { samples = list, start_ns = start, events = e, slow_ns = 200, resolution_ns = 50 }
+  local r = sc.match { samples = list, timing = timing, events = e, slow_ns = 200,
+    resolution_ns = 50 }
   local faults = r.by_cause.fault.count + r.by_cause.preempted.count
   t.ok(faults >= 0.99 * #r.slow, ("pass 1: %d of %d slow pages are fault or preempted"):format(faults, #r.slow))
-  local before = sc.fault_split(list, start, e)
+  local before = sc.fault_split(list, timing, e)
   t.is(#before, b.pages, "every fault entry falls in some page's window")
 else
   t.diag("skipped: the real trace needs root")

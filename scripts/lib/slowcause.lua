@@ -1,15 +1,13 @@
 -- Slow pages matched to the kernel events inside their windows. A timed
 -- pass gives each page's store-plus-reading in ns and the pass's start on
 -- CLOCK_MONOTONIC (ft.touch_timed_at); ft.trace gives events on the same
--- clock. Page i's window is [start + c(i-1), start + c(i)), c the running
--- sum of the samples: TSC ticks converted at the rate the timer was
--- calibrated at against CLOCK_MONOTONIC (core/clock.c, 32.32 fixed point
--- over at least 100 ms). Measured over a 64 MiB first touch, the fault
--- entries keep one offset into their pages from the first page to the last
--- at that rate, while rescaling the sum to the pass's CLOCK_MONOTONIC
--- length made them drift by microseconds (the pass's ns holds time the
--- samples do not: the call, the chunk boundaries). Each page slower than
--- slow_ns gets the events in its window and one cause, the first of CAUSES
+-- clock. ft.touch_timed_at returns the pass's timing: each 64 MiB chunk's
+-- start on CLOCK_MONOTONIC (the time between two chunks is in no sample)
+-- and a scale, the TSC's rate over the pass against the rate the timer was
+-- calibrated at (CLOCK_MONOTONIC is slewed by NTP). Page i's window is
+-- [its chunk's start + scale * c(i-1), its chunk's start + scale * c(i)), c
+-- the running sum of the chunk's samples. Each page slower than slow_ns
+-- gets the events in its window and one cause, the first of CAUSES
 -- whose events it holds.
 local slowcause = {}
 
@@ -74,25 +72,35 @@ end
 
 local function check(opts)
   assert(type(opts) == "table", "slowcause.match needs an options table")
-  for _, k in ipairs { "samples", "start_ns", "events", "slow_ns", "resolution_ns" } do
+  for _, k in ipairs { "samples", "timing", "events", "slow_ns", "resolution_ns" } do
     assert(opts[k] ~= nil, "slowcause.match: option " .. k .. " is missing")
   end
-  local known = { samples = 1, start_ns = 1, events = 1, slow_ns = 1, resolution_ns = 1,
+  local known = { samples = 1, timing = 1, events = 1, slow_ns = 1, resolution_ns = 1,
     steal_moved = 1, slack_ns = 1 }
   for k in pairs(opts) do assert(known[k], "slowcause.match: unknown option " .. tostring(k)) end
 end
 
--- The window of every page: ends[i] (absolute ns), ends[0] = start.
-function slowcause.windows(samples, start_ns)
-  local ends, c = { [0] = start_ns }, start_ns
+-- The window of every page: ends[i] (absolute ns), ends[0] the start;
+-- starts[i] where page i's window opens (ends[i - 1] inside a chunk).
+-- timing: {start_ns =, scale =, chunks = {{first =, start_ns =}, ...}}
+-- (ft.touch_timed_at's), or a plain start in ns.
+function slowcause.windows(samples, timing)
+  if type(timing) ~= "table" then timing = { start_ns = timing } end
+  local scale = timing.scale or 1
+  local chunks = timing.chunks or { { first = 0, start_ns = timing.start_ns } }
+  local ends, starts = { [0] = chunks[1].start_ns }, {}
+  local k, base, c = 1, chunks[1].start_ns, 0
   for i = 1, #samples do
+    local nxt = chunks[k + 1]
+    if nxt and i - 1 == nxt.first then k, base, c = k + 1, nxt.start_ns, 0 end
+    starts[i] = c == 0 and base or ends[i - 1]
     c = c + samples[i]
-    ends[i] = c
+    ends[i] = base + math.floor(c * scale + 0.5)
   end
-  return ends
+  return ends, starts
 end
 
--- match{samples =, start_ns =, events =, slow_ns =, resolution_ns =,
+-- match{samples =, timing =, events =, slow_ns =, resolution_ns =,
 -- steal_moved =, slack_ns =} -> {slow = {{index, ns, cause, events}}, by_cause
 -- = {cause = {count, ns = {...}}}, pages, lost}. events: ft.trace's columns
 -- (time, name in time order; lost). A page with no event is `no guest
@@ -102,13 +110,14 @@ function slowcause.match(opts)
   check(opts)
   local s, ev = opts.samples, opts.events
   local slack, lost = opts.slack_ns or 0, ev.lost or 0
-  local ends = slowcause.windows(s, opts.start_ns)
+  local ends, starts = slowcause.windows(s, opts.timing)
   local out = { slow = {}, by_cause = {}, pages = #s, lost = lost }
   for _, c in ipairs(slowcause.CAUSES) do out.by_cause[c] = { count = 0, ns = {} } end
   local times, names, j = ev.time, ev.name, 1
   for i = 1, #s do
     if s[i] > opts.slow_ns then
-      local lo, hi = ends[i - 1] - slack, ends[i] + slack
+      local lo, hi = starts[i] - slack, ends[i] + slack
+      while j > 1 and times[j - 1] >= lo do j = j - 1 end
       while j <= #times and times[j] < lo do j = j + 1 end
       local seen, best = {}, nil
       local k = j
@@ -185,9 +194,9 @@ end
 -- the page's start to the entry (the store reaching the trap) and from the
 -- entry to the page's end (the fault's handling and return, and the
 -- reading that closes the sample). Two lists of ns.
-function slowcause.fault_split(samples, start_ns, events, name)
+function slowcause.fault_split(samples, timing, events, name)
   name = name or "exceptions:page_fault_user"
-  local ends = slowcause.windows(samples, start_ns)
+  local ends, starts = slowcause.windows(samples, timing)
   local before, after = {}, {}
   local i = 1
   for k = 1, #events.time do
@@ -195,8 +204,8 @@ function slowcause.fault_split(samples, start_ns, events, name)
       local tk = events.time[k]
       while i <= #samples and ends[i] <= tk do i = i + 1 end
       if i > #samples then break end
-      if tk >= ends[i - 1] then
-        before[#before + 1] = tk - ends[i - 1]
+      if tk >= starts[i] then
+        before[#before + 1] = tk - starts[i]
         after[#after + 1] = ends[i] - tk
       end
     end
