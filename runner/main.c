@@ -18,6 +18,8 @@
 #include "../core/interrupt.h"
 #include "../core/restore.h"
 #include "ft.h"
+#include "ft_aux.h"
+#include "task.h"
 
 /* The sanitizer build carries its own option: ft.malloc(1 << 62) must get
  * NULL (a refusal) rather than abort, whatever ASAN_OPTIONS says. */
@@ -138,44 +140,15 @@ static int exit_status(int status)
 	return ft_interrupted ? EXIT_INTERRUPTED : EXIT_LUA_ERROR;
 }
 
-static void executable_dir(char *out, size_t size)
-{
-	char path[PATH_MAX];
-	ssize_t n = readlink("/proc/self/exe", path, sizeof path - 1);
-	if (n <= 0) {
-		snprintf(out, size, ".");
-		return;
-	}
-	path[n] = '\0';
-	snprintf(out, size, "%s", dirname(path));
-}
-
-/* As given, then scripts/NAME beside the executable; that one is made
- * absolute (realpath), so arg[0] and tracebacks name the file wherever the
- * runner was started from. */
-static int find_script(const char *name, const char *exe_dir, char *out, size_t size)
-{
-	if ((size_t)snprintf(out, size, "%s", name) < size && access(out, R_OK) == 0)
-		return 0;
-	char found[PATH_MAX];
-	if ((size_t)snprintf(found, sizeof found, "%s/scripts/%s", exe_dir, name) >= sizeof found ||
-	    access(found, R_OK) != 0)
-		return -1;
-	char real[PATH_MAX];
-	const char *use = realpath(found, real) ? real : found;
-	if ((size_t)snprintf(out, size, "%s", use) >= size)
-		return -1;
-	return 0;
-}
-
-/* package.path gains the script's lib/ and scripts/lib/ beside the executable. */
-static void set_module_path(lua_State *L, const char *script, const char *exe_dir)
+/* package.path gains the script's lib/ and the scripts' library (beside
+ * the executable, or installed). */
+static void set_module_path(lua_State *L, const char *script)
 {
 	char copy[PATH_MAX];
 	snprintf(copy, sizeof copy, "%s", script ? script : ".");
 	const char *script_dir = script ? dirname(copy) : ".";
 	lua_getglobal(L, "package");
-	lua_pushfstring(L, "%s/lib/?.lua;%s/scripts/lib/?.lua;", script_dir, exe_dir);
+	lua_pushfstring(L, "%s/lib/?.lua;%s/?.lua;", script_dir, ft_script_lib_dir());
 	lua_getfield(L, -2, "path");
 	lua_concat(L, 2);
 	lua_setfield(L, -2, "path");
@@ -627,7 +600,6 @@ struct job {
 	char **argv;
 	int script, want_repl, has_code;
 	const char *path; /* NULL for "-" */
-	const char *exe_dir;
 	int status;
 };
 
@@ -638,7 +610,7 @@ static int pmain(lua_State *L)
 	struct job *j = lua_touserdata(L, 1);
 	lua_settop(L, 0);
 	ft_open_libs(L);
-	set_module_path(L, j->script ? j->path : NULL, j->exe_dir);
+	set_module_path(L, j->script ? j->path : NULL);
 	set_arg(L, j->argv, j->argc, j->script, j->path); /* no script: arg[0] is ftrun itself */
 
 	int status = LUA_OK;
@@ -705,12 +677,10 @@ int main(int argc, char **argv)
 		}
 	}
 
-	char exe_dir[PATH_MAX], path[PATH_MAX];
-	executable_dir(exe_dir, sizeof exe_dir);
+	char path[PATH_MAX];
 	int from_stdin = script && strcmp(argv[script], "-") == 0;
-	if (script && !from_stdin && find_script(argv[script], exe_dir, path, sizeof path) != 0) {
-		fprintf(stderr, "ftrun: cannot open script '%s' (looked for %s and %s/scripts/%s)\n",
-		        argv[script], argv[script], exe_dir, argv[script]);
+	if (script && !from_stdin && ft_find_script(argv[script], path, sizeof path) != 0) {
+		fprintf(stderr, "ftrun: cannot open script '%s' (looked for %s)\n", argv[script], path);
 		return EXIT_USAGE;
 	}
 
@@ -721,7 +691,7 @@ int main(int argc, char **argv)
 		return EXIT_LUA_ERROR;
 	}
 	struct job j = {argc, argv, script, want_repl, has_code,
-	                script && !from_stdin ? path : NULL, exe_dir, LUA_OK};
+	                script && !from_stdin ? path : NULL, LUA_OK};
 	lua_pushcfunction(L, pmain);
 	lua_pushlightuserdata(L, &j);
 	int status = lua_pcall(L, 1, 0, 0);

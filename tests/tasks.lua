@@ -128,7 +128,15 @@ for _, mode in ipairs(MODES) do
 
   do -- the chunk, the options, what a task may not do
     errors(1, "return 1", nil, "the task chunk must return a function", "a chunk that returns no function")
-    errors(1, "return function(", nil, "(set-up)", "a syntax error is a set-up failure")
+    do -- the chunk is compiled once, by the starter, before any task exists
+      local ok, msg = pcall(tasks, 8, "return function(")
+      t.ok(not ok, mode .. ": a syntax error fails the call")
+      t.like(msg, 'the task chunk does not compile: [string "return function("]:1:',
+        mode .. ": it is the starter's one compile error")
+      t.ok(not msg:find("task %d+ of"), mode .. ": no task was started to report it", msg)
+      local _, compiles = msg:gsub("expected near", "")
+      t.is(compiles, 1, mode .. ": one error, not one per task")
+    end
     errors(1, "@no/such/script.lua", nil, "cannot open task script 'no/such/script.lua'", "a missing script")
     errors(1, "return function() os.exit(3) end", nil, "os.exit inside a task", "os.exit in a task")
     errors(1, "return function() ft.tasks(1, 'return function() end') end", nil, "cannot be called inside a task", "tasks inside a task")
