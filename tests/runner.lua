@@ -153,6 +153,28 @@ do -- 4: ftrun - reads the script from stdin
   t.like(out, "from stdin\t-\ta\tb", "ftrun - runs stdin with arguments")
 end
 
+do -- an installed layout: <prefix>/bin/ftrun with <prefix>/share/ftrun/scripts
+  local prefix = t.tmpdir()
+  local share = prefix .. "/share/ftrun/scripts"
+  t.run("mkdir -p " .. q(prefix .. "/bin") .. " " .. q(share .. "/lib") .. " && cp " .. q(t.ftrun) .. " "
+    .. q(prefix .. "/bin/ftrun"))
+  write(share .. "/hello.lua", "print('hello from', arg[0], require('greeting'))\n")
+  write(share .. "/lib/greeting.lua", "return 'the installed library'\n")
+  write(share .. "/worker.lua", "return function(i) return i * 10 end\n")
+  local real = t.run("realpath " .. q(share .. "/hello.lua")):gsub("\n", "")
+  local out, code = t.run("cd / && " .. q(prefix .. "/bin/ftrun") .. " hello.lua")
+  t.is(code, 0, "an installed ftrun runs a script from share/ftrun/scripts")
+  t.like(out, "hello from\t" .. real .. "\tthe installed library",
+    "its arg[0] is the script's path, and require finds share/ftrun/scripts/lib")
+  out = t.run("cd / && " .. q(prefix .. "/bin/ftrun")
+    .. " -e 'print(ft.tasks(1, \"@worker.lua\", {mode = \"processes\"}).tasks[1].values[1])'")
+  t.like(out, "10\n", "a task script is found there too")
+  out, code = t.run("cd / && " .. q(prefix .. "/bin/ftrun") .. " nothing.lua")
+  t.is(code, 2, "a missing script exits 2")
+  t.like(out, "share/ftrun/scripts/nothing.lua", "the message names the installed place it looked")
+  t.run("rm -rf " .. q(prefix))
+end
+
 do -- 5: a script found in scripts/ gets its absolute path as arg[0]
   local dir = t.ftrun:match("^(.*)/[^/]*$")
   local real = t.run("realpath " .. q(dir .. "/scripts/first_touch.lua")):gsub("\n", "")
