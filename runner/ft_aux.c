@@ -143,8 +143,9 @@ int ft_check_opts(lua_State *L, int arg, const char *what, const struct ft_opt o
 				const char *names[n + 1];
 				for (i = 0; i <= n; i++)
 					names[i] = opts[i].name;
-				luaL_error(L, "unknown %s option '%s' (expected %s)", what,
-				           key ? key : luaL_typename(L, -2), push_list(L, names, "%s"));
+				const char *shown_key = key ? key : luaL_typename(L, -2);
+				luaL_error(L, "unknown %s option '%s' (expected %s)", what, shown_key,
+				           push_list(L, names, "%s"));
 			}
 		}
 	}
