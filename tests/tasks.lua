@@ -121,8 +121,8 @@ for _, mode in ipairs(MODES) do
       for _ = 2, levels do v = { v } end
       return v
     end
-    local r = tasks(1, "return function(i, v) return type(v) end", { args = { nest(98) } })
-    t.is(r.tasks[1].values[1], "table", mode .. ": 98 levels of tables cross")
+    local deep = tasks(1, "return function(i, v) return type(v) end", { args = { nest(98) } })
+    t.is(deep.tasks[1].values[1], "table", mode .. ": 98 levels of tables cross")
     errors(1, "return function() end", { args = { nest(99) } }, "may hold tables 98 levels deep",
       "99 levels: the message gives the limit the user can count")
     local cyc = { a = {} }
