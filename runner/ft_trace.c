@@ -14,6 +14,11 @@
 #include "../core/samples.h"
 #include "../core/trace.h"
 #include "ft.h"
+#include "ft_aux.h"
+#include "ft_buffer.h"
+#include "ft_openers.h"
+#include "ft_samples.h"
+#include "ft_timer.h"
 
 #define TRACE_META "ft.trace"
 
@@ -375,10 +380,7 @@ static const luaL_Reg methods[] = {
 
 void ft_open_trace(lua_State *L)
 {
-	ft_new_resource_meta(L, TRACE_META, l_close, l_tostring);
-	luaL_newlib(L, methods);
-	lua_setfield(L, -2, "__index");
-	lua_pop(L, 1);
+	ft_new_resource_meta(L, TRACE_META, l_close, l_tostring, methods, NULL);
 	lua_pushcfunction(L, l_trace);
 	lua_setfield(L, -2, "trace");
 	lua_pushcfunction(L, l_touch_timed_at);
