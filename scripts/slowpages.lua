@@ -392,4 +392,4 @@ elseif PLANT == "preempt" then
     .. "own readings) classified preempted, of all such slow pages; precision: pages classified preempted "
     .. "that overlap such a stretch."):format(GAP_NS))
 end
-h:finish(require("reports.slowpages").table)
+h:finish()
