@@ -224,6 +224,21 @@ local function keep_pass(r, rep, pass_no, p, spans)
     end
   end
   r[key .. "_score"] = score(pass_no, m, p, spans)
+  -- the pass's events by the cause they stand for: what a slow regime
+  -- would show if the guest saw it
+  local tally, e = {}, p.events
+  for k = 1, e.n do
+    if e.time[k] >= p.start and e.time[k] < p.start + p.ns then
+      local c = slowcause.class(e.name[k])
+      if c then tally[c] = (tally[c] or 0) + 1 end
+    end
+  end
+  r[key .. "_event_causes"] = tally
+  local other = 0
+  for _, page in ipairs(m.slow) do
+    if page.cause ~= "fault" then other = other + 1 end
+  end
+  r[key .. "_slow_not_fault"] = other
 end
 
 local function traced_case(mode)
@@ -354,11 +369,27 @@ local function fault_values(case)
   end
 end
 
+-- Pass 1 repetition by repetition: its cost beside the fault's split and
+-- everything the guest saw, so that a slow regime shows whether any guest
+-- event goes with it.
+local function regime_values(case)
+  for rep, r in ipairs(case.records) do
+    local split, ev = r.pass1_fault_split or {}, r.pass1_event_causes or {}
+    h:value("pass1_rep", r.pass1 / h.pages, "ns/page", { { "case", case.name }, { "rep", rep },
+      { "entry_p50", split.entry_p50 }, { "rest_p50", split.rest_p50 }, { "not_fault", r.pass1_slow_not_fault },
+      { "preempted", ev.preempted or 0 }, { "timer", ev["timer interrupt"] or 0 },
+      { "ipi", ev["IPI / TLB shootdown"] or 0 }, { "other_irq", ev["other interrupt"] or 0 },
+      { "damon", ev["DAMON / reclaim work"] or 0 }, { "steal_moved", r.pass1_steal_moved },
+      { "lost", r.pass1_lost } })
+  end
+end
+
 for _, case in ipairs(h.cases) do
   if #case.records > 0 and case.records[1].pass1_causes then
     pass_values(case, 1)
     pass_values(case, 2)
     fault_values(case)
+    regime_values(case)
   end
 end
 

@@ -58,6 +58,26 @@ function report.table(raw)
       add(("| %s | %s |"):format(part[2], table.concat(cells, " | ")))
     end
   end
+  local regimes = {}
+  for _, v in ipairs(ix.values.pass1_rep or {}) do
+    regimes[v.case] = regimes[v.case] or {}
+    table.insert(regimes[v.case], v)
+  end
+  for _, case in ipairs(ix.cases) do
+    local list = regimes[case]
+    if list then
+      table.sort(list, function(a, b) return tonumber(a.x) < tonumber(b.x) end)
+      add(("\n**%s, pass 1 by repetition**, fastest first: what the guest saw in each\n"):format(case))
+      add("| rep | ns/page | fault entry p50 | entry to end p50 | slow, not fault | switches | timer | IPI "
+        .. "| other irq | DAMON/reclaim | steal moved |\n|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|")
+      for _, v in ipairs(list) do
+        add(("| %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s |"):format(num(v.rep),
+          units.cell(tonumber(v.x), "ns/page"), v.entry_p50 and num(v.entry_p50) or "-",
+          v.rest_p50 and num(v.rest_p50) or "-", num(v.not_fault), num(v.preempted), num(v.timer), num(v.ipi),
+          num(v.other_irq), num(v.damon), tonumber(v.steal_moved) == 1 and "yes" or "no"))
+      end
+    end
+  end
   for _, v in ipairs(ix.values.trace_cost or {}) do
     add(("\nTracing's cost, THP=%s pass %s: %s %% (median of %s per-repetition ratios, traced / untraced)")
       :format(v.thp, num(v.pass), units.cell(tonumber(v.x), "%"), num(v.reps)))
