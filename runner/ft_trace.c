@@ -242,8 +242,9 @@ enum { CHUNK_BYTES = 64 << 20 }; /* as core/pass.c walks a buffer */
  * events. The pass is walked in 64 MiB chunks as core/pass.c walks it,
  * and the time between two chunks is in no sample (a few microseconds
  * each, measured: a 256 MiB first touch's faults fell one page later per
- * chunk), so each chunk's start is read here, just before its kernel:
- * chunks = {{first = page index from 0, start_ns}, ...}. Page i of a
+ * chunk), so each chunk's start is read here on CLOCK_MONOTONIC, the
+ * events' own clock, just before its kernel: chunks = {{first = page
+ * index from 0, start_ns}, ...}. Page i of a
  * chunk ended at its start_ns + scale * (the chunk's samples up to i).
  * The samples are TSC ticks converted at the rate the timer was calibrated
  * at when the program started; CLOCK_MONOTONIC is slewed by NTP meanwhile,
@@ -281,11 +282,7 @@ static int l_touch_timed_at(lua_State *L)
 	size_t i = 0, k = 0;
 	int64_t t0 = ft_now_ns();
 	for (; i < b->pages && !ft_should_stop(); i += step, k++) {
-#ifdef FT_HAVE_TSC
-		at[k] = tsc ? (int64_t)ft_tsc() : ft_now_ns();
-#else
 		at[k] = ft_now_ns();
-#endif
 		size_t n = b->pages - i < step ? b->pages - i : step;
 		kernel(b->addr + i * stride, n, stride, (unsigned char)v, s->v + i);
 	}
@@ -311,8 +308,7 @@ static int l_touch_timed_at(lua_State *L)
 		lua_createtable(L, 0, 2);
 		lua_pushinteger(L, (lua_Integer)(c * step));
 		lua_setfield(L, -2, "first");
-		int64_t ns = tsc ? start + (int64_t)((double)((uint64_t)at[c] - tsc0) * ns_per_tick + 0.5) : at[c];
-		lua_pushinteger(L, ns);
+		lua_pushinteger(L, at[c]);
 		lua_setfield(L, -2, "start_ns");
 		lua_rawseti(L, -2, (lua_Integer)c + 1);
 	}

@@ -91,6 +91,25 @@ do -- a context switch of the traced thread is a switch:out / switch:in pair
   t.ok(count(r, "switch:out") >= 1 and count(r, "switch:in") >= 1, "a sleep shows switch:out and switch:in")
 end
 
+do -- the plants' helpers
+  local b <close> = assert(ft.mmap(64 * ft.page_size()))
+  b:touch(1)
+  t.is(ft.plant_dontneed(b, 16), 4, "dontneed on pages 0, 16, 32, 48")
+  t.is(b:sum_bytes(), 60, "those four read back as zero, the rest as written")
+  t.errors(function() ft.plant_dontneed(b, 0) end, "stride must be a positive number of pages", "stride 0")
+  local m <close> = assert(ft.malloc(1 << 20))
+  local none, why, err = ft.plant_dontneed(m, 16)
+  t.ok(none == nil and err == 22, "a malloc buffer is refused as a value")
+  t.like(why, "madvise(dontneed) every 16 pages failed", "and says what failed")
+  local before = ft.affinity()
+  t.ok(#before >= 1 and math.type(before[1]) == "integer", "ft.affinity() lists the thread's CPUs")
+  t.is(ft.affinity { before[1] }[1], before[1], "pinning returns the CPUs it had")
+  t.is(#ft.affinity(before), 1, "the thread was on one CPU")
+  t.is(#ft.affinity(), #before, "and is back on all of them")
+  t.errors(function() ft.affinity { -1 } end, "cpus[1] must be a CPU number", "a negative CPU")
+  t.errors(function() ft.affinity {} end, "non-empty list", "an empty list")
+end
+
 -- refusals are values that name the setting
 local r, why, err = ft.trace { events = { "nosuch:event" } }
 t.ok(r == nil and integer(err), "an unknown tracepoint: nil, message, errno")
