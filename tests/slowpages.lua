@@ -20,8 +20,10 @@ local function run(args)
   local dir = t.tmpdir()
   local o, c = t.ftrun_run("slowpages.lua MIB=16 REPS=1 " .. args .. " RESULTS=" .. q(dir))
   local doc = json.decode(t.read(dir .. "/exp-slowpages-results.json") or "null")
+  local map = t.read(dir .. "/exp-slowpages-pass2-thp-never" .. (args:match("PLANT=(%w+)") and "-plant-"
+    .. args:match("PLANT=(%w+)") or "") .. "-causes.dat")
   os.execute("rm -rf " .. q(dir))
-  return doc, o, c
+  return doc, o, c, map
 end
 local function value(doc, name, pass)
   for _, v in ipairs(doc and doc.values or {}) do
@@ -30,7 +32,8 @@ local function value(doc, name, pass)
 end
 
 do -- dontneed: the planted pages fault again in pass 2 and are named `fault`
-  local doc, o, c = run("PLANT=dontneed THP=never")
+  local doc, o, c, map = run("PLANT=dontneed THP=never")
+  t.like(map, "# fault: page index, ns, repetition", "pass 2's page map has a series of fault pages")
   t.is(c, 0, "PLANT=dontneed runs clean", o)
   t.like(o, "Planted dontneed: recall ", "the table gives recall and precision")
   local recall = value(doc, "recall", 2)

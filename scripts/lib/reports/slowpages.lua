@@ -1,6 +1,8 @@
 -- slowpages.lua's tables, from its raw file alone: the rows, then per case
 -- and pass the slow pages by cause, their runs, the planted cause's recall
 -- and precision, the fault in time and tracing's cost.
+local plots = require "plots"
+local slowcause = require "slowcause"
 local summary = require "summary"
 local units = require "units"
 
@@ -83,6 +85,58 @@ function report.table(raw)
       :format(v.thp, num(v.pass), units.cell(tonumber(v.x), "%"), num(v.reps)))
   end
   return table.concat(out, "\n") .. "\n"
+end
+
+local COLOURS = {
+  ["preempted"] = "#7a3db8", ["fault"] = "#1f4e99", ["IPI / TLB shootdown"] = "#d62728",
+  ["timer interrupt"] = "#2ca02c", ["other interrupt"] = "#8c564b", ["DAMON / reclaim work"] = "#e377c2",
+  ["host"] = "#ff7f0e", ["no guest event"] = "#9a9a9a", ["unknown"] = "#000000",
+}
+
+-- The page map of one case and pass: every slow page of every repetition
+-- at its index and cost, coloured by its cause (pass 1: the JSON keeps
+-- only the pages whose cause is not their fault: every page faults).
+local function page_map(list, doc, prefix, case, pass)
+  local by = {}
+  for _, r in ipairs(plots.records(doc, case)) do
+    for _, p in ipairs(r.slow_pages or {}) do
+      if p.pass == pass then
+        by[p.cause] = by[p.cause] or {}
+        table.insert(by[p.cause], ("%d %d %d"):format(p.index, p.ns, p.rep))
+      end
+    end
+  end
+  local blocks, series = {}, {}
+  for _, c in ipairs(slowcause.CAUSES) do
+    if by[c] then
+      blocks[#blocks + 1] = "# " .. c .. ": page index, ns, repetition\n" .. table.concat(by[c], "\n")
+      series[#series + 1] = ('"%%s.dat" index %d using 1:2 with points pt 7 ps 0.35 lc rgb "%s" title %s')
+        :format(#series, COLOURS[c], plots.quoted(("%s (%d)"):format(c, #by[c])))
+    end
+  end
+  if #series == 0 then return end
+  local name = ("%spass%d-%s-causes"):format(prefix, pass, case:gsub("[^%w]+", "-"):lower())
+  for i, sr in ipairs(series) do series[i] = sr:format(name) end
+  local what = pass == 1 and "slow pages other than their own fault" or "slow pages by cause"
+  plots.add(list, name, ("%s, pass %d: %s, every repetition (%s)"):format(case, pass, what, doc.run),
+    table.concat(blocks, "\n\n\n") .. "\n", ([[
+set logscale y
+set key below horizontal
+set xlabel "page index"
+set ylabel "ns per page (store + one timestamp)"
+set xrange [0:%d]
+plot %s]]):format(doc.pages, table.concat(series, ", \\\n  ")))
+end
+
+function report.plots(list, doc, dir, prefix)
+  plots.generic(list, doc, dir, prefix)
+  for _, c in ipairs(doc.reps or {}) do
+    local first = c.records and c.records[1]
+    if first and first.slow_pages then
+      page_map(list, doc, prefix, c.case, 1)
+      page_map(list, doc, prefix, c.case, 2)
+    end
+  end
 end
 
 return report
