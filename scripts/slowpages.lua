@@ -213,7 +213,8 @@ local function keep_pass(r, rep, pass_no, p, spans)
   local runs = slowcause.runs(m)
   r[key .. "_runs"] = { runs = runs.runs, multi = runs.multi, single_cause = runs.single_cause,
     by_cause = runs.by_cause }
-  local before, after = slowcause.fault_split(p.samples, p.timing, p.events)
+  local before, after, doubled = slowcause.fault_split(p.samples, p.timing, p.events)
+  r[key .. "_misaligned"] = doubled
   if #before > 0 then
     r[key .. "_fault_entry_ns"] = stats.median(before)
     r[key .. "_fault_rest_ns"] = stats.median(after)
@@ -380,6 +381,7 @@ local function regime_values(case)
       { "preempted", ev.preempted or 0 }, { "timer", ev["timer interrupt"] or 0 },
       { "ipi", ev["IPI / TLB shootdown"] or 0 }, { "other_irq", ev["other interrupt"] or 0 },
       { "damon", ev["DAMON / reclaim work"] or 0 }, { "steal_moved", r.pass1_steal_moved },
+      { "misaligned", r.pass1_misaligned },
       { "lost", r.pass1_lost } })
   end
 end

@@ -85,6 +85,9 @@ do -- the result's shape, the table, the runs
   t.is(before[1], 100, "the fault entered 100 ns into its page")
   t.is(after[1], 900, "and the page ended 900 ns later")
   t.is(before[2], 50, "the second page's")
+  local _, _, doubled = sc.fault_split(s, 1000, events { { 1300, "exceptions:page_fault_user" },
+    { 1400, "exceptions:page_fault_user" }, { 2250, "exceptions:page_fault_user" } })
+  t.is(doubled, 1, "a second fault in one page is counted: the windows and events no longer line up")
   local ends = sc.windows({ 100, 100 }, { start_ns = 1000, scale = 1.5 })
   t.is(ends[2], 1300, "windows: the running sum times the pass's scale, from the start")
   local starts

@@ -193,11 +193,14 @@ end
 -- For every page whose window holds a user fault's entry: the time from
 -- the page's start to the entry (the store reaching the trap) and from the
 -- entry to the page's end (the fault's handling and return, and the
--- reading that closes the sample). Two lists of ns.
+-- reading that closes the sample). Two lists of ns, and how many fault
+-- entries fell in a page that already held one: where every page faults
+-- once (a first touch of 4 KiB pages), a check that the windows and the
+-- events line up.
 function slowcause.fault_split(samples, timing, events, name)
   name = name or "exceptions:page_fault_user"
   local ends, starts = slowcause.windows(samples, timing)
-  local before, after = {}, {}
+  local before, after, seen, doubled = {}, {}, {}, 0
   local i = 1
   for k = 1, #events.time do
     if events.name[k] == name then
@@ -207,10 +210,12 @@ function slowcause.fault_split(samples, timing, events, name)
       if tk >= starts[i] then
         before[#before + 1] = tk - starts[i]
         after[#after + 1] = ends[i] - tk
+        if seen[i] then doubled = doubled + 1 end
+        seen[i] = true
       end
     end
   end
-  return before, after
+  return before, after, doubled
 end
 
 return slowcause
