@@ -84,7 +84,7 @@ function Record:check_words(...) return self._h.meter:check_words(...) end
 -- defaults), quick ({MIB =, REPS =}, default 16 MiB and 2 reps), knobs
 -- (more knob specs), warmup (repetitions run first and discarded, default
 -- 0), run (cfg -> the run's name; default "exp-<script>", QUICK=1
--- "quick-<script>"), check (cfg -> nil, or why the knobs cannot be run:
+-- "quick-<script>"), check (cfg, clock -> nil, or why the knobs cannot be run:
 -- exit 2 before anything is made), memory (cfg,
 -- bytes, pages -> bytes mapped at once; default one buffer). args: the
 -- script's arguments (default the chunk's `arg`).
@@ -107,6 +107,8 @@ function harness.start(opts, args)
       desc = ("1: %d MiB and %d reps, never published"):format(quick.MIB, quick.REPS) },
   }
   for _, k in ipairs(opts.knobs or {}) do spec[#spec + 1] = k end
+  spec[#spec + 1] = { name = "CLOCK_GHZ", kind = "ghz", default = "measured",
+    desc = "the clock rate cycles per page are counted at; measured: estimated at the start" }
   spec[#spec + 1] = { name = "COUNTERS", kind = "flag", default = false,
     desc = "1: perf software counters around every pass, beside each row (they add about 5 % to a fault)" }
   if opts.shuffle then
@@ -115,7 +117,8 @@ function harness.start(opts, args)
   end
   for _, k in ipairs(runfiles.spec()) do spec[#spec + 1] = k end
   local cfg = knobs.setup(script, opts.about, spec, quick, args or _G.arg or {})
-  local refused = opts.check and opts.check(cfg)
+  local clock = ft.clock() -- measured once (0.1 s): the check may need it
+  local refused = opts.check and opts.check(cfg, clock)
   if refused then knobs.fail(script, refused) end
 
   local h = setmetatable({ script = script, about = opts.about, cfg = cfg, spec = spec, meter = measure.meter(),
@@ -129,11 +132,15 @@ function harness.start(opts, args)
   h.bytes = cfg.MIB << 20
   h.pages = h.bytes // h.page
   knobs.check_memory(script, cfg.MIB, opts.memory and opts.memory(cfg, h.bytes, h.pages) or h.bytes)
-  h.ghz, h.ghz_source = knobs.clock_ghz(script)
+  if cfg.CLOCK_GHZ == "measured" then
+    h.ghz, h.ghz_source = knobs.clock_ghz(script)
+  else
+    h.ghz, h.ghz_source = cfg.CLOCK_GHZ, "CLOCK_GHZ"
+  end
   h.run_name = opts.run and opts.run(cfg) or (cfg.QUICK and "quick-" or "exp-") .. opts.script
   h.prefix = h.run_name == "main" and "" or h.run_name .. "-"
   h.plan = runfiles.plan(script, h.run_name, cfg) -- made and checked before anything is mapped
-  h.clock = ft.clock()
+  h.clock = clock
   h.provenance = provenance.collect()
   -- An open page-fault event makes the kernel count every fault (___perf_sw_event):
   -- 2152 against 2038 ns per page at the median here, so only on request.
