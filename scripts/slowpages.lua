@@ -19,6 +19,7 @@
 local ft = require "ft"
 local harness = require "harness"
 local slowcause = require "slowcause"
+local slowrun = require "slowrun"
 local stats = require "stats"
 
 local h = harness.start({ script = "slowpages", shuffle = true, mib = 256, reps = 5,
@@ -45,14 +46,6 @@ local modes
 if cfg.THP == "both" and (PLANT == "none" or cfg.given.THP) then modes = { "never", "always" }
 elseif cfg.THP == "both" then modes = { "never" }
 else modes = { cfg.THP } end
-
--- The ring must hold every sample of pass 1 (a fault per page and the
--- rest): 40 bytes a sample, with room for twice as many.
-local function ring_kib()
-  local kib = 64
-  while kib * 1024 < 2 * 48 * h.pages do kib = kib * 2 end
-  return kib
-end
 
 -- The helper threads of the plants. Each returns its own times: tlb the
 -- [start, end] of every munmap, preempt the [start, end] of every stretch
@@ -122,23 +115,6 @@ local function stop_helper(helper)
   return report.tasks[1].values[1]
 end
 
--- The traced pass: its samples as a list, its start, its events and the
--- steal counter's move.
-local function traced_pass(tr, b, s, value)
-  local steal0 = slowcause.steal()
-  tr:start()
-  local f0 = ft.faults()
-  local ns, start, scale, chunks = ft.touch_timed_at(b, value, s)
-  local f1 = ft.faults()
-  local events = tr:stop()
-  local steal1 = slowcause.steal()
-  local list = {}
-  for i = 1, #s do list[i] = s[i] end
-  return { ns = ns, start = start, scale = scale, timing = { start_ns = start, scale = scale, chunks = chunks },
-    faults = f1 - f0, events = events, samples = list,
-    steal_moved = steal0 ~= steal1 }
-end
-
 -- Whether [lo, hi) overlaps one of the spans {a1, b1, a2, b2, ...} (sorted).
 local function overlaps(spans, lo, hi)
   for k = 1, #spans, 2 do
@@ -184,79 +160,26 @@ local function score(pass_no, m, p, spans)
   return out
 end
 
--- What a pass's matching keeps in the record: the counts by cause, the
--- slow pages (pass 1's faults only as a count: every page of a first touch
--- faults), the fault's split and the runs.
+-- A pass's matching kept in the record, with the planted cause's score.
 local function keep_pass(r, rep, pass_no, p, spans)
-  local m = slowcause.match { samples = p.samples, timing = p.timing, events = p.events, slow_ns = SLOW_NS,
-    resolution_ns = RESOLUTION_NS, steal_moved = p.steal_moved }
-  local key = "pass" .. pass_no
-  r[key] = p.ns
-  r[key .. "_faults"] = p.faults
-  r[key .. "_clock_ppm"] = 1e6 * (p.scale - 1) -- the rate over the pass against the calibrated one
-  r[key .. "_slow"] = #m.slow
-  r[key .. "_lost"] = m.lost
-  r[key .. "_events"] = p.events.n
-  r[key .. "_steal_moved"] = p.steal_moved and 1 or 0
-  r[key .. "_causes"] = {}
-  for _, c in ipairs(slowcause.CAUSES) do
-    local b = m.by_cause[c]
-    if b.count > 0 then r[key .. "_causes"][c] = { count = b.count, median_ns = slowcause.median(b.ns), ns = b.ns } end
-  end
-  r.slow_pages = r.slow_pages or {}
-  for _, page in ipairs(m.slow) do
-    if pass_no == 2 or page.cause ~= "fault" then
-      r.slow_pages[#r.slow_pages + 1] = { pass = pass_no, rep = rep, index = page.index, ns = page.ns,
-        cause = page.cause }
-    end
-  end
-  local runs = slowcause.runs(m)
-  r[key .. "_runs"] = { runs = runs.runs, multi = runs.multi, single_cause = runs.single_cause,
-    by_cause = runs.by_cause }
-  local before, after, doubled = slowcause.fault_split(p.samples, p.timing, p.events)
-  r[key .. "_misaligned"] = doubled
-  if #before > 0 then
-    r[key .. "_fault_entry_ns"] = stats.median(before)
-    r[key .. "_fault_rest_ns"] = stats.median(after)
-    r[key .. "_fault_split"] = { pages = #before }
-    for _, pc in ipairs { 10, 50, 90, 99 } do
-      r[key .. "_fault_split"]["entry_p" .. pc] = stats.percentile(before, pc)
-      r[key .. "_fault_split"]["rest_p" .. pc] = stats.percentile(after, pc)
-    end
-  end
-  r[key .. "_score"] = score(pass_no, m, p, spans)
-  -- the pass's events by the cause they stand for: what a slow regime
-  -- would show if the guest saw it
-  local tally, e = {}, p.events
-  for k = 1, e.n do
-    if e.time[k] >= p.start and e.time[k] < p.start + p.ns then
-      local c = slowcause.class(e.name[k])
-      if c then tally[c] = (tally[c] or 0) + 1 end
-    end
-  end
-  r[key .. "_event_causes"] = tally
-  local other = 0
-  for _, page in ipairs(m.slow) do
-    if page.cause ~= "fault" then other = other + 1 end
-  end
-  r[key .. "_slow_not_fault"] = other
+  local m = slowrun.keep(r, rep, pass_no, p, { slow_ns = SLOW_NS, resolution_ns = RESOLUTION_NS })
+  r["pass" .. pass_no .. "_score"] = score(pass_no, m, p, spans)
 end
 
 local function traced_case(mode)
   return function(r, rep)
-    local tr <close>, why = ft.trace { events = slowcause.THREAD_EVENTS, cpu_events = slowcause.CPU_EVENTS,
-      ring_kib = ring_kib() }
+    local tr <close>, why = slowrun.open(h.pages)
     if not tr then return false, why end
     local b <close> = r:map(nil, { thp = mode })
     local s = ft.samples(b.pages)
     local task, refused = start_helper(1)
     if refused then return false, refused end
-    local p1 = traced_pass(tr, b, s, 1)
+    local p1 = slowrun.pass(tr, b, s, 1)
     local spans1 = stop_helper(task)
     if PLANT == "dontneed" then assert(ft.plant_dontneed(b, STRIDE)) end
     task, refused = start_helper(2)
     if refused then return false, refused end
-    local p2 = traced_pass(tr, b, s, 2)
+    local p2 = slowrun.pass(tr, b, s, 2)
     local spans2 = stop_helper(task)
     r:work(p1.ns + p2.ns)
     r:check_bytes(b, 2, "pass 2")
@@ -300,39 +223,9 @@ h:run()
 -- Per pass, over every repetition of a case: slow pages by cause (count,
 -- share, median cost), their runs, the planted cause's recall and
 -- precision, as RESULT values; reports/slowpages.lua makes the tables.
-local function causes_of(records, key)
-  local total, by = 0, {}
-  for _, r in ipairs(records) do
-    for c, v in pairs(r[key .. "_causes"] or {}) do
-      by[c] = by[c] or { count = 0, ns = {} }
-      by[c].count = by[c].count + v.count
-      table.move(v.ns, 1, #v.ns, #by[c].ns + 1, by[c].ns)
-      total = total + v.count
-    end
-    r[key .. "_causes"] = nil -- the JSON keeps the pages themselves (slow_pages)
-  end
-  return by, total
-end
-
 local function pass_values(case, pass_no)
   local recs, key = case.records, "pass" .. pass_no
-  local by, total = causes_of(recs, key)
-  h:value("slow_pages", total, "pages", { { "case", case.name }, { "pass", pass_no }, { "reps", #recs },
-    { "slow_ns", SLOW_NS }, { "lost", stats.sum(stats.map(recs, function(r) return r[key .. "_lost"] end)) } })
-  for _, c in ipairs(slowcause.CAUSES) do
-    local b = by[c]
-    if b then
-      h:value("slow_share", 100 * b.count / total, "%", { { "case", case.name }, { "pass", pass_no },
-        { "cause", c }, { "pages", b.count }, { "median_ns", slowcause.median(b.ns) } })
-    end
-  end
-  local runs, multi, single = 0, 0, 0
-  for _, r in ipairs(recs) do
-    local x = r[key .. "_runs"]
-    runs, multi, single = runs + x.runs, multi + x.multi, single + x.single_cause
-  end
-  h:value("runs", runs, "count", { { "case", case.name }, { "pass", pass_no }, { "multi", multi },
-    { "single_cause", single } })
+  slowrun.values(h, case, pass_no, SLOW_NS)
   if PLANT ~= "none" and (PLANT == "preempt" or pass_no == 2) then
     local sc = { planted = 0, found = 0, classified = 0, right = 0 }
     for _, r in ipairs(recs) do

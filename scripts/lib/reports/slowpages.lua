@@ -2,48 +2,19 @@
 -- and pass the slow pages by cause, their runs, the planted cause's recall
 -- and precision, the fault in time and tracing's cost.
 local plots = require "plots"
-local slowcause = require "slowcause"
+local slowrun = require "slowrun"
 local summary = require "summary"
 local units = require "units"
 
 local report = {}
 
-local function each(ix, name, keep)
-  local out = {}
-  for _, v in ipairs(ix.values[name] or {}) do
-    if keep(v) then out[#out + 1] = v end
-  end
-  return out
-end
-
-local function num(x) return ("%.0f"):format(tonumber(x)) end
+local each, num = slowrun.each, slowrun.num
 
 function report.table(raw)
   local ix = summary.index(raw)
   local out = { summary.table(raw) }
   local function add(line) out[#out + 1] = line end
-  for _, total in ipairs(ix.values.slow_pages or {}) do
-    local case, pass = total.case, tonumber(total.pass)
-    local function here(v) return v.case == case and tonumber(v.pass) == pass end
-    add(("\n**%s, pass %d**: %s slow pages (> %s ns) in %s repetitions, %s events lost\n"):format(case, pass,
-      num(total.x), num(total.slow_ns), num(total.reps), num(total.lost)))
-    add("| cause | pages | share | median ns |\n|---|---:|---:|---:|")
-    for _, v in ipairs(each(ix, "slow_share", here)) do
-      add(("| %s | %s | %s %% | %s |"):format(v.cause, num(v.pages), units.cell(tonumber(v.x), "%"), num(v.median_ns)))
-    end
-    for _, v in ipairs(each(ix, "runs", here)) do
-      add(("\nRuns of slow pages: %s, of which %s span two pages or more and %s of those have one cause "
-        .. "throughout."):format(num(v.x), num(v.multi), num(v.single_cause)))
-    end
-    for _, v in ipairs(each(ix, "recall", here)) do
-      add(("\nPlanted %s: recall %s %% (%s of %s planted pages found as `%s`)"):format(v.plant,
-        units.cell(tonumber(v.x), "%"), num(v.found), num(v.planted), v.cause))
-    end
-    for _, v in ipairs(each(ix, "precision", here)) do
-      add(("\nPlanted %s: precision %s %% (%s of %s pages classified `%s`)"):format(v.plant,
-        units.cell(tonumber(v.x), "%"), num(v.right), num(v.classified), v.cause))
-    end
-  end
+  for _, line in ipairs(slowrun.tables(ix)) do add(line) end
   local cases = {}
   for _, v in ipairs(ix.values.fault_entry or {}) do
     if not cases[v.case] then cases[#cases + 1], cases[v.case] = v.case, v end
@@ -91,56 +62,9 @@ function report.table(raw)
   return table.concat(out, "\n") .. "\n"
 end
 
-local COLOURS = {
-  ["preempted"] = "#7a3db8", ["fault"] = "#1f4e99", ["IPI / TLB shootdown"] = "#d62728",
-  ["timer interrupt"] = "#2ca02c", ["other interrupt"] = "#8c564b", ["DAMON / reclaim work"] = "#e377c2",
-  ["host"] = "#ff7f0e", ["no guest event"] = "#9a9a9a", ["unknown"] = "#000000",
-}
-
--- The page map of one case and pass: every slow page of every repetition
--- at its index and cost, coloured by its cause (pass 1: the JSON keeps
--- only the pages whose cause is not their fault: every page faults).
-local function page_map(list, doc, prefix, case, pass)
-  local by = {}
-  for _, r in ipairs(plots.records(doc, case)) do
-    for _, p in ipairs(r.slow_pages or {}) do
-      if p.pass == pass then
-        by[p.cause] = by[p.cause] or {}
-        table.insert(by[p.cause], ("%d %d %d"):format(p.index, p.ns, p.rep))
-      end
-    end
-  end
-  local blocks, series = {}, {}
-  for _, c in ipairs(slowcause.CAUSES) do
-    if by[c] then
-      blocks[#blocks + 1] = "# " .. c .. ": page index, ns, repetition\n" .. table.concat(by[c], "\n")
-      series[#series + 1] = ('"%%s.dat" index %d using 1:2 with points pt 7 ps 0.35 lc rgb "%s" title %s')
-        :format(#series, COLOURS[c], plots.quoted(("%s (%d)"):format(c, #by[c])))
-    end
-  end
-  if #series == 0 then return end
-  local name = ("%spass%d-%s-causes"):format(prefix, pass, case:gsub("[^%w]+", "-"):lower())
-  for i, sr in ipairs(series) do series[i] = sr:format(name) end
-  local what = pass == 1 and "slow pages other than their own fault" or "slow pages by cause"
-  plots.add(list, name, ("%s, pass %d: %s, every repetition (%s)"):format(case, pass, what, doc.run),
-    table.concat(blocks, "\n\n\n") .. "\n", ([[
-set logscale y
-set key below horizontal
-set xlabel "page index"
-set ylabel "ns per page (store + one timestamp)"
-set xrange [0:%d]
-plot %s]]):format(doc.pages, table.concat(series, ", \\\n  ")))
-end
-
 function report.plots(list, doc, dir, prefix)
   plots.generic(list, doc, dir, prefix)
-  for _, c in ipairs(doc.reps or {}) do
-    local first = c.records and c.records[1]
-    if first and first.slow_pages then
-      page_map(list, doc, prefix, c.case, 1)
-      page_map(list, doc, prefix, c.case, 2)
-    end
-  end
+  slowrun.page_maps(list, doc, prefix)
 end
 
 return report
