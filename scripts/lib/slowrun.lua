@@ -68,7 +68,7 @@ function slowrun.keep(r, rep, pass_no, p, opts)
   end
   r[key .. "_slow_not_fault"] = other
   local runs = slowcause.runs(m)
-  r[key .. "_runs"] = { runs = runs.runs, multi = runs.multi, single_cause = runs.single_cause,
+  r[key .. "_cause_runs"] = { runs = runs.runs, multi = runs.multi, single_cause = runs.single_cause,
     by_cause = runs.by_cause }
   local before, after, doubled = slowcause.fault_split(p.samples, p.timing, p.events)
   r[key .. "_misaligned"] = doubled
@@ -126,7 +126,7 @@ function slowrun.values(h, case, pass_no, slow_ns)
   end
   local runs, multi, single = 0, 0, 0
   for _, r in ipairs(recs) do
-    local x = r[key .. "_runs"]
+    local x = r[key .. "_cause_runs"]
     runs, multi, single = runs + x.runs, multi + x.multi, single + x.single_cause
   end
   h:value("runs", runs, "count", { { "case", case.name }, { "pass", pass_no }, { "multi", multi },
