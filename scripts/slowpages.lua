@@ -30,8 +30,8 @@ local h = harness.start({ script = "slowpages", shuffle = true, mib = 256, reps 
       desc = "a known cause planted: none, dontneed (pages 0, 16, 32, ... before pass 2), tlb (munmaps of "
         .. "another thread), preempt (a busy thread on the same CPU)" },
     { name = "SLOW_NS", kind = "count", default = 200, desc = "a page slower than this (ns) is slow" },
-    { name = "THP", kind = "choice", choices = { "both", "never", "always" }, default = "both",
-      desc = "THP of the buffers: never, always, or both as separate cases (PLANT: never unless given)" },
+    { name = "THP_CASES", kind = "choice", choices = { "both", "never", "always" }, default = "both",
+      desc = "THP of the buffers: never, always, or both as separate cases (with a PLANT: never unless given)" },
   },
   memory = function(_, bytes) return 2 * bytes end }, { ... })
 
@@ -43,9 +43,9 @@ local clock = h.clock.timed
 local RESOLUTION_NS = math.max(clock.tick_ns or 0, clock.step_ns or 0)
 
 local modes
-if cfg.THP == "both" and (PLANT == "none" or cfg.given.THP) then modes = { "never", "always" }
-elseif cfg.THP == "both" then modes = { "never" }
-else modes = { cfg.THP } end
+if cfg.THP_CASES == "both" and (PLANT == "none" or cfg.given.THP_CASES) then modes = { "never", "always" }
+elseif cfg.THP_CASES == "both" then modes = { "never" }
+else modes = { cfg.THP_CASES } end
 
 -- The helper threads of the plants. Each returns its own times: tlb the
 -- [start, end] of every munmap, preempt the [start, end] of every stretch

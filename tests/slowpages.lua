@@ -51,7 +51,7 @@ local function value(doc, name, pass)
 end
 
 do -- dontneed: the planted pages fault again in pass 2 and are named `fault`
-  local doc, o, c, map = run("PLANT=dontneed THP=never")
+  local doc, o, c, map = run("PLANT=dontneed THP_CASES=never")
   t.like(map, "# fault: page index, ns, repetition", "pass 2's page map has a series of fault pages")
   t.is(c, 0, "PLANT=dontneed runs clean", o)
   t.like(o, "Planted dontneed: recall ", "the table gives recall and precision")
