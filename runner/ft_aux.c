@@ -39,6 +39,14 @@ int ft_check_option(lua_State *L, int arg, const char *const names[])
 	return luaL_checkoption(L, arg, NULL, names);
 }
 
+lua_Integer ft_check_positive(lua_State *L, int arg, const char *what)
+{
+	lua_Integer v = luaL_checkinteger(L, arg);
+	if (v <= 0)
+		luaL_argerror(L, arg, lua_pushfstring(L, "%s, got %I", what, v));
+	return v;
+}
+
 unsigned char ft_check_byte(lua_State *L, int arg)
 {
 	lua_Integer v = luaL_checkinteger(L, arg);

@@ -24,6 +24,9 @@ void ft_check_nargs(lua_State *L, int max);
 void ft_check_method_nargs(lua_State *L, int max);
 /* luaL_checkoption that also rejects an embedded NUL. */
 int ft_check_option(lua_State *L, int arg, const char *const names[]);
+/* An integer above 0 at arg; what says what it must be ("size must be a
+ * positive number of bytes"), and the message adds what it got. */
+lua_Integer ft_check_positive(lua_State *L, int arg, const char *what);
 /* A byte value, 0 to 255, at arg. */
 unsigned char ft_check_byte(lua_State *L, int arg);
 

@@ -61,11 +61,7 @@ static struct ft_buffer *check_buffer(lua_State *L)
 
 static size_t check_bytes(lua_State *L, int arg)
 {
-	lua_Integer bytes = luaL_checkinteger(L, arg);
-	if (bytes <= 0)
-		luaL_argerror(L, arg, lua_pushfstring(L,
-			"size must be a positive number of bytes, got %I", bytes));
-	return (size_t)bytes;
+	return (size_t)ft_check_positive(L, arg, "size must be a positive number of bytes");
 }
 
 /* User value 1: the memfd a file mapping was made from, so a task
@@ -326,14 +322,10 @@ static int l_nodes(lua_State *L)
 			other++;
 		}
 	}
-	lua_pushinteger(L, absent);
-	lua_setfield(L, -2, "absent");
-	lua_pushinteger(L, zero);
-	lua_setfield(L, -2, "zero_page");
-	lua_pushinteger(L, other);
-	lua_setfield(L, -2, "error");
-	lua_pushinteger(L, (lua_Integer)count);
-	lua_setfield(L, -2, "sampled");
+	ft_set_integer(L, "absent", absent);
+	ft_set_integer(L, "zero_page", zero);
+	ft_set_integer(L, "error", other);
+	ft_set_integer(L, "sampled", (lua_Integer)count);
 	return 1;
 }
 

@@ -47,10 +47,7 @@ static struct lmemfd *new_memfd(lua_State *L)
 static int l_memfd(lua_State *L)
 {
 	ft_check_nargs(L, 1);
-	lua_Integer bytes = luaL_checkinteger(L, 1);
-	if (bytes <= 0)
-		return luaL_argerror(L, 1, lua_pushfstring(L,
-			"size must be a positive number of bytes, got %I", bytes));
+	lua_Integer bytes = ft_check_positive(L, 1, "size must be a positive number of bytes");
 	struct lmemfd *lm = new_memfd(L);
 	int err = ft_memfd_create(&lm->m, "ftrun", (size_t)bytes);
 	if (err)
