@@ -1,6 +1,7 @@
-/* ftrun: arguments, the Lua state, the REPL. Modelled on lua.c: every chunk
- * runs under lua_pcall with a message handler that appends a traceback, and
- * SIGINT stops Lua code through a hook and long C passes through a flag. */
+/* ftrun: arguments, the Lua state, running a script or -e code (the REPL
+ * is repl.c). Modelled on lua.c: every chunk runs under lua_pcall with a
+ * message handler that appends a traceback, and SIGINT stops Lua code
+ * through a hook and long C passes through a flag. */
 #include <errno.h>
 #include <libgen.h>
 #include <limits.h>
