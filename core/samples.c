@@ -48,10 +48,44 @@ int64_t ft_samples_max(const struct ft_samples *s)
 	return m;
 }
 
-static int compare(const void *a, const void *b)
+/* Sorts v (n values) with a least-significant-digit radix sort, 16 bits a
+ * pass through tmp, skipping a digit every value shares: a pass of cycle C
+ * gives 262144 samples, which qsort took 150 ms to order in this guest,
+ * once per pass and repetition of a default run. Returns 0 or ENOMEM. */
+static int radix_sort(int64_t *v, size_t n)
 {
-	int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
-	return (x > y) - (x < y);
+	enum { DIGITS = 1 << 16 };
+	uint64_t *a = (uint64_t *)v, *tmp = malloc(n * sizeof *tmp + DIGITS * sizeof(size_t));
+	if (!tmp)
+		return ENOMEM;
+	size_t *count = (size_t *)(tmp + n); /* no static: tasks sort in threads */
+	const uint64_t flip = UINT64_C(1) << 63; /* signed order as unsigned */
+	for (size_t i = 0; i < n; i++)
+		a[i] ^= flip;
+	uint64_t *from = a, *to = tmp;
+	for (int shift = 0; shift < 64; shift += 16) {
+		memset(count, 0, DIGITS * sizeof *count);
+		for (size_t i = 0; i < n; i++)
+			count[from[i] >> shift & 0xffff]++;
+		if (n == 0 || count[from[0] >> shift & 0xffff] == n)
+			continue; /* one digit for all: nothing moves */
+		size_t sum = 0;
+		for (size_t d = 0; d < DIGITS; d++) {
+			size_t c = count[d];
+			count[d] = sum;
+			sum += c;
+		}
+		for (size_t i = 0; i < n; i++)
+			to[count[from[i] >> shift & 0xffff]++] = from[i];
+		uint64_t *t = from;
+		from = to, to = t;
+	}
+	if (from != a)
+		memcpy(a, from, n * sizeof *a);
+	for (size_t i = 0; i < n; i++)
+		a[i] ^= flip;
+	free(tmp);
+	return 0;
 }
 
 int64_t ft_samples_percentile(struct ft_samples *s, double p, bool *ok)
@@ -63,7 +97,10 @@ int64_t ft_samples_percentile(struct ft_samples *s, double p, bool *ok)
 			return 0;
 		}
 		memcpy(s->sorted, s->v, s->n * sizeof(int64_t));
-		qsort(s->sorted, s->n, sizeof(int64_t), compare);
+		if (radix_sort(s->sorted, s->n) != 0) {
+			*ok = false;
+			return 0;
+		}
 		s->sorted_valid = true;
 	}
 	size_t rank = (size_t)ceil(p / 100.0 * (double)s->n);
