@@ -62,6 +62,12 @@ static const char usage_text[] =
 	"ft.set_hugetlb_pages are restored at exit and on SIGINT, SIGTERM, SIGHUP,\n"
 	"SIGQUIT and SIGPIPE.\n"
 	"\n"
+	"environment: FTRUN_TIMER=clock_gettime times pages with CLOCK_MONOTONIC\n"
+	"instead of the TSC; FTRUN_PROC_SYS=DIR reads perf's settings from DIR\n"
+	"instead of /proc/sys/kernel. Test hooks, not settings:\n"
+	"FTRUN_TEST_WRITE_PAUSE=SECONDS holds ft.write_files before its renames;\n"
+	"FTRUN_TEST_REPL_COMPILES=1 prints how many chunks the REPL compiled.\n"
+	"\n"
 	"The main job: `./ftrun cycles.lua` (see README.md for its knobs).\n";
 
 /* The state SIGINT has to reach: the one thing the handler needs. */
