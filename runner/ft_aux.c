@@ -236,6 +236,14 @@ void ft_set_integer(lua_State *L, const char *key, lua_Integer v)
 	lua_setfield(L, -2, key);
 }
 
+lua_Integer ft_field_integer(lua_State *L, int t, const char *key, lua_Integer dflt)
+{
+	lua_getfield(L, t, key);
+	lua_Integer v = lua_isinteger(L, -1) ? lua_tointeger(L, -1) : dflt;
+	lua_pop(L, 1);
+	return v;
+}
+
 void ft_set_number(lua_State *L, const char *key, lua_Number v)
 {
 	lua_pushnumber(L, v);

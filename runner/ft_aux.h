@@ -67,6 +67,8 @@ int ft_msghandler(lua_State *L);
 /* --- fields of the table on top ------------------------------------------ */
 
 void ft_set_integer(lua_State *L, const char *key, lua_Integer v);
+/* t[key] of the table at t when it is an integer, else dflt. */
+lua_Integer ft_field_integer(lua_State *L, int t, const char *key, lua_Integer dflt);
 void ft_set_number(lua_State *L, const char *key, lua_Number v);
 void ft_set_string(lua_State *L, const char *key, const char *v);
 void ft_set_boolean(lua_State *L, const char *key, bool v);
