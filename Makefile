@@ -104,9 +104,14 @@ run: all
 	./$(BIN) cycles.lua
 
 # The committed set: every run with PUBLISH=1, each replacing its files in
-# results/ and its block in README.md only when it ran clean.
+# results/ and its block in results/README.md only when it ran clean. A tree
+# with uncommitted changes (outside results/, which publishing rewrites) is
+# refused with exit 2 naming the files, since no file could say what was
+# measured; ALLOW_DIRTY=1 publishes anyway and every file records the diff.
 EXPERIMENTS := thp populate zeropage placement scaling recycle coldness pagesize attribution faults
+export ALLOW_DIRTY
 publish: all $(REF) bench-tools
+	@./$(BIN) -e 'os.exit(require("provenance").check_clean())' || exit 2
 	PUBLISH=1 ./$(BIN) cycles.lua
 	PUBLISH=1 ./$(BIN) cycles.lua THP=always
 	PUBLISH=1 ./$(BIN) cycles.lua THP=16K

@@ -8,6 +8,7 @@
 -- Runs of different scripts or page sizes are refused unless FORCE=1.
 local json = require "json"
 local knobs = require "knobs"
+local provenance = require "provenance"
 local stats = require "stats"
 local units = require "units"
 
@@ -76,7 +77,7 @@ end
 local function describe(doc)
   local p = doc.provenance or {}
   return ("%s (%s %s, %s, commit %s%s)"):format(doc.path, doc.script, doc.run or "", doc.date or "?",
-    tostring(p.git_commit):sub(1, 12), p.git_dirty and ", dirty" or "")
+    tostring(p.git_commit):sub(1, 12), p.git_dirty and ", dirty, diff " .. tostring(p.git_diff_sha256):sub(1, 16) or "")
 end
 
 -- What differs between the two runs' knobs and machines, as lines; where
@@ -176,6 +177,7 @@ end
 
 local docs = {} -- every file read and checked before anything is printed
 for i, f in ipairs(files) do docs[i] = load(f) end
+print("compared by " .. provenance.describe(provenance.collect()) .. "\n")
 for i = 2, #docs do compare(docs[1], docs[i]) end
 if #worst > 0 then
   io.stderr:write(("compare.lua: %d row(s) significantly worse by more than FAIL_ABOVE=%g %%:\n  %s\n"):format(

@@ -153,8 +153,10 @@ function harness.start(opts, args)
     if not h.plan.publish then -- the failed verdict goes on record, in all three files alike
       local verdict = "CHECKSUMS FAILED: " .. msg
       runfiles.write(h.plan, { { h.prefix .. "raw.txt", h.header .. "\n" .. verdict .. "\n" },
-        { h.prefix .. "summary.md", ("**%s**\n\n%s. No results.\n"):format(h.title, verdict) },
-        { h.prefix .. "results.json", json.encode { script = script, run = h.run_name, verdict = verdict } .. "\n" } })
+        { h.prefix .. "summary.md", ("**%s**\n\n%s. No results.\n\n%s\n"):format(h.title, verdict,
+          provenance.describe(h.provenance)) },
+        { h.prefix .. "results.json", json.encode { script = script, run = h.run_name, verdict = verdict,
+          provenance = h.provenance } .. "\n" } })
     end
   end
   return h
@@ -460,7 +462,7 @@ function H:finish(render)
 
   -- The table is made from the raw file alone, as a reader's tools would;
   -- its numbers are the rows' own, to the last bit.
-  local md = (render or summary.table)(raw)
+  local md = (render or summary.table)(raw) .. "\n" .. provenance.describe(self.provenance) .. "\n"
 
   local reps = {}
   for _, case in ipairs(self.cases) do
