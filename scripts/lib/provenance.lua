@@ -111,17 +111,18 @@ provenance.ORDER = { "git_commit", "git_dirty", "git_changed", "git_diff_sha256"
 -- (a summary's foot, bench.txt, compare.lua's output, a plot's sources).
 function provenance.describe(p)
   if type(p) ~= "table" then return "provenance: not recorded" end
-  local tree = tostring(p.git_commit)
+  local function v(x) return x == nil and "?" or tostring(x) end
+  local tree = v(p.git_commit)
   if p.git_dirty then
-    tree = ("%s + uncommitted changes (diff sha256 %s%s) in %s"):format(tree, tostring(p.git_diff_sha256):sub(1, 16),
-      p.allow_dirty and ", published with ALLOW_DIRTY=1" or "", tostring(p.git_changed))
+    tree = p.git_diff_sha256 and ("%s + uncommitted changes (diff sha256 %s%s) in %s"):format(tree,
+      p.git_diff_sha256:sub(1, 16), p.allow_dirty and ", published with ALLOW_DIRTY=1" or "", v(p.git_changed))
+      or tree .. " + uncommitted changes (not recorded which)"
   end
   return ("provenance: commit %s; ftrun %s, %s, glibc %s; CPU %s family %s model %s stepping %s microcode %s; "
-    .. "kernel %s, perf_event_paranoid %s, kptr_restrict %s; THP %s, defrag %s, sizes %s"):format(tree,
-    tostring(p.ftrun), tostring(p.compiler), tostring(p.glibc), tostring(p.cpu_vendor), tostring(p.cpu_family),
-    tostring(p.cpu_model), tostring(p.cpu_stepping), tostring(p.cpu_microcode), tostring(p.kernel),
-    tostring(p.perf_event_paranoid), tostring(p.kptr_restrict), tostring(p.thp_enabled), tostring(p.thp_defrag),
-    p.thp_sizes ~= "" and tostring(p.thp_sizes) or "none")
+    .. "kernel %s, perf_event_paranoid %s, kptr_restrict %s; THP %s, defrag %s, sizes %s (? = not recorded)"):format(
+    tree, v(p.ftrun), v(p.compiler), v(p.glibc), v(p.cpu_vendor), v(p.cpu_family), v(p.cpu_model), v(p.cpu_stepping),
+    v(p.cpu_microcode), v(p.kernel), v(p.perf_event_paranoid), v(p.kptr_restrict), v(p.thp_enabled),
+    v(p.thp_defrag), p.thp_sizes ~= "" and v(p.thp_sizes) or "none")
 end
 
 -- make publish's gate: a tree that differs from its commit (outside

@@ -1,7 +1,7 @@
 -- Where a run's files go, and how they are written. A plain run writes a
 -- directory of its own under results/runs/ (git-ignored) and points
 -- results/runs/latest at it; only PUBLISH=1 writes the committed files in
--- results/ and pastes into README.md. Everything is decided and checked
+-- results/ and pastes into results/README.md. Everything is decided and checked
 -- before anything is mapped; at the end every file, README included, is
 -- written to a temporary and renamed only when all are written
 -- (ft.write_files), so a failed or interrupted run leaves nothing torn.
@@ -17,10 +17,10 @@ runfiles.root = ft.project_dir
 function runfiles.spec()
   return {
     { name = "PUBLISH", kind = "flag", default = false,
-      desc = "1: write the committed files in results/ and paste into README.md" },
+      desc = "1: write the committed files in results/ and paste into results/README.md" },
     { name = "RESULTS", kind = "path", default = "results/runs/<UTC time>-<run> (PUBLISH=1: results/)",
       desc = "directory for the results files" },
-    { name = "README", kind = "path", default = "README.md", desc = "README pasted into on PUBLISH=1" },
+    { name = "README", kind = "path", default = "results/README.md", desc = "README pasted into on PUBLISH=1" },
   }
 end
 
@@ -55,7 +55,7 @@ function runfiles.plan(script, run, cfg)
   local plan = { script = script, run = run, publish = cfg.PUBLISH }
   if cfg.PUBLISH then
     plan.dir = cfg.given.RESULTS and cfg.RESULTS or runfiles.root .. "/results"
-    plan.readme = cfg.given.README and cfg.README or runfiles.root .. "/README.md"
+    plan.readme = cfg.given.README and cfg.README or runfiles.root .. "/results/README.md"
     local readme, err = read(plan.readme)
     if not readme then knobs.fail(script, ("PUBLISH=1: cannot read README=%s: %s"):format(plan.readme, err)) end
     local ok, why = replace_block(readme, run, "")
