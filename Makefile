@@ -45,7 +45,7 @@ RUNNER  := main ft ft_buffer ft_memfd ft_samples ft_system ft_parallel ft_hugepa
 OBJS    := $(CORE:%=$(BUILD)/core/%.o) $(RUNNER:%=$(BUILD)/runner/%.o)
 DEPS    := $(BUILD)/.packages
 
-.PHONY: all run test bench bench-tools publish repeats plots fuzz lint clean packages
+.PHONY: all run test bench bench-tools publish claims repeats plots fuzz lint clean packages install uninstall
 
 all: $(BIN) $(ASM)
 
@@ -110,16 +110,28 @@ run: all
 # measured; ALLOW_DIRTY=1 publishes anyway and every file records the diff.
 EXPERIMENTS := thp populate zeropage placement scaling recycle coldness pagesize attribution faults
 export ALLOW_DIRTY
+# Then REPEATS more default runs replace results/repeats/ (the claims rest
+# on runs of one tree), compare.lua compares them, and claims.lua writes
+# every claim of results/README.md and README.md's headline from the JSON.
+REPEATS ?= 2
 publish: all $(REF) bench-tools
 	@./$(BIN) -e 'os.exit(require("provenance").check_clean())' || exit 2
 	PUBLISH=1 ./$(BIN) cycles.lua
 	PUBLISH=1 ./$(BIN) cycles.lua THP=always
 	PUBLISH=1 ./$(BIN) cycles.lua THP=16K
 	for e in $(EXPERIMENTS); do PUBLISH=1 ./$(BIN) $$e.lua || exit 1; done
-	PUBLISH=1 ./$(BIN) bench/bench.lua $(REF)
+	PUBLISH=1 ./$(BIN) bench/bench.lua $(REF) README=bench/README.md
 	./$(BIN) plot.lua results
+	rm -rf results/repeats
+	for i in $$(seq $(REPEATS)); do $(MAKE) --no-print-directory repeats || exit 1; sleep 1; done
+	./$(BIN) compare.lua results/results.json results/repeats/*/results.json > results/repeats/compare.txt
+	./$(BIN) claims.lua
 
-# One more default run for README's claims, kept in results/repeats/ with
+# The claims alone, from the committed JSON (CHECK=1 in tests/claims.lua).
+claims: all
+	./$(BIN) claims.lua
+
+# One more default run for the claims, kept in results/repeats/ with
 # its raw file, summary and JSON (its plots and samples are left out: the
 # published run has them, and the committed results stay small).
 repeats: all

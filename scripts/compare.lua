@@ -77,7 +77,8 @@ end
 local function describe(doc)
   local p = doc.provenance or {}
   return ("%s (%s %s, %s, commit %s%s)"):format(doc.path, doc.script, doc.run or "", doc.date or "?",
-    tostring(p.git_commit):sub(1, 12), p.git_dirty and ", dirty, diff " .. tostring(p.git_diff_sha256):sub(1, 16) or "")
+    tostring(p.git_commit):sub(1, 12),
+    p.git_dirty and ", dirty" .. (p.git_diff_sha256 and ", diff " .. p.git_diff_sha256:sub(1, 16) or "") or "")
 end
 
 -- What differs between the two runs' knobs and machines, as lines; where
