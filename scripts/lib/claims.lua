@@ -342,8 +342,166 @@ function claims.compute(root, ftrun)
 
   return {
     ["results/README.md"] = R_,
-    ["README.md"] = { headline = headline .. "\n\n" .. table.concat(head, "\n") },
+    ["README.md"] = { headline = headline .. "\n\n" .. table.concat(head, "\n"), layout = claims.layout(root),
+      ["run-output"] = claims.run_output(root),
+      ["ten-line"] = "```lua\n" .. (read(root .. "/scripts/first_touch.lua") or error("claims: scripts/first_touch.lua: "
+        .. "cannot read it", 0)) .. "```" },
+    ["doc/ftrun.1"] = { scripts = claims.man_scripts(root, ftrun) },
   }
+end
+
+-- Generated reference: the layout of the tree, the man page's scripts and
+-- knobs (from every script's --help), the README's sample output (from the
+-- published summary). The same write and check as the claims.
+
+-- Each directory's one line; a directory missing here fails the check, so
+-- a new one gets its description when it gets its first file.
+claims.DIRS = {
+  ["."] = "the build, the tests' and lint's configuration, and the documents",
+  [".ci"] = "what CI runs",
+  bench = "`make bench`: the C reference and the script that compares the runner against it",
+  core = "the measured C, no Lua, the only code that calls mmap; one header per module",
+  doc = "the man page and the `ft` module's reference",
+  runner = "the executable: arguments, the Lua state, the REPL, one file per group of bindings",
+  scripts = "the benchmark (`cycles.lua`), the experiments, and the tools that read results",
+  ["scripts/lib"] = "the Lua the scripts share: harness, knobs, statistics, reports, plots, files, provenance, claims",
+  tests = "the TAP suite, one file per subject, run by `make test`",
+  ["tests/lib"] = "the tests' helpers",
+  ["tests/fuzz"] = "the API fuzz (`make fuzz`)",
+}
+
+local function lines_of(cmd)
+  local p = assert(io.popen(cmd))
+  local out = {}
+  for l in p:lines() do out[#out + 1] = l end
+  p:close()
+  return out
+end
+
+local function sh(s) return "'" .. s:gsub("'", "'\\''") .. "'" end
+
+-- The tracked files outside results/, by directory; results/ in one line.
+function claims.layout(root)
+  local files = lines_of("git -C " .. sh(root) .. " ls-files 2>/dev/null")
+  if #files == 0 then error("claims: " .. root .. " is not a git checkout: the layout lists its tracked files", 0) end
+  local by_dir, dirs = {}, {}
+  for _, f in ipairs(files) do
+    if not f:match("^results/") then
+      local dir, name = f:match("^(.*)/([^/]+)$")
+      dir, name = dir or ".", name or f
+      if not by_dir[dir] then by_dir[dir] = {}; dirs[#dirs + 1] = dir end
+      table.insert(by_dir[dir], name)
+    end
+  end
+  table.sort(dirs)
+  local out = { "```" }
+  for _, dir in ipairs(dirs) do
+    local names, seen = {}, {}
+    for _, n in ipairs(by_dir[dir]) do -- core/x.c and core/x.h as x.{c,h}
+      local stem = n:match("^(.+)%.c$")
+      if stem and seen[stem .. ".h"] == nil and table.concat(by_dir[dir], "\0"):find(stem .. ".h", 1, true) then
+        names[#names + 1] = stem .. ".{c,h}"
+        seen[stem .. ".h"] = true
+      elseif not seen[n] then
+        names[#names + 1] = n
+      end
+    end
+    local about = claims.DIRS[dir] or error(("claims: the layout has no description for the directory %s/ "
+      .. "(add it to claims.DIRS in scripts/lib/claims.lua)"):format(dir), 0)
+    out[#out + 1] = ("%s  %s"):format(dir == "." and "./" or dir .. "/", about)
+    local line = "    "
+    for i, n in ipairs(names) do
+      local piece = n .. (i < #names and ", " or "")
+      if #line + #piece > 96 then out[#out + 1] = line:gsub("%s+$", ""); line = "    " end
+      line = line .. piece
+    end
+    out[#out + 1] = line
+  end
+  out[#out + 1] = "results/  the published runs: raw files, summaries, JSON, plots with their data and gnuplot"
+  out[#out + 1] = "    scripts, cycle C's samples, bench.txt, repeats/ (more default runs) and README.md"
+  out[#out + 1] = "```"
+  return table.concat(out, "\n")
+end
+
+-- Every script's --help, parsed: { {script, usage, about, knobs = {{name, text}}} }.
+function claims.script_help(root, ftrun)
+  local out = {}
+  for _, f in ipairs(lines_of("ls -1 " .. sh(root .. "/scripts"))) do
+    if f:match("%.lua$") then
+      local help = lines_of(("%s %s --help 2>&1"):format(ftrun, sh(root .. "/scripts/" .. f)))
+      local s = { script = f, usage = help[1] or "", about = help[3], knobs = {} }
+      local in_knobs = false
+      for _, l in ipairs(help) do
+        if l == "knobs:" then in_knobs = true
+        elseif in_knobs and l:match("^  %u") then
+          local name, text = l:match("^  ([%u%d_]+)%s+(.*)$")
+          s.knobs[#s.knobs + 1] = { name, text }
+        elseif l == "" then in_knobs = false end
+      end
+      out[#out + 1] = s
+    end
+  end
+  return out
+end
+
+-- Text as roff input lines of at most 80 bytes, none starting with a control character.
+local function roff(text)
+  text = text:gsub("\\", "\\e"):gsub("%-", "\\-")
+  local out, line = {}, ""
+  for word in text:gmatch("%S+") do
+    if line ~= "" and #line + 1 + #word > 80 then out[#out + 1] = line; line = word
+    else line = line == "" and word or line .. " " .. word end
+  end
+  out[#out + 1] = line
+  for i, l in ipairs(out) do
+    if l:match("^[.']") then out[i] = "\\&" .. l end
+  end
+  return table.concat(out, "\n")
+end
+
+-- The man page's SCRIPTS section.
+function claims.man_scripts(root, ftrun)
+  local out = {}
+  for _, s in ipairs(claims.script_help(root, ftrun)) do
+    out[#out + 1] = ".SS " .. s.script
+    if #s.knobs == 0 then
+      out[#out + 1] = roff(s.usage:gsub("^usage: ", ""))
+    else
+      out[#out + 1] = roff(s.about or "") .. "."
+      for _, k in ipairs(s.knobs) do
+        out[#out + 1] = ".TP"
+        out[#out + 1] = ".B " .. k[1]
+        out[#out + 1] = roff(k[2])
+      end
+    end
+  end
+  return table.concat(out, "\n")
+end
+
+-- The README's sample of `make run`: the published run's title, its first
+-- table and its headline lines, as cycles.lua printed them.
+function claims.run_output(root)
+  local text = read(root .. "/results/summary.md") or error("claims: results/summary.md: cannot read it", 0)
+  local out, state = { "```" }, "title"
+  for l in text:gmatch("[^\n]+") do
+    if state == "title" then
+      out[#out + 1] = l:gsub("%*%*", ""):gsub("%s+$", "")
+      state = "table"
+    elseif state == "table" and l:match("^|") then
+      out[#out + 1] = l
+    elseif state == "table" and #out > 3 then
+      out[#out + 1] = "..."
+      state = "rest"
+    elseif state == "rest" and l:match("^Headline") then
+      out[#out + 1] = l
+      state = "headline"
+    elseif state == "headline" then
+      if not l:match("^%- ") then break end
+      out[#out + 1] = l
+    end
+  end
+  out[#out + 1] = "```"
+  return table.concat(out, "\n")
 end
 
 local function marks(name)
