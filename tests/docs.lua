@@ -50,7 +50,7 @@ for _, s in ipairs(scripts) do
   entry = entry or ""
   if #declared > 0 then
     local in_help = {}
-    for l in ((help:match("\nknobs:\n(.-)\n\n") or "") .. "\n"):gmatch("([^\n]*)\n") do
+    for l in (((help .. "\n\n"):match("\nknobs:\n(.-)\n\n") or "") .. "\n"):gmatch("([^\n]*)\n") do
       in_help[#in_help + 1] = l:match("^  ([%u%d_]+)%s")
     end
     t.ok(same(declared, in_help), s .. ": --help lists exactly the knobs it declares", select(2, same(declared, in_help)))

@@ -344,8 +344,8 @@ function claims.compute(root, ftrun)
     ["results/README.md"] = R_,
     ["README.md"] = { headline = headline .. "\n\n" .. table.concat(head, "\n"), layout = claims.layout(root),
       ["run-output"] = claims.run_output(root),
-      ["ten-line"] = "```lua\n" .. (read(root .. "/scripts/first_touch.lua") or error("claims: scripts/first_touch.lua: "
-        .. "cannot read it", 0)) .. "```" },
+      ["ten-line"] = "```lua\n" .. (read(root .. "/scripts/first_touch.lua")
+        or error("claims: scripts/first_touch.lua: cannot read it", 0)) .. "```" },
     ["doc/ftrun.1"] = { scripts = claims.man_scripts(root, ftrun) },
   }
 end
