@@ -142,6 +142,24 @@ repeats: all
 plots: all
 	./$(BIN) plot.lua results
 
+# make install PREFIX=/usr/local DESTDIR=: the executable in bin/, its
+# scripts and their Lua library in share/ftrun/scripts/ (where the runner
+# looks, relative to its own directory), the man page in share/man/man1/.
+PREFIX  ?= /usr/local
+INSTALL_BIN   = $(DESTDIR)$(PREFIX)/bin
+INSTALL_SHARE = $(DESTDIR)$(PREFIX)/share/ftrun
+INSTALL_MAN   = $(DESTDIR)$(PREFIX)/share/man/man1
+install: $(BIN)
+	install -d $(INSTALL_BIN) $(INSTALL_SHARE)/scripts/lib $(INSTALL_MAN)
+	install -m 755 $(BIN) $(INSTALL_BIN)/ftrun
+	install -m 644 scripts/*.lua $(INSTALL_SHARE)/scripts/
+	install -m 644 scripts/lib/*.lua $(INSTALL_SHARE)/scripts/lib/
+	install -m 644 doc/ftrun.1 $(INSTALL_MAN)/ftrun.1
+
+uninstall:
+	rm -f $(INSTALL_BIN)/ftrun $(INSTALL_MAN)/ftrun.1
+	rm -rf $(INSTALL_SHARE)
+
 FUZZ_SECONDS ?= 60
 fuzz:
 	$(MAKE) SAN=1 ftrun-san

@@ -88,7 +88,7 @@ do -- it renders without warnings
     t.is(code, 0, "mandoc -T lint exits 0")
     t.is(out, "", "and reports nothing")
   else
-    print("ok - mandoc -T lint # SKIP mandoc is not installed")
+    t.ok(true, "mandoc -T lint # SKIP mandoc is not installed")
   end
 end
 

@@ -13,6 +13,20 @@ local runfiles = {}
 -- The project: the directory of the executable (scripts/ and results/ sit beside it).
 runfiles.root = ft.project_dir
 
+-- Where a plain run goes. In a source tree (scripts/ beside the executable):
+-- results/runs/, git-ignored. An installed ftrun (PREFIX/bin, its scripts in
+-- PREFIX/share/ftrun): ./ftrun-runs/ in the current directory, since the
+-- prefix is shared and usually not writable, and a run's results belong to
+-- whoever ran it, where they ran it (as perf record's perf.data does).
+function runfiles.runs_dir()
+  local probe = io.open(runfiles.root .. "/scripts/lib/runfiles.lua")
+  if probe then
+    probe:close()
+    return runfiles.root .. "/results/runs"
+  end
+  return (os.getenv("PWD") or ".") .. "/ftrun-runs"
+end
+
 -- The knobs every script takes for its output.
 function runfiles.spec()
   return {
@@ -63,7 +77,7 @@ function runfiles.plan(script, run, cfg)
   elseif cfg.given.RESULTS then
     plan.dir = cfg.RESULTS
   else
-    local runs = runfiles.root .. "/results/runs"
+    local runs = runfiles.runs_dir()
     plan.name = os.date("!%Y%m%dT%H%M%SZ") .. "-" .. run
     plan.dir, plan.latest = runs .. "/" .. plan.name, runs .. "/latest"
   end
