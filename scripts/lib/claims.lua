@@ -315,6 +315,10 @@ function claims.compute(root, ftrun)
       rrow("madvise(MADV_FREE)", "second_faults").max, interval(free2), R(free2.median / plain2.median),
       interval(plain2), free2.n)
 
+  local m = pub.machine or {}
+  local machine = ("Measured on %s (%s CPUs, hypervisor %s), kernel %s, %d KiB pages, THP %s, %s NUMA node(s), "
+    .. "clocksource %s."):format(tostring(m.cpu), tostring(m.cpus), tostring(m.hypervisor), tostring(m.kernel), kib,
+    tostring(m.thp_enabled), tostring(m.numa_nodes), tostring(m.clocksource))
   local headline = ("On this machine the first touch of a page cost **%s ns** (median [95 %% interval], %d KiB "
     .. "pages, %d MiB, %d repetitions), **%s times** a later pass over the same page, taken within each "
     .. "repetition. The ratio's lower end was above a hundred %s; the absolute cost moves with the host "
@@ -342,7 +346,7 @@ function claims.compute(root, ftrun)
 
   return {
     ["results/README.md"] = R_,
-    ["README.md"] = { headline = headline .. "\n\n" .. table.concat(head, "\n"), layout = claims.layout(root),
+    ["README.md"] = { headline = headline .. " " .. machine .. "\n\n" .. table.concat(head, "\n"), layout = claims.layout(root),
       ["run-output"] = claims.run_output(root),
       ["ten-line"] = "```lua\n" .. (read(root .. "/scripts/first_touch.lua")
         or error("claims: scripts/first_touch.lua: cannot read it", 0)) .. "```" },
