@@ -24,6 +24,16 @@ do -- the record's fields, read from the machine
   t.like(provenance.describe(p), "commit " .. p.git_commit, "the one-line record names the commit")
 end
 
+do -- the one-line record of a dirty tree published with ALLOW_DIRTY=1, and of an old record
+  local line = provenance.describe { git_commit = "abc", git_dirty = true, git_diff_sha256 = ("f"):rep(64),
+    git_changed = "core/pass.c", allow_dirty = true }
+  t.like(line, "commit abc + uncommitted changes (diff sha256 ffffffffffffffff, published with ALLOW_DIRTY=1) "
+    .. "in core/pass.c", "a dirty tree: the hash, ALLOW_DIRTY and the files")
+  t.like(provenance.describe { git_commit = "abc", git_dirty = true }, "abc + uncommitted changes (not recorded which)",
+    "an old record without the diff says so")
+  t.like(provenance.describe { git_commit = "abc" }, "glibc ?;", "a field not recorded shows as ?")
+end
+
 do -- a scratch repository: clean, dirty (tracked, untracked), results/ ignored, ALLOW_DIRTY
   local dir = t.tmpdir()
   local git = "git -C " .. q(dir) .. " -c user.name=t -c user.email=t@t "
