@@ -102,8 +102,41 @@ function claims.runs(root)
   return runs
 end
 
+-- A markdown table line's cells, trimmed; nil for a line that is not one.
+local function cells_of(l)
+  if not l:match("^|.*|$") then return nil end
+  local out = {}
+  for c in l:sub(2, -2):gmatch("([^|]*)|?") do out[#out + 1] = c:match("^%s*(.-)%s*$") end
+  if out[#out] == "" then out[#out] = nil end
+  return out
+end
+
+-- compare.lua's output, read by its header: the column that holds the
+-- verdict ("verdict", else "change": "~" for no difference shown, "= ..."
+-- for a constant row, "? ..." for a row it would not judge) and "p".
+local function compare_rows(text)
+  local rows, pairs_seen, at = {}, 0, nil
+  for l in text:gmatch("[^\n]+") do
+    if l:match("^old: ") then pairs_seen = pairs_seen + 1 end
+    local c = cells_of(l)
+    if c and c[1] == "case" and c[2] == "column" then
+      at = {}
+      for k, name in ipairs(c) do at[name] = k end
+      at.verdict = at.verdict or at.change
+    elseif c and at and at.verdict and c[1] ~= "" and not c[1]:match("^%-+$") then
+      rows[#rows + 1] = { pair = pairs_seen, case = c[1], column = c[2], verdict = c[at.verdict],
+        p = at.p and tonumber(c[at.p]), line = l }
+    end
+  end
+  return rows, pairs_seen
+end
+
+local function significant(verdict)
+  return verdict ~= "~" and not verdict:match("^=") and not verdict:match("^%?") and verdict ~= "–"
+end
+
 -- compare.lua's verdicts, the published run against each repeat: for
--- "case column", a list of { change = "~" or "+12.3 % (worse)", p = 0.03 }.
+-- "case column", a list of { verdict = "~" or "+12.3 % (worse)" ..., p = 0.03 }.
 function claims.verdicts(root, runs, ftrun)
   local paths = {}
   for i, r in ipairs(runs) do paths[i] = "'" .. r.path:sub(#root + 2):gsub("'", "'\\''") .. "'" end
@@ -111,37 +144,41 @@ function claims.verdicts(root, runs, ftrun)
     table.concat(paths, " "))))
   local text = p:read("a")
   p:close()
-  local out, pairs_seen = {}, 0
-  for l in text:gmatch("[^\n]+") do
-    if l:match("^old: ") then pairs_seen = pairs_seen + 1 end
-    local case, column, change, pv = l:match("^| ([^|]-) | ([^|]-) | [^|]- | [^|]- | [^|]- | ([^|]-) | ([^|]-) |$")
-    if case and tonumber(pv) then
-      local k = case .. " " .. column
-      out[k] = out[k] or {}
-      out[k][pairs_seen] = { change = change, p = tonumber(pv) }
-    end
+  local out = {}
+  local rows, pairs_seen = compare_rows(text)
+  for _, r in ipairs(rows) do
+    local k = r.case .. " " .. r.column
+    out[k] = out[k] or {}
+    out[k][r.pair] = r
   end
-  if #runs > 1 and pairs_seen ~= #runs - 1 then
-    error(("claims: compare.lua's output not understood (%d comparisons for %d runs):\n%s"):format(pairs_seen,
-      #runs, text), 0)
+  if #runs > 1 and (pairs_seen ~= #runs - 1 or #rows == 0) then
+    error(("claims: compare.lua's output not understood (%d comparisons for %d runs, %d rows):\n%s"):format(
+      pairs_seen, #runs, #rows, text), 0)
   end
-  out.text, out.pairs = text, pairs_seen
+  out.text, out.pairs, out.rows = text, pairs_seen, rows
   return out
 end
 
--- "compare.lua, published run against each repeat: no significant
--- difference in 2 of 2 (p 0.137, 0.0613)".
+-- "compare.lua, the published run against each repeat: no significant
+-- difference (p 0.137; p 0.0613)".
 local function verdict(v, key)
   local rows = v[key]
   if v.pairs == 0 then return "one run: nothing to compare" end
   if not rows then error("claims: compare.lua has no row " .. key, 0) end
-  local same = count(rows, function(r) return r.change == "~" end)
-  local changes = {}
-  for _, r in ipairs(rows) do changes[#changes + 1] = r.change == "~" and ("p " .. R(r.p))
-    or ("%s, p %s"):format(r.change:gsub("(%d+%.?%d*)", function(n) return R(tonumber(n)) end), R(r.p)) end
-  local phrase = same == #rows and "no significant difference" or same == 0 and "a significant difference"
+  local same = count(rows, function(r) return r.verdict == "~" or r.verdict:match("^=") ~= nil end)
+  local unjudged = count(rows, function(r) return r.verdict:match("^%?") ~= nil end)
+  local details = {}
+  for _, r in ipairs(rows) do
+    local p = r.p and "p " .. R(r.p) or "no p"
+    details[#details + 1] = significant(r.verdict)
+      and ("%s, %s"):format(r.verdict:gsub("(%d+%.?%d*)", function(n) return R(tonumber(n)) end), p)
+      or r.verdict:match("^%?") and r.verdict or p
+  end
+  local phrase = unjudged == #rows and "not judged"
+    or same == #rows and "no significant difference"
+    or same + unjudged == 0 and "a significant difference"
     or ("no significant difference in %d of %d"):format(same, #rows)
-  return ("compare.lua, the published run against each repeat: %s (%s)"):format(phrase, table.concat(changes, "; "))
+  return ("compare.lua, the published run against each repeat: %s (%s)"):format(phrase, table.concat(details, "; "))
 end
 
 -- The seed's figures (macOS, 16 KiB pages), quoted from its write-up: the
@@ -250,21 +287,21 @@ function claims.compute(root, ftrun)
 
   -- compare.lua's table cut to what it found: every row significant in any
   -- comparison, and pass 1's.
+  local keep, shown = {}, 0
+  for _, r in ipairs(v.rows) do
+    if significant(r.verdict) then shown = shown + 1 end
+    if significant(r.verdict) or (r.case == "A" and r.column == "pass1") then keep[r.line] = true end
+  end
   local lines = {}
   for l in v.text:gmatch("[^\n]+") do
-    local change = l:match("^| [^|]- | [^|]- | [^|]- | [^|]- | [^|]- | ([^|]-) | [^|]- |$")
-    if l:match("^old: ") or l:match("^new: ") or l:match("^geomean") or (change and change ~= "change"
-      and (change ~= "~" or l:match("^| A | pass1 |"))) then
+    if l:match("^old: ") or l:match("^new: ") or l:match("^geomean") or keep[l]
+      or (cells_of(l) or {})[1] == "case" then
       lines[#lines + 1] = l
     end
   end
-  local significant = count(lines, function(l)
-    local change = l:match("^| [^|]- | [^|]- | [^|]- | [^|]- | [^|]- | ([^|]-) | [^|]- |$")
-    return change ~= nil and change ~= "~"
-  end)
   R_["compare"] = ("`./ftrun compare.lua results/results.json results/repeats/*/results.json`, cut to pass 1's "
-    .. "rows and the %d rows with a significant change (the whole output: `results/repeats/compare.txt`):\n\n"
-    .. "```\n%s\n```"):format(significant, table.concat(lines, "\n"))
+    .. "rows and every row with a significant change, %d over the comparisons (the whole output: `results/repeats/compare.txt`):\n\n"
+    .. "```\n%s\n```"):format(shown, table.concat(lines, "\n"))
 
   -- THP, the seed's page size, and the seed's predictions.
   local always = load(root .. "/results/thp-always-results.json")
