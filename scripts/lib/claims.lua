@@ -300,7 +300,8 @@ function claims.compute(root, ftrun)
     end
   end
   R_["compare"] = ("`./ftrun compare.lua results/results.json results/repeats/*/results.json`, cut to pass 1's "
-    .. "rows and every row with a significant change, %d over the comparisons (the whole output: `results/repeats/compare.txt`):\n\n"
+    .. "rows and every row with a significant change, %d over the comparisons (the whole output: "
+    .. "`results/repeats/compare.txt`):\n\n"
     .. "```\n%s\n```"):format(shown, table.concat(lines, "\n"))
 
   -- THP, the seed's page size, and the seed's predictions.
