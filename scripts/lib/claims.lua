@@ -333,6 +333,44 @@ function claims.compute(root, ftrun)
     ("4. MAP_POPULATE moves the faults into the mmap call: %s (%d faults in the call, %d in the pass after; "
       .. "one run of populate.lua)."):format(moved and "held" or "did not hold", pop_map.median, pop_pass.max),
   }
+  -- attribution.lua: every case's stage shares, as its values give them.
+  local attr = load(root .. "/results/exp-attribution-results.json")
+  local stages, order = {}, {}
+  for _, x in ipairs(attr.values) do
+    if x.value == "stage" then
+      if not stages[x.case] then stages[x.case] = {}; order[#order + 1] = x.case end
+      if x.x > 0 then table.insert(stages[x.case], ("%s %s %%"):format(x.stage, R(x.x))) end
+    end
+  end
+  local attr_lines = {}
+  for _, case in ipairs(order) do
+    attr_lines[#attr_lines + 1] = ("- %s (%d samples): %s"):format(case, value(attr, "samples", "case", case).x,
+      table.concat(stages[case], ", "))
+  end
+  R_["attribution"] = ("The share of each stage in each case's samples, pooled over the %s repetitions of one run "
+    .. "(cpu-clock samples, so time with interrupts off lands where they come back on):\n\n%s")
+    :format(tostring(attr.knobs and attr.knobs.REPS or "?"), table.concat(attr_lines, "\n"))
+
+  -- pagesize.lua: the line through each size's cost per fault, over the minima and over the medians.
+  local ps = load(root .. "/results/exp-pagesize-results.json")
+  local function fit(stat)
+    local fixed, zero = value(ps, "fit_fixed", "stat", stat), value(ps, "fit_zeroing", "stat", stat)
+    local worst, at = 0, "none"
+    for _, x in ipairs(ps.values) do
+      if x.value == "fit_residual" and x.stat == stat and x.in_fit and math.abs(x.pct) > math.abs(worst) then
+        worst, at = x.pct, x.case
+      end
+    end
+    return ("%s ns + bytes / %s GB/s (the largest residual of a size in the fit: %s %% at %s)"):format(R(fixed.x),
+      R(zero.x), R(worst), at)
+  end
+  local k4 = value(ps, "fit_fixed", "stat", "min")
+  local base = k4.x + ps.page_size * k4.per_byte_ns
+  R_["pagesize"] = ("Over the minima a fault cost %s; over the medians, %s. By the minima's line a %d KiB fault "
+    .. "costs %s ns, %s %% of it the fixed part. One run, %s repetitions.")
+    :format(fit("min"), fit("median"), kib, R(base), R(100 * k4.x / base),
+      tostring(ps.knobs and ps.knobs.REPS or "?"))
+
   local place = load(root .. "/results/exp-placement-results.json")
   local nodes = place.machine and place.machine.numa_nodes
   predictions[#predictions + 1] = ("5. Neither a free/malloc round trip nor a policy set afterwards moves placed "
