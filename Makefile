@@ -40,8 +40,8 @@ LUA_LIBS   = $(shell pkg-config --libs lua5.4)
 
 CORE    := kernels clock buffer pass counters samples machine interrupt parallel files \
            restore hugepages perf perfcount ksyms profile memfd tasks
-RUNNER  := main ft ft_buffer ft_memfd ft_samples ft_system ft_parallel ft_hugepages ft_counters \
-           ft_profile ft_values ft_tasks
+RUNNER  := main repl ft ft_aux ft_buffer ft_memfd ft_samples ft_timer ft_system ft_files ft_parallel \
+           ft_hugepages ft_counters ft_profile ft_values ft_tasks task
 OBJS    := $(CORE:%=$(BUILD)/core/%.o) $(RUNNER:%=$(BUILD)/runner/%.o)
 DEPS    := $(BUILD)/.packages
 
