@@ -24,14 +24,9 @@ end
 t.is(t.run("test -x " .. q(prefix .. "/bin/ftrun") .. " && echo x"), "x\n", "the executable is executable")
 t.is(t.read(prefix .. "/share/man/man1/ftrun.1"), t.read(ROOT .. "/doc/ftrun.1"), "the man page is doc/ftrun.1")
 
--- The runner finds an installed script by name once it looks in
--- ../share/ftrun/scripts beside itself; until then, by its path.
+-- The installed runner finds its scripts by name, in ../share/ftrun/scripts beside itself.
 local installed = q(prefix .. "/bin/ftrun")
-local by_name = not t.run(installed .. " cycles.lua --help"):find("cannot open script", 1, true)
-local script = by_name and "cycles.lua" or q(prefix .. "/share/ftrun/scripts/cycles.lua")
-if not by_name then
-  t.ok(true, "the installed ftrun finds cycles.lua by name # SKIP this runner does not look in ../share/ftrun")
-end
+local script = "cycles.lua"
 out, code = t.run(("cd %s && %s %s QUICK=1 REPS=2"):format(q(work), installed, script))
 t.is(code, 0, "a QUICK run of the installed ftrun exits 0", out)
 local dir = out:match("wrote (" .. work:gsub("%p", "%%%0") .. "/ftrun%-runs/[^/]+)/quick%-raw%.txt")
