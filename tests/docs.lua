@@ -83,6 +83,11 @@ do -- it renders without warnings
   local out, code = t.run("groff -ww -man -z " .. q(ROOT .. "/doc/ftrun.1"))
   t.is(code, 0, "groff -ww -man exits 0")
   t.is(out, "", "and warns about nothing")
+  local text = t.run("groff -man -Tutf8 " .. q(ROOT .. "/doc/ftrun.1") .. " 2>/dev/null | col -bx")
+  t.ok(not text:find("ftrun claims", 1, true), "its generated blocks' markers are comments, not text")
+  for opt in (t.run(q(t.ftrun) .. " --help"):match("\noptions:\n(.-)\n\n") or ""):gmatch("\n?  (%-%S*)") do
+    t.like(text, opt, "the man page shows the option " .. opt)
+  end
   if os.execute("command -v mandoc >/dev/null 2>&1") then
     out, code = t.run("mandoc -T lint " .. q(ROOT .. "/doc/ftrun.1"))
     t.is(code, 0, "mandoc -T lint exits 0")

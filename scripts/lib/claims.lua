@@ -430,7 +430,7 @@ function claims.compute(root, ftrun)
       ["run-output"] = claims.run_output(root),
       ["ten-line"] = "```lua\n" .. (read(root .. "/scripts/first_touch.lua")
         or error("claims: scripts/first_touch.lua: cannot read it", 0)) .. "```" },
-    ["doc/ftrun.1"] = { scripts = claims.man_scripts(root, ftrun) },
+    ["doc/ftrun.1"] = { scripts = claims.man_scripts(root, ftrun), options = claims.man_options(ftrun) },
   }
 end
 
@@ -562,6 +562,28 @@ function claims.man_scripts(root, ftrun)
   return table.concat(out, "\n")
 end
 
+-- The man page's OPTIONS, from the runner's --help: "  -e CODE      run CODE".
+function claims.man_options(ftrun)
+  local out, inside = {}, false
+  for _, l in ipairs(lines_of(ftrun .. " --help 2>&1")) do
+    if l == "options:" then inside = true
+    elseif inside and l == "" then break
+    elseif inside then
+      local opt, text = l:match("^  (%S.-)%s%s+(%S.*)$")
+      opt = opt or l:match("^  (%S.-)%s*$")
+      if opt then
+        out[#out + 1] = ".TP"
+        out[#out + 1] = ".B " .. opt:gsub("%-", "\\-")
+        out[#out + 1] = text and roff(text:sub(1, 1):upper() .. text:sub(2) .. ".") or "Show the version."
+      elseif #out > 0 then
+        out[#out] = out[#out]:gsub("%.$", "") .. "\n" .. roff(l:match("^%s*(.-)%s*$") .. ".")
+      end
+    end
+  end
+  if #out == 0 then error("claims: the runner's --help lists no options", 0) end
+  return table.concat(out, "\n")
+end
+
 -- The README's sample of `make run`: the published run's title, its first
 -- table and its headline lines, as cycles.lua printed them.
 function claims.run_output(root)
@@ -593,23 +615,30 @@ local function marks(name)
 end
 claims.markers = marks
 
--- The text between a block's markers, or nil.
-function claims.block(text, name)
+-- Where a block's body starts (after its begin line) and ends (before its
+-- end line: in a man page the marker follows a comment's .\"), or nil.
+local function span(text, name)
   local b, e = marks(name)
   local i = text:find(b, 1, true)
   local j = i and text:find(e, i, true)
   if not j then return nil end
-  return text:sub(i + #b + 1, j - 2)
+  local line_start = j
+  while line_start > 1 and text:sub(line_start - 1, line_start - 1) ~= "\n" do line_start = line_start - 1 end
+  return i + #b + 1, line_start
+end
+
+-- The text between a block's markers, or nil.
+function claims.block(text, name)
+  local from, to = span(text, name)
+  return from and text:sub(from, to - 2)
 end
 
 -- text with every block replaced; nil and the missing marker's name when one is absent.
 function claims.apply(text, blocks)
   for name, body in pairs(blocks) do
-    local b, e = marks(name)
-    local i = text:find(b, 1, true)
-    local j = i and text:find(e, i, true)
-    if not j then return nil, name end
-    text = text:sub(1, i + #b - 1) .. "\n" .. body .. "\n" .. text:sub(j)
+    local from, to = span(text, name)
+    if not from then return nil, name end
+    text = text:sub(1, from - 1) .. body .. "\n" .. text:sub(to)
   end
   return text
 end
