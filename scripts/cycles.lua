@@ -12,18 +12,12 @@
 local ft = require "ft"
 local harness = require "harness"
 local knobs = require "knobs"
-local plots = require "plots"
-local stats = require "stats"
-local summary = require "summary"
+local pagesizes = require "pagesizes"
+local report = require "reports.cycles"
 
 -- THP=16K (any multi-size THP size offered below the PMD size): that folio size alone.
-local THP_CHOICES, FOLIO = { "default", "never", "always" }, {}
-for _, f in ipairs(ft.folio_sizes() or {}) do
-  if not f.pmd then
-    local name = f.kb % 1024 == 0 and (f.kb // 1024) .. "M" or f.kb .. "K"
-    THP_CHOICES[#THP_CHOICES + 1], FOLIO[name] = name, f
-  end
-end
+local SIZES, FOLIO = pagesizes.multi_size()
+local THP_CHOICES = table.move(SIZES, 1, #SIZES, 4, { "default", "never", "always" })
 
 local h = harness.start({ script = "cycles", about = "the benchmark's cycles A-D on fresh buffers",
   mib = 1024, reps = 15, warmup = 1, quick = { MIB = 64, REPS = 5 },
@@ -44,8 +38,8 @@ local h = harness.start({ script = "cycles", about = "the benchmark's cycles A-D
     return #parts > 0 and table.concat(parts, "-") or "main"
   end,
   memory = function(_, bytes, pages) return bytes + 2 * pages * 8 end, -- cycle C's samples too
-  check = function(cfg) -- a page above SLOW_NS must be more than the timer's own cost
-    local cost = ft.clock().timed.read_ns
+  check = function(cfg, clock) -- a page above SLOW_NS must be more than the timer's own cost
+    local cost = clock.timed.read_ns
     if cfg.SLOW_NS < 2 * cost then
       return ("SLOW_NS=%d: expected at least twice the per-page timer's cost (%.1f ns), or a plain store "
         .. "could count as slow"):format(cfg.SLOW_NS, cost)
@@ -55,10 +49,7 @@ local h = harness.start({ script = "cycles", about = "the benchmark's cycles A-D
 local cfg = h.cfg
 local folio = FOLIO[cfg.THP]
 if folio then -- for the whole run, restored at its end; a refusal stops it before anything is mapped
-  local ok, err = ft.set_folio(folio.kb, "madvise")
-  for _, f in ipairs(ft.folio_sizes()) do
-    if ok and f.kb ~= folio.kb then ok, err = ft.set_folio(f.kb, "never") end
-  end
+  local ok, err = pagesizes.only(folio.kb)
   if not ok then knobs.fail("cycles.lua", ("THP=%s: %s"):format(cfg.THP, err)) end
 end
 local map_options = { thp = folio and "always" or cfg.THP }
@@ -89,6 +80,7 @@ function CYCLE.B(r)
   local b <close> = r:map(nil, map_options)
   r:pass("fill", b, "fill", K.B)
   r:check_words(b, K.B, "B, fresh fill")
+  r:release(nil, b) -- timed: a 1 GiB munmap is 0.1-0.3 s, the run's work, not the runner's
 end
 
 -- Made before the first repetition: written once, so no faults of their own.
@@ -105,7 +97,7 @@ function CYCLE.C(r)
     r[pass .. "_slow_pct"] = 100 * s:count_above(cfg.SLOW_NS) / #s
     r[pass .. "_slow_mean"] = s:mean_above(cfg.SLOW_NS)
     r[pass .. "_runs"], r[pass .. "_longest"] = s:runs_above(cfg.SLOW_NS)
-    r[pass .. "_hist"] = plots.histogram(s) -- log-spaced, for the distribution's plot
+    r[pass .. "_hist"] = report.histogram(s) -- log-spaced, for the distribution's plot
   end
 end
 
@@ -122,7 +114,7 @@ function CYCLE.D(r)
 end
 
 for letter in ("ABCD"):gmatch(".") do
-  if cfg.CYCLES:find(letter, 1, true) then h:case(letter, CYCLE[letter]) end
+  if cfg.CYCLES:find(letter, 1, true) then h:case(letter, CYCLE[letter], { params = { cycle = letter } }) end
 end
 
 -- What a row of the table is: the timed steps (each with its faults), then
@@ -154,80 +146,16 @@ end
 h:columns(columns)
 h:run()
 if samples then -- the last repetition's per-page samples, for the page map
-  for pass, s in pairs(samples) do h:attach(("C-%s-samples.i32"):format(pass), plots.pack_samples(s)) end
+  for pass, s in pairs(samples) do h:attach(("C-%s-samples.i32"):format(pass), report.pack_samples(s)) end
 end
 
--- Figures derived from the rows. ------------------------------------------
+-- The headline ratios, each taken within every repetition; the other
+-- figures derived from the rows are the report's (reports/cycles.lua).
+local pass1 = { "A", "pass1" }
+h:ratio("first_touch", pass1, { "A", "pass2r" }, { minima = true })
+h:ratio("fill_bandwidth", { "A", "fill" }, { "B", "fill" })
+h:ratio("fresh_fill_time", { "B", "fill" }, { pass1, { "A", "fill" } }, { time = true })
+h:ratio("malloc_first_touch", { "D", "touch1" }, pass1, { minima = true })
+h:ratio("munmap_share", { "A", "munmap" }, pass1, { minima = true })
 
--- auto: pass 2 repeated's floor plus 2.5 % of the pages at pass 1's cost
-local function stall_threshold()
-  if cfg.STALL_NS ~= "auto" then return cfg.STALL_NS, "STALL_NS" end
-  for _, c in ipairs { { "A", "pass1", "pass2r" }, { "D", "touch1", "touch2" } } do
-    local first, floor = h:row(c[1], c[2]), h:row(c[1], c[3])
-    if first and floor then return floor.min + 0.025 * first.min, "auto" end
-  end
-end
-local threshold, threshold_from = stall_threshold()
-if threshold then
-  h:value("stall_threshold", threshold, "ns/page", { { "from", threshold_from } })
-  for _, c in ipairs { { "A", "pass1" }, { "A", "pass2" }, { "A", "pass2r" }, { "D", "touch1" }, { "D", "touch2" } } do
-    local row, faults = h:row(c[1], c[2]), h:row(c[1], c[2] .. "_faults")
-    if row and faults.median == 0 then
-      local above = 0
-      for _, x in ipairs(row.values) do if x > threshold then above = above + 1 end end
-      h:value("stalls", above, "count", { { "case", c[1] }, { "column", c[2] }, { "of", row.n }, { "worst", row.max } })
-    end
-  end
-end
-
-local huge = h:row("A", "thp_bytes")
-if huge and folio then -- PTE-mapped folios (thp_bytes 0): the faults and the size's own counter tell
-  local want = h.bytes // folio.bytes
-  local faults, alloc = h:row("A", "pass1_faults").median, h:row("A", "folio_alloc").median
-  local page = faults == want and alloc >= want and folio.bytes or faults == h.pages and h.page or nil
-  h:value("thp_page", page or 0, "bytes", { { "asked", cfg.THP }, { "mixed", page == nil or nil },
-    { "bytes", h.bytes }, { "thp_bytes", huge.median }, { "faults_expected", want }, { "pass1_faults", faults },
-    { "folio_kb", folio.kb }, { "folio_alloc", alloc } })
-elseif huge then
-  local pmd = h.machine.thp_pmd_size -- 0 on a kernel without THP
-  local small_faults = (h.bytes - huge.median) // h.page
-  local page = huge.median == 0 and h.page or (huge.median == h.bytes and pmd or nil)
-  h:value("thp_page", page or 0, "bytes", { { "asked", cfg.THP }, { "mixed", page == nil or nil },
-    { "bytes", h.bytes }, { "thp_bytes", huge.median },
-    { "faults_expected", (pmd > 0 and huge.median // pmd or 0) + small_faults },
-    { "thp_fault_alloc", h:row("A", "thp_fault_alloc").median } })
-end
-
-if h:row("C", "pass1") then h:value("slow_ns", cfg.SLOW_NS, "ns", { { "pages", h.pages } }) end
-local same = h:row("D", "same_block")
-if same then h:value("same_block", stats.sum(same.values), "count", { { "of", same.n } }) end
-
--- The headline ratios, taken within each repetition (its cycles ran back to
--- back), so a drift over the run cancels: their median and its interval,
--- and beside it the ratio of the two rows' minima.
-local function ms(case, column) -- each repetition's time in ms, from a ns/page or a GB/s row
-  local r = h:row(case, column)
-  return r and stats.map(r.values, function(v) return (r.unit == "GB/s" and h.bytes / v or v * h.pages) / 1e6 end)
-end
-local function values(case, column) local r = h:row(case, column); return r and r.values end
-local function ratio(name, a, b, minima)
-  if not (a and b) then return end
-  local per_rep = {}
-  for i = 1, math.min(#a, #b) do per_rep[i] = a[i] / b[i] end
-  local d = stats.describe(per_rep)
-  h:value(name, d.median, "ratio", { { "lo", d.lo }, { "hi", d.hi }, { "n", d.n }, { "of_minima", minima } })
-end
-local function of_minima(a, b) return a and b and stats.min(a) / stats.min(b) end
-local p1, p2r, tf, bf = values("A", "pass1"), values("A", "pass2r"), values("A", "fill"), values("B", "fill")
-ratio("first_touch", p1, p2r, of_minima(p1, p2r))
-ratio("fill_bandwidth", tf, bf)
-local touched = ms("A", "pass1") and stats.map(ms("A", "pass1"), function(x) return x end)
-if touched and ms("A", "fill") then
-  local fill = ms("A", "fill")
-  for i = 1, #touched do touched[i] = touched[i] + fill[i] end
-end
-ratio("fresh_fill_time", ms("B", "fill"), touched)
-ratio("malloc_first_touch", values("D", "touch1"), p1, of_minima(values("D", "touch1"), p1))
-ratio("munmap_share", values("A", "munmap"), p1, of_minima(values("A", "munmap"), p1))
-
-h:finish(summary.cycles)
+h:finish()

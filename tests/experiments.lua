@@ -189,6 +189,82 @@ h:finish()
   t.ok(not out:find("rep 1/", 1, true), "before any repetition runs")
 end
 
+do -- case params go into the JSON; h:ratio takes a ratio within each repetition; misuse is named
+  local path = dir .. "/params.lua"
+  t.write(path, [[
+local h = require("harness").start({ script = "params", about = "params and ratios", mib = 1, reps = 3 }, { ... })
+h:case("slow", function(r, rep) r.t = 10 * rep end, { params = { speed = "slow", n = 1 } })
+h:case("fast", function(r, rep) r.t = rep end, { params = { speed = "fast", n = 2 } })
+if os.getenv("BAD") == "param" then h:case("bad", function() end, { params = { f = print } }) end
+if os.getenv("BAD") == "option" then h:case("bad", function() end, { param = {} }) end
+h:columns { { "t", "time", "ns" } }
+h:run()
+local d = h:ratio("slow_over_fast", { "slow", "t" }, { "fast", "t" }, { minima = true })
+assert(h:ratio("none", { "slow", "absent" }, { "fast", "t" }) == nil)
+local sum = h:ratio("sum", { { "slow", "t" }, { "fast", "t" } }, { "fast", "t" }, { time = true })
+print(("ratio %s %d %s"):format(d.median, d.n, sum.median))
+h:finish()
+]])
+  local out, code = t.ftrun_run(q(path), "RESULTS=" .. q(dir .. "/params"))
+  t.is(code, 0, "a script with params and ratios runs")
+  t.like(out, "ratio 10.0 3 11.0", "h:ratio: each repetition's ratio (10 every time), and a sum of times")
+  local doc = json.decode(t.read(dir .. "/params/exp-params-results.json") or "null") or { reps = {}, values = {} }
+  t.ok(doc.reps[1] and doc.reps[1].params.speed == "slow" and doc.reps[2].params.n == 2, "the JSON keeps each case's params")
+  local v
+  for _, x in ipairs(doc.values) do if x.value == "slow_over_fast" then v = x end end
+  t.ok(v and v.x == 10 and v.of_minima == 10 and v.n == 3, "the ratio is a value with its minima's ratio beside it")
+  out, code = t.ftrun_run(q(path), "BAD=param RESULTS=" .. q(dir .. "/params"))
+  t.is(code, 1, "a param that is a function is an error")
+  t.like(out, "expected a name and a string, number or boolean", "named when the case is declared")
+  out, code = t.ftrun_run(q(path), "BAD=option RESULTS=" .. q(dir .. "/params"))
+  t.is(code, 1, "an unknown case option is an error")
+  t.like(out, "unknown option 'param'", "and names it")
+end
+
+do -- CLOCK_GHZ is a knob like the others: an argument, or the environment; a bad value exits 2
+  local out, code = t.ftrun_run("first_touch.lua MIB=4 REPS=1 CLOCK_GHZ=2.5 RESULTS=" .. q(dir .. "/ghz"))
+  t.is(code, 0, "CLOCK_GHZ=2.5 as an argument runs")
+  local ix = summary.index(t.read(dir .. "/ghz/exp-first_touch-raw.txt") or "")
+  local v = ix.value("clock_ghz") or {}
+  t.ok(v.x == 2.5 and v.source == "CLOCK_GHZ", "and is the clock rate the run uses, named as given")
+  out, code = t.ftrun_run("first_touch.lua MIB=4 REPS=1 RESULTS=" .. q(dir .. "/ghz2"), "CLOCK_GHZ=3")
+  ix = summary.index(t.read(dir .. "/ghz2/exp-first_touch-raw.txt") or "")
+  t.ok(code == 0 and (ix.value("clock_ghz") or {}).x == 3, "CLOCK_GHZ=3 in the environment likewise")
+  for _, bad in ipairs { "fast", "0", "100", "-1" } do
+    out, code = t.ftrun_run("first_touch.lua CLOCK_GHZ=" .. bad .. " RESULTS=" .. q(dir .. "/ghz3"))
+    t.is(code, 2, "CLOCK_GHZ=" .. bad .. " exits 2")
+    t.like(out, "CLOCK_GHZ=" .. bad .. ": expected a clock rate in GHz", "and says what is expected")
+  end
+end
+
+do -- the map of knobs only some scripts take is derived from the scripts: every such knob a
+  -- script's --help lists is in the map under that script
+  local root = t.ftrun:gsub("[^/]+$", "")
+  local function listed(script)
+    local out = t.ftrun_run(script .. " --help")
+    local names = {}
+    for name in out:gmatch("\n  ([%u_][%u%d_]*) ") do names[name] = true end
+    return names
+  end
+  local common, elsewhere, missing = listed("first_touch.lua"), require("knobs").elsewhere, {}
+  local p = io.popen("ls " .. q(root .. "scripts"))
+  local checked = 0
+  for file in p:lines() do
+    if file:match("%.lua$") and file ~= "compare.lua" and file ~= "plot.lua" then
+      checked = checked + 1
+      for name in pairs(listed(file)) do
+        local takes = false
+        for _, s in ipairs(elsewhere[name] or {}) do takes = takes or s == file end
+        if not common[name] and not takes then missing[#missing + 1] = file .. ": " .. name end
+      end
+    end
+  end
+  p:close()
+  t.ok(checked >= 12, ("every experiment's --help read (%d)"):format(checked))
+  t.is(#missing, 0, "every knob a script takes beyond the common ones is in the derived map")
+  for _, m in ipairs(missing) do t.diag("not in the map: " .. m) end
+end
+
 do -- a new experiment needs no rebuild: a script written here runs as is
   local path = dir .. "/mine.lua"
   local f = assert(io.open(path, "w"))
