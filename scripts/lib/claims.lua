@@ -449,6 +449,7 @@ claims.DIRS = {
   runner = "the executable: arguments, the Lua state, the REPL, one file per group of bindings",
   scripts = "the benchmark (`cycles.lua`), the experiments, and the tools that read results",
   ["scripts/lib"] = "the Lua the scripts share: harness, knobs, statistics, reports, plots, files, provenance, claims",
+  ["scripts/lib/reports"] = "each script's presentation: its tables and plots, found by the script's name",
   tests = "the TAP suite, one file per subject, run by `make test`",
   ["tests/lib"] = "the tests' helpers",
   ["tests/fuzz"] = "the API fuzz (`make fuzz`)",
