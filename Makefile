@@ -150,10 +150,9 @@ INSTALL_BIN   = $(DESTDIR)$(PREFIX)/bin
 INSTALL_SHARE = $(DESTDIR)$(PREFIX)/share/ftrun
 INSTALL_MAN   = $(DESTDIR)$(PREFIX)/share/man/man1
 install: $(BIN)
-	install -d $(INSTALL_BIN) $(INSTALL_SHARE)/scripts/lib $(INSTALL_MAN)
+	install -d $(INSTALL_BIN) $(INSTALL_SHARE)/scripts $(INSTALL_MAN)
 	install -m 755 $(BIN) $(INSTALL_BIN)/ftrun
-	install -m 644 scripts/*.lua $(INSTALL_SHARE)/scripts/
-	install -m 644 scripts/lib/*.lua $(INSTALL_SHARE)/scripts/lib/
+	find scripts -name '*.lua' -exec install -D -m 644 {} $(INSTALL_SHARE)/{} \;
 	install -m 644 doc/ftrun.1 $(INSTALL_MAN)/ftrun.1
 
 uninstall:

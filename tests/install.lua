@@ -17,10 +17,12 @@ end
 
 local out, code = make("install")
 t.is(code, 0, "make install exits 0", out)
-for _, f in ipairs { "bin/ftrun", "share/ftrun/scripts/cycles.lua", "share/ftrun/scripts/lib/harness.lua",
-  "share/ftrun/scripts/lib/provenance.lua", "share/man/man1/ftrun.1" } do
+for _, f in ipairs { "bin/ftrun", "share/man/man1/ftrun.1" } do
   t.ok(t.read(prefix .. "/" .. f) ~= nil, "installed: " .. f)
 end
+local sources = t.run("cd " .. q(ROOT) .. " && find scripts -name '*.lua' | sort")
+t.is(t.run("cd " .. q(prefix .. "/share/ftrun") .. " && find scripts -name '*.lua' | sort"), sources,
+  "every script and library file, subdirectories included, under share/ftrun")
 t.is(t.run("test -x " .. q(prefix .. "/bin/ftrun") .. " && echo x"), "x\n", "the executable is executable")
 t.is(t.read(prefix .. "/share/man/man1/ftrun.1"), t.read(ROOT .. "/doc/ftrun.1"), "the man page is doc/ftrun.1")
 
