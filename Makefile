@@ -45,7 +45,7 @@ RUNNER  := main repl ft ft_aux ft_buffer ft_memfd ft_samples ft_timer ft_system 
 OBJS    := $(CORE:%=$(BUILD)/core/%.o) $(RUNNER:%=$(BUILD)/runner/%.o)
 DEPS    := $(BUILD)/.packages
 
-.PHONY: all run test bench bench-tools publish claims repeats plots fuzz lint clean packages install uninstall
+.PHONY: all run test bench bench-tools publish claims repeats plots fuzz lint clean packages calibrate install uninstall
 
 all: $(BIN) $(ASM)
 
@@ -102,6 +102,12 @@ bench: $(BIN) $(REF) bench-tools
 
 run: all
 	./$(BIN) cycles.lua
+
+# A/A runs of one short configuration: the variance of each level, the
+# false-positive rates and power of the comparisons, and the calibration
+# file compare.lua judges one run a side with (results/calibration-cycles.json).
+calibrate: all
+	./$(BIN) bench/calibrate.lua
 
 # The committed set: every run with PUBLISH=1, each replacing its files in
 # results/ and its block in results/README.md only when it ran clean. A tree

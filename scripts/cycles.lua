@@ -19,14 +19,29 @@ local report = require "reports.cycles"
 local SIZES, FOLIO = pagesizes.multi_size()
 local THP_CHOICES = table.move(SIZES, 1, #SIZES, 4, { "default", "never", "always" })
 
+-- THP's setting for the mappings that follow: a folio size is set machine-wide
+-- (restored at the run's end), never/always/default are advice on each mapping.
+-- AB changes it between its sides (the THP knob's apply).
+local folio, map_options
+local function use_thp(value)
+  if folio then assert(ft.sysfs_restore()) end -- the previous side's folio sizes
+  folio = FOLIO[value]
+  if folio then
+    local ok, err = pagesizes.only(folio.kb)
+    if not ok then knobs.fail("cycles.lua", ("THP=%s: %s"):format(value, err)) end
+  end
+  map_options = { thp = folio and "always" or value }
+end
+
 local h = harness.start({ script = "cycles", about = "the benchmark's cycles A-D on fresh buffers",
   mib = 1024, reps = 15, warmup = 1, quick = { MIB = 64, REPS = 5 },
   knobs = {
-    { name = "THP", kind = "choice", choices = THP_CHOICES, default = "default",
+    { name = "THP", kind = "choice", choices = THP_CHOICES, default = "default", apply = use_thp,
       desc = "default: no advice; never/always: MADV_NOHUGEPAGE/MADV_HUGEPAGE on every mapping; "
         .. "a size (16K): MADV_HUGEPAGE with only that folio size enabled (madvise, every other never)" },
     { name = "CYCLES", kind = "letters", letters = "ABCD", default = "ABCD", desc = "the cycles to run" },
-    { name = "SLOW_NS", kind = "count", default = 200, desc = "cycle C: a page slower than this is counted" },
+    { name = "SLOW_NS", kind = "count", default = 200, ab = true,
+      desc = "cycle C: a page slower than this is counted" },
     { name = "STALL_NS", kind = "count_or_auto", default = "auto",
       desc = "a fault-free pass averaging more ns per page than this is a stall; "
         .. "auto: pass 2 repeated's min + 2.5 % of pass 1's min" },
@@ -47,12 +62,7 @@ local h = harness.start({ script = "cycles", about = "the benchmark's cycles A-D
   end,
 }, { ... })
 local cfg = h.cfg
-local folio = FOLIO[cfg.THP]
-if folio then -- for the whole run, restored at its end; a refusal stops it before anything is mapped
-  local ok, err = pagesizes.only(folio.kb)
-  if not ok then knobs.fail("cycles.lua", ("THP=%s: %s"):format(cfg.THP, err)) end
-end
-local map_options = { thp = folio and "always" or cfg.THP }
+use_thp(cfg.THP) -- for the whole run; a refusal stops it before anything is mapped
 
 -- Distinct values: a pass that did not run cannot leave the expected sum.
 local V = { pass1 = 0x11, pass2 = 0x22, pass2r = 0x33, d1 = 0x44, d2 = 0x55, c1 = 0x66, c2 = 0x77 }
