@@ -17,5 +17,6 @@ void ft_open_tasks(lua_State *L);
 void ft_open_hugepages(lua_State *L);
 void ft_open_counters(lua_State *L);
 void ft_open_profile(lua_State *L);
+void ft_open_trace(lua_State *L);
 
 #endif

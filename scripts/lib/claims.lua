@@ -446,6 +446,7 @@ claims.DIRS = {
   bench = "`make bench`: the C reference and the script that compares the runner against it",
   core = "the measured C, no Lua, the only code that calls mmap; one header per module",
   doc = "the man page and the `ft` module's reference",
+  numa = "`make numa`: a qemu guest with several NUMA nodes that runs placement.lua and checks its claims",
   runner = "the executable: arguments, the Lua state, the REPL, one file per group of bindings",
   scripts = "the benchmark (`cycles.lua`), the experiments, and the tools that read results",
   ["scripts/lib"] = "the Lua the scripts share: harness, knobs, statistics, reports, plots, files, provenance, claims",

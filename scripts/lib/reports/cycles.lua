@@ -4,6 +4,7 @@
 local json = require "json"
 local pagesizes = require "pagesizes"
 local plots = require "plots"
+local slowrun = require "slowrun"
 local stats = require "stats"
 local summary = require "summary"
 local units = require "units"
@@ -174,6 +175,7 @@ function report.plots(list, doc, dir, prefix)
   page_map(list, doc, dir, prefix, "pass2")
   page_cdf(list, doc, dir, prefix)
   rep_series(list, doc, prefix)
+  slowrun.page_maps(list, doc, prefix) -- CAUSES=1: cycle C's slow pages coloured by cause
 end
 
 -- The figures derived from the rows, before the files are written: the
@@ -219,6 +221,11 @@ function report.derive(h)
   end
 
   if h:row("C", "pass1") then h:value("slow_ns", cfg.SLOW_NS, "ns", { { "pages", h.pages } }) end
+  for _, case in ipairs(cfg.CAUSES and h.cases or {}) do -- cycle C traced: its slow pages by cause
+    if case.records[1] and case.records[1].slow_pages then
+      for pass_no = 1, 2 do slowrun.values(h, case, pass_no, cfg.SLOW_NS) end
+    end
+  end
   local same = h:row("D", "same_block")
   if same then h:value("same_block", stats.sum(same.values), "count", { { "of", same.n } }) end
 end
@@ -344,6 +351,7 @@ function report.table(raw)
     for _, l in ipairs(lines) do put(l) end
     put("")
   end
+  for _, line in ipairs(slowrun.tables(ix)) do put(line) end -- CAUSES=1: cycle C's slow pages by cause
   return summary.tail(ix, out)
 end
 
