@@ -4,7 +4,8 @@
 # the runner itself costs, `make publish` writes the committed results and
 # the README's tables, `make fuzz` runs the API fuzz on the sanitizer build,
 # `make lint` runs luacheck on the Lua and builds the C warning-free with
-# gcc and clang.
+# gcc and clang, `make numa` checks the placement claims in qemu guests with
+# several NUMA nodes.
 
 CC      ?= cc
 COMPILER := $(notdir $(CC))
@@ -39,13 +40,13 @@ LUA_CFLAGS = $(shell pkg-config --cflags lua5.4)
 LUA_LIBS   = $(shell pkg-config --libs lua5.4)
 
 CORE    := kernels clock buffer pass counters samples machine interrupt parallel files \
-           restore hugepages perf perfcount ksyms profile memfd tasks
-RUNNER  := main ft ft_buffer ft_memfd ft_samples ft_system ft_parallel ft_hugepages ft_counters \
-           ft_profile ft_values ft_tasks
+           restore hugepages perf perfcount ksyms profile memfd tasks trace
+RUNNER  := main repl ft ft_aux ft_buffer ft_memfd ft_samples ft_timer ft_system ft_files ft_parallel \
+           ft_hugepages ft_counters ft_profile ft_values ft_tasks task ft_trace
 OBJS    := $(CORE:%=$(BUILD)/core/%.o) $(RUNNER:%=$(BUILD)/runner/%.o)
 DEPS    := $(BUILD)/.packages
 
-.PHONY: all run test bench bench-tools publish repeats plots fuzz lint clean packages calibrate
+.PHONY: all run test bench bench-tools publish claims repeats plots fuzz lint clean packages calibrate install uninstall numa numa-publish
 
 all: $(BIN) $(ASM)
 
@@ -125,17 +126,35 @@ calibrate: all
 	./$(BIN) bench/calibrate.lua
 
 # The committed set: every run with PUBLISH=1, each replacing its files in
-# results/ and its block in README.md only when it ran clean.
+# results/ and its block in results/README.md only when it ran clean. A tree
+# with uncommitted changes (outside results/, which publishing rewrites) is
+# refused with exit 2 naming the files, since no file could say what was
+# measured; ALLOW_DIRTY=1 publishes anyway and every file records the diff.
 EXPERIMENTS := thp populate zeropage placement scaling recycle coldness pagesize attribution faults
+export ALLOW_DIRTY
+# Then REPEATS more default runs replace results/repeats/ (the claims rest
+# on runs of one tree), compare.lua compares them, and claims.lua writes
+# every claim of results/README.md and README.md's headline from the JSON.
+REPEATS ?= 2
 publish: all $(REF) bench-tools
+	@./$(BIN) -e 'os.exit(require("provenance").check_clean())' || exit 2
 	PUBLISH=1 ./$(BIN) cycles.lua
 	PUBLISH=1 ./$(BIN) cycles.lua THP=always
 	PUBLISH=1 ./$(BIN) cycles.lua THP=16K
 	for e in $(EXPERIMENTS); do PUBLISH=1 ./$(BIN) $$e.lua || exit 1; done
-	PUBLISH=1 ./$(BIN) bench/bench.lua $(REF)
+	$(MAKE) numa-publish
+	PUBLISH=1 ./$(BIN) bench/bench.lua $(REF) README=bench/README.md
 	./$(BIN) plot.lua results
+	rm -rf results/repeats
+	for i in $$(seq $(REPEATS)); do $(MAKE) --no-print-directory repeats || exit 1; sleep 1; done
+	./$(BIN) compare.lua results/results.json results/repeats/*/results.json > results/repeats/compare.txt
+	./$(BIN) claims.lua
 
-# One more default run for README's claims, kept in results/repeats/ with
+# The claims alone, from the committed JSON (CHECK=1 in tests/claims.lua).
+claims: all
+	./$(BIN) claims.lua
+
+# One more default run for the claims, kept in results/repeats/ with
 # its raw file, summary and JSON (its plots and samples are left out: the
 # published run has them, and the committed results stay small).
 repeats: all
@@ -145,6 +164,23 @@ repeats: all
 # Every SVG of the published results, redrawn from their files alone.
 plots: all
 	./$(BIN) plot.lua results
+
+# make install PREFIX=/usr/local DESTDIR=: the executable in bin/, its
+# scripts and their Lua library in share/ftrun/scripts/ (where the runner
+# looks, relative to its own directory), the man page in share/man/man1/.
+PREFIX  ?= /usr/local
+INSTALL_BIN   = $(DESTDIR)$(PREFIX)/bin
+INSTALL_SHARE = $(DESTDIR)$(PREFIX)/share/ftrun
+INSTALL_MAN   = $(DESTDIR)$(PREFIX)/share/man/man1
+install: $(BIN)
+	install -d $(INSTALL_BIN) $(INSTALL_SHARE)/scripts $(INSTALL_MAN)
+	install -m 755 $(BIN) $(INSTALL_BIN)/ftrun
+	find scripts -name '*.lua' -exec install -D -m 644 {} $(INSTALL_SHARE)/{} \;
+	install -m 644 doc/ftrun.1 $(INSTALL_MAN)/ftrun.1
+
+uninstall:
+	rm -f $(INSTALL_BIN)/ftrun $(INSTALL_MAN)/ftrun.1
+	rm -rf $(INSTALL_SHARE)
 
 FUZZ_SECONDS ?= 60
 fuzz:
@@ -167,6 +203,24 @@ $(TEST_TOOLS):
 test: lint $(BIN) $(ASM) | $(TEST_TOOLS)
 	FTRUN=./$(BIN) FTRUN_ASM=$(ASM) prove --exec ./$(BIN) tests/*.lua
 
+# The placement claims on a kernel with several NUMA nodes: Debian's cloud
+# kernel (downloaded, never installed) booted under qemu -accel tcg with a
+# busybox initramfs holding ./ftrun; numa/run.sh names the knobs (NODES,
+# NODE_MEM, LAYOUTS, NODE_MEMS, MIB, REPS, APPEND, TIMEOUT).
+NUMA_TOOLS := build/.numa-tools
+$(NUMA_TOOLS):
+	@$(call need,command -v qemu-system-x86_64 >/dev/null,qemu-system-x86,qemu for make numa)
+	@$(call need,command -v busybox >/dev/null && ! ldd "$$(command -v busybox)" >/dev/null 2>&1,busybox-static,a static busybox for make numa)
+	@$(call need,command -v cpio >/dev/null,cpio,cpio for make numa)
+	@mkdir -p $(@D) && touch $@
+
+numa: $(BIN) | $(NUMA_TOOLS)
+	numa/run.sh ./$(BIN)
+
+# One 2-node guest run of placement.lua at its default size, into results/numa/.
+numa-publish: $(BIN) | $(NUMA_TOOLS)
+	NODE_MEMS=3072,3072 MIB=256 FAILURES=0 PUBLISH_DIR=results/numa numa/run.sh ./$(BIN)
+
 # luacheck (Debian's lua-check) with .luacheckrc, and the C under both
 # compilers with the warnings as errors (CFLAGS has -Wall -Wextra -Werror).
 LINT_TOOLS := build/.lint-tools
@@ -177,7 +231,7 @@ $(LINT_TOOLS):
 	@mkdir -p $(@D) && touch $@
 
 lint: | $(LINT_TOOLS) $(DEPS)
-	luacheck --no-color -q scripts tests bench
+	luacheck --no-color -q scripts tests bench numa
 	for cc in gcc clang; do \
 	  for f in core/*.c runner/*.c bench/ref.c; do \
 	    $$cc $(CFLAGS) $(LUA_CFLAGS) -c -o /dev/null $$f || exit 1; \

@@ -14,6 +14,7 @@ local harness = require "harness"
 local knobs = require "knobs"
 local pagesizes = require "pagesizes"
 local report = require "reports.cycles"
+local slowrun = require "slowrun"
 
 -- THP=16K (any multi-size THP size offered below the PMD size): that folio size alone.
 local SIZES, FOLIO = pagesizes.multi_size()
@@ -42,6 +43,9 @@ local h = harness.start({ script = "cycles", about = "the benchmark's cycles A-D
     { name = "CYCLES", kind = "letters", letters = "ABCD", default = "ABCD", desc = "the cycles to run" },
     { name = "SLOW_NS", kind = "count", default = 200, ab = true,
       desc = "cycle C: a page slower than this is counted" },
+    { name = "CAUSES", kind = "flag", default = false,
+      desc = "1: cycle C's passes traced (ft.trace) and each slow page given its cause; off by default, "
+        .. "tracing makes a first touch dearer (slowpages.lua measures by how much)" },
     { name = "STALL_NS", kind = "count_or_auto", default = "auto",
       desc = "a fault-free pass averaging more ns per page than this is a stall; "
         .. "auto: pass 2 repeated's min + 2.5 % of pass 1's min" },
@@ -96,10 +100,30 @@ end
 -- Made before the first repetition: written once, so no faults of their own.
 local samples = cfg.CYCLES:find("C") and { pass1 = ft.samples(h.pages), pass2 = ft.samples(h.pages) }
 
-function CYCLE.C(r)
+-- CAUSES=1: the passes under ft.trace, each slow page matched to the
+-- events in its window (slowrun.lua, slowcause.lua).
+local function traced_c(r, rep, b)
+  local tr <close>, why = slowrun.open(h.pages)
+  if not tr then return false, why end
+  local timer = h.clock.timed
+  local opts = { slow_ns = cfg.SLOW_NS, resolution_ns = math.max(timer.tick_ns or 0, timer.step_ns or 0) }
+  local p1 = slowrun.pass(tr, b, samples.pass1, V.c1)
+  local p2 = slowrun.pass(tr, b, samples.pass2, V.c2)
+  r:work(p1.ns + p2.ns)
+  slowrun.keep(r, rep, 1, p1, opts)
+  slowrun.keep(r, rep, 2, p2, opts)
+  return true
+end
+
+function CYCLE.C(r, rep)
   local b <close> = r:map(nil, map_options)
-  r:pass("pass1", b, "touch_timed", V.c1, samples.pass1)
-  r:pass("pass2", b, "touch_timed", V.c2, samples.pass2)
+  if cfg.CAUSES then
+    local ok, why = traced_c(r, rep, b)
+    if not ok then return false, why end
+  else
+    r:pass("pass1", b, "touch_timed", V.c1, samples.pass1)
+    r:pass("pass2", b, "touch_timed", V.c2, samples.pass2)
+  end
   r:check_bytes(b, V.c2, "C, timed pass 2")
   r:release(nil, b)
   for pass, s in pairs(samples) do
@@ -127,40 +151,12 @@ for letter in ("ABCD"):gmatch(".") do
   if cfg.CYCLES:find(letter, 1, true) then h:case(letter, CYCLE[letter], { params = { cycle = letter } }) end
 end
 
--- What a row of the table is: the timed steps (each with its faults), then
--- what cycle A learns of THP, cycle C of the pages and cycle D of malloc.
-local TIMED = {
-  { "mmap", "mmap (the call alone)", "us" }, { "pass1", "pass 1: first touch", "ns/page" },
-  { "pass2", "pass 2", "ns/page" }, { "pass2r", "pass 2 repeated", "ns/page" },
-  { "fill", "fill", "GB/s" }, { "munmap", "munmap (the call alone)", "ns/page" },
-  { "malloc", "malloc (the call alone)", "us" }, { "touch1", "touch 1 after malloc", "ns/page" },
-  { "touch2", "touch 2", "ns/page" }, { "free", "free (the call alone)", "us" },
-}
-local PAGES = {
-  { "median_page", "median page", "ns" }, { "p90", "90th percentile page", "ns" },
-  { "p99", "99th percentile page", "ns" }, { "slow_pct", "pages above SLOW_NS", "%" },
-  { "slow_mean", "their mean", "ns" }, { "runs", "runs they form", "count" }, { "longest", "longest run", "pages" },
-}
-local columns = {
-  { "thp_bytes", "bytes in huge pages", "bytes" }, { "thp_fault_alloc", "thp_fault_alloc", "count" },
-  { "folio_alloc", "the folio size's anon_fault_alloc", "count" },
-  { "same_block", "malloc gave the address just freed", "count" },
-}
-for _, c in ipairs(TIMED) do
-  columns[#columns + 1] = c
-  columns[#columns + 1] = { c[1] .. "_faults", c[2] .. ": faults", "faults" }
-end
-for _, pass in ipairs { "pass1", "pass2" } do
-  for _, c in ipairs(PAGES) do columns[#columns + 1] = { pass .. "_" .. c[1], pass .. ", " .. c[2], c[3] } end
-end
-h:columns(columns)
+h:columns(report.COLUMNS) -- what a row of the table is
 h:run()
-if samples then -- the last repetition's per-page samples, for the page map
-  for pass, s in pairs(samples) do h:attach(("C-%s-samples.i32"):format(pass), report.pack_samples(s)) end
-end
+-- the last repetition's per-page samples, for the page map
+for pass, s in pairs(samples or {}) do h:attach(("C-%s-samples.i32"):format(pass), report.pack_samples(s)) end
 
--- The headline ratios, each taken within every repetition; the other
--- figures derived from the rows are the report's (reports/cycles.lua).
+-- The headline ratios, each within every repetition (the other figures: reports/cycles.lua).
 local pass1 = { "A", "pass1" }
 h:ratio("first_touch", pass1, { "A", "pass2r" }, { minima = true })
 h:ratio("fill_bandwidth", { "A", "fill" }, { "B", "fill" })

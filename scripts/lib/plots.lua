@@ -7,6 +7,7 @@
 -- script that has none; this module knows no script.
 local ft = require "ft"
 local json = require "json"
+local provenance = require "provenance"
 local reports = require "reports"
 local stats = require "stats"
 local units = require "units"
@@ -130,10 +131,10 @@ function plots.draw(dir, prefix)
     end
     return 0
   end
-  local files = {}
+  local files, stamp = {}, "# " .. provenance.describe(doc.provenance) .. "\n"
   for _, p in ipairs(list) do
-    files[#files + 1] = { ("%s/%s.dat"):format(dir, p.name), p.data }
-    files[#files + 1] = { ("%s/%s.gp"):format(dir, p.name), p.script }
+    files[#files + 1] = { ("%s/%s.dat"):format(dir, p.name), stamp .. p.data }
+    files[#files + 1] = { ("%s/%s.gp"):format(dir, p.name), stamp .. p.script }
   end
   local ok, err = ft.write_files(files)
   if not ok then error("plots not written: " .. err, 0) end

@@ -4,6 +4,7 @@
 local json = require "json"
 local pagesizes = require "pagesizes"
 local plots = require "plots"
+local slowrun = require "slowrun"
 local stats = require "stats"
 local summary = require "summary"
 local units = require "units"
@@ -174,7 +175,36 @@ function report.plots(list, doc, dir, prefix)
   page_map(list, doc, dir, prefix, "pass2")
   page_cdf(list, doc, dir, prefix)
   rep_series(list, doc, prefix)
+  slowrun.page_maps(list, doc, prefix) -- CAUSES=1: cycle C's slow pages coloured by cause
 end
+
+-- The columns, what a row of the table is: the timed steps (each with its
+-- faults), then what cycle A learns of THP, cycle C of the pages and cycle D of malloc.
+local TIMED = {
+  { "mmap", "mmap (the call alone)", "us" }, { "pass1", "pass 1: first touch", "ns/page" },
+  { "pass2", "pass 2", "ns/page" }, { "pass2r", "pass 2 repeated", "ns/page" },
+  { "fill", "fill", "GB/s" }, { "munmap", "munmap (the call alone)", "ns/page" },
+  { "malloc", "malloc (the call alone)", "us" }, { "touch1", "touch 1 after malloc", "ns/page" },
+  { "touch2", "touch 2", "ns/page" }, { "free", "free (the call alone)", "us" },
+}
+local PAGES = {
+  { "median_page", "median page", "ns" }, { "p90", "90th percentile page", "ns" },
+  { "p99", "99th percentile page", "ns" }, { "slow_pct", "pages above SLOW_NS", "%" },
+  { "slow_mean", "their mean", "ns" }, { "runs", "runs they form", "count" }, { "longest", "longest run", "pages" },
+}
+local COLUMNS = {
+  { "thp_bytes", "bytes in huge pages", "bytes" }, { "thp_fault_alloc", "thp_fault_alloc", "count" },
+  { "folio_alloc", "the folio size's anon_fault_alloc", "count" },
+  { "same_block", "malloc gave the address just freed", "count" },
+}
+for _, c in ipairs(TIMED) do
+  COLUMNS[#COLUMNS + 1] = c
+  COLUMNS[#COLUMNS + 1] = { c[1] .. "_faults", c[2] .. ": faults", "faults" }
+end
+for _, pass in ipairs { "pass1", "pass2" } do
+  for _, c in ipairs(PAGES) do COLUMNS[#COLUMNS + 1] = { pass .. "_" .. c[1], pass .. ", " .. c[2], c[3] } end
+end
+report.COLUMNS = COLUMNS
 
 -- The figures derived from the rows, before the files are written: the
 -- stall threshold and the passes above it, the page cycle A obtained,
@@ -219,6 +249,11 @@ function report.derive(h)
   end
 
   if h:row("C", "pass1") then h:value("slow_ns", cfg.SLOW_NS, "ns", { { "pages", h.pages } }) end
+  for _, case in ipairs(cfg.CAUSES and h.cases or {}) do -- cycle C traced: its slow pages by cause
+    if case.records[1] and case.records[1].slow_pages then
+      for pass_no = 1, 2 do slowrun.values(h, case, pass_no, cfg.SLOW_NS) end
+    end
+  end
   local same = h:row("D", "same_block")
   if same then h:value("same_block", stats.sum(same.values), "count", { { "of", same.n } }) end
 end
@@ -344,6 +379,7 @@ function report.table(raw)
     for _, l in ipairs(lines) do put(l) end
     put("")
   end
+  for _, line in ipairs(slowrun.tables(ix)) do put(line) end -- CAUSES=1: cycle C's slow pages by cause
   return summary.tail(ix, out)
 end
 
