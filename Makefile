@@ -188,8 +188,8 @@ fuzz:
 	ASAN_OPTIONS=allocator_may_return_null=1 ./ftrun-san tests/fuzz/api.lua $${FUZZ_SEED:-$$(date +%s)} $(FUZZ_SECONDS)
 
 # prove, tmux for the REPL's terminal tests, pgrep (procps) for the tasks'
-# tests, and what the plot tests read SVGs with: xmllint, rsvg-convert and
-# pngtopnm.
+# tests, what the plot tests read SVGs with: xmllint, rsvg-convert and
+# pngtopnm, and groff and col, which render the man page in its test.
 TEST_TOOLS := $(BUILD)/.test-tools
 $(TEST_TOOLS):
 	@$(call need,command -v prove,perl,prove)
@@ -198,6 +198,8 @@ $(TEST_TOOLS):
 	@$(call need,command -v xmllint,libxml2-utils,xmllint)
 	@$(call need,command -v rsvg-convert,librsvg2-bin,rsvg-convert)
 	@$(call need,command -v pngtopnm,netpbm,pngtopnm)
+	@$(call need,command -v groff,groff-base,groff for the man page test)
+	@$(call need,command -v col,bsdextrautils,col for the man page test)
 	@mkdir -p $(@D) && touch $@
 
 test: lint $(BIN) $(ASM) | $(TEST_TOOLS)

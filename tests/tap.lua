@@ -96,7 +96,8 @@ t.done()
   assert(os.execute(("mkdir -m 700 %s && cp %s %s/ && cp -R %s/scripts %s/"):format(q(hidden),
     q(t.ftrun), q(hidden), q(assert(ft.project_dir)), q(hidden))))
   local exe = hidden .. "/" .. t.ftrun:match("[^/]+$")
-  local text, status = t.run("setpriv --reuid=65534 --regid=65534 --clear-groups " .. q(exe) .. " cycles.lua --help")
+  -- from /, as the runner falls back on ./scripts when it cannot resolve its own directory
+  local text, status = t.run("cd / && setpriv --reuid=65534 --regid=65534 --clear-groups " .. q(exe) .. " cycles.lua --help")
   t.ok(status ~= 0, "nobody cannot run it from a mode 700 directory (its scripts cannot be read)", text)
   out, err = child("hidden", [[
 local t = require "tap"
