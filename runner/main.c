@@ -15,6 +15,7 @@
 #include <readline/history.h>
 #include <readline/readline.h>
 
+#include "../core/hugepages.h"
 #include "../core/interrupt.h"
 #include "../core/restore.h"
 #include "ft.h"
@@ -49,6 +50,7 @@ static const char usage_text[] =
 	"  -i           enter the REPL after running the script or -e code\n"
 	"  -h, --help   show this help\n"
 	"  -v, --version\n"
+	"  --restore    write back the settings a killed run left changed, then exit\n"
 	"  --           stop handling options\n"
 	"  -            run the script read from stdin (as lua -)\n"
 	"\n"
@@ -56,7 +58,9 @@ static const char usage_text[] =
 	"or a changed system setting that would not go back, 2 usage error,\n"
 	"130 interrupted (SIGINT). Settings changed by ft.set_folio and\n"
 	"ft.set_hugetlb_pages are restored at exit and on SIGINT, SIGTERM, SIGHUP,\n"
-	"SIGQUIT and SIGPIPE.\n"
+	"SIGQUIT and SIGPIPE; a run killed otherwise is undone by the next start.\n"
+	"A run changing them holds /run/lock/ftrun-settings.lock: another waits,\n"
+	"or with NOWAIT=1 is refused.\n"
 	"\n"
 	"The main job: `./ftrun cycles.lua` (see README.md for its knobs).\n";
 
@@ -686,6 +690,12 @@ int main(int argc, char **argv)
 		} else if (strcmp(a, "-v") == 0 || strcmp(a, "--version") == 0) {
 			printf("ftrun %s (%s)\n", FT_VERSION, LUA_RELEASE);
 			return EXIT_SUCCESS;
+		} else if (strcmp(a, "--restore") == 0) {
+			int restored, left;
+			ft_settings_recover(&restored, &left);
+			if (!restored && !left)
+				fputs("ftrun: no killed run left settings changed\n", stderr);
+			return left ? EXIT_LUA_ERROR : EXIT_SUCCESS;
 		} else if (strcmp(a, "-i") == 0) {
 			want_repl = 1;
 		} else if (strcmp(a, "-e") == 0) {
@@ -715,6 +725,9 @@ int main(int argc, char **argv)
 	}
 
 	ft_settings_guard(); /* before any setting can change */
+	int restored, left; /* what a killed run left: put back, and said */
+	ft_settings_recover(&restored, &left);
+	ft_folio_warn_unexpected();
 	lua_State *L = luaL_newstate();
 	if (!L) {
 		fprintf(stderr, "ftrun: cannot create the Lua state: out of memory\n");
