@@ -79,7 +79,7 @@ int ft_setting_read(const char *path, char *value, size_t len)
 
 static int write_value(const char *path, const char *value)
 {
-	int fd = open(path, O_WRONLY | O_CLOEXEC);
+	int fd = open(path, O_WRONLY | O_TRUNC | O_CLOEXEC); /* sysfs ignores O_TRUNC; a file needs it */
 	if (fd < 0)
 		return errno;
 	size_t len = strlen(value);
