@@ -3,14 +3,14 @@
 -- the model's values; every sysfs setting back after a normal run, an error and SIGINT mid-run;
 -- without root the unavailable cases are named; a size not offered exits 2.
 local t = require "tap"
+local sysfs = require "sysfs"
 local ft = require "ft"
 local json = require "json"
 local summary = require "summary"
 local q = t.quote
 
 local MiB = 1 << 20
-local THP = "/sys/kernel/mm/transparent_hugepage"
-local HUGETLB = "/sys/kernel/mm/hugepages"
+local THP, HUGETLB = sysfs.THP, sysfs.HUGETLB
 local root = t.run("id -u") == "0\n"
 local function skip(name, why) t.ok(true, name .. " # SKIP " .. why) end
 local sizes = ft.folio_sizes() or {}
@@ -20,22 +20,10 @@ for _, f in ipairs(sizes) do
   if not f.pmd then mthp[#mthp + 1] = f end
 end
 
--- The settings as the files say, read without ft: "path=value" lines.
-local function setting(path)
-  local s = t.read(path)
-  return s and (s:match("%[(%w+)%]") or s:match("^%s*(%S+)"))
-end
-local function snapshot()
-  local lines = { THP .. "/enabled=" .. tostring(setting(THP .. "/enabled")) }
-  for dir in t.run("ls -d " .. THP .. "/hugepages-*kB " .. HUGETLB .. "/hugepages-*kB 2>/dev/null"):gmatch("[^\n]+") do
-    for _, name in ipairs { "enabled", "nr_hugepages", "surplus_hugepages", "nr_overcommit_hugepages" } do
-      local v = setting(dir .. "/" .. name)
-      if v then lines[#lines + 1] = dir .. "/" .. name .. "=" .. v end
-    end
-  end
-  table.sort(lines)
-  return table.concat(lines, "\n")
-end
+-- The settings as the files say; the lock held for the whole file, so that no other suite or
+-- run changes them under its checks (the ftrun runs it starts share it).
+local snapshot = sysfs.snapshot
+assert(sysfs.hold_lock())
 
 local dir = t.tmpdir()
 os.execute("chmod 777 " .. q(dir))
