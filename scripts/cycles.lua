@@ -191,10 +191,12 @@ if huge and folio then -- PTE-mapped folios (thp_bytes 0): the faults and the si
 elseif huge then
   local pmd = h.machine.thp_pmd_size -- 0 on a kernel without THP
   local small_faults = (h.bytes - huge.median) // h.page
-  local page = huge.median == 0 and h.page or (huge.median == h.bytes and pmd or nil)
+  local want = (pmd > 0 and huge.median // pmd or 0) + small_faults
+  -- the faults must agree too: folios of a size left enabled (by a killed run) are not huge pages
+  local faults = h:row("A", "pass1_faults").median
+  local page = faults == want and (huge.median == 0 and h.page or (huge.median == h.bytes and pmd or nil)) or nil
   h:value("thp_page", page or 0, "bytes", { { "asked", cfg.THP }, { "mixed", page == nil or nil },
-    { "bytes", h.bytes }, { "thp_bytes", huge.median },
-    { "faults_expected", (pmd > 0 and huge.median // pmd or 0) + small_faults },
+    { "bytes", h.bytes }, { "thp_bytes", huge.median }, { "faults_expected", want }, { "pass1_faults", faults },
     { "thp_fault_alloc", h:row("A", "thp_fault_alloc").median } })
 end
 
