@@ -55,10 +55,14 @@ void ft_files_track(const char *path, int on)
 
 void ft_files_unlink_temps(void)
 {
+	/* files first, then the directories they were in */
+	for (size_t i = 0; i < FT_TEMPS_MAX; i++)
+		if (temps[i].used && unlink(temps[i].path) == 0)
+			temps[i].used = 0;
 	for (size_t i = 0; i < FT_TEMPS_MAX; i++)
 		if (temps[i].used) {
 			temps[i].used = 0;
-			unlink(temps[i].path);
+			rmdir(temps[i].path);
 		}
 }
 
@@ -209,6 +213,16 @@ int ft_write_files(struct ft_file *files, size_t n, long long pause_ns, const ch
 	if (ft_interrupted) {
 		remove_temps(files, n);
 		return -1;
+	}
+	/* every target checked before the first rename: a rename that would
+	 * fail half-way through leaves a mixed set */
+	for (size_t i = 0; i < n; i++) {
+		struct stat st;
+		if (lstat(files[i].path, &st) == 0 && S_ISDIR(st.st_mode)) {
+			*failed = files[i].path;
+			remove_temps(files, n);
+			return EISDIR;
+		}
 	}
 	for (size_t i = 0; i < n; i++) {
 		temp_untrack(files[i].tmp);

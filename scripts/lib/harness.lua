@@ -486,11 +486,11 @@ function H:finish(render)
   local files = { { self.prefix .. "raw.txt", raw }, { self.prefix .. "summary.md", md },
     { self.prefix .. "results.json", doc } }
   for _, f in ipairs(self.attached or {}) do files[#files + 1] = f end
-  runfiles.write(self.plan, files, { [self.run_name] = md })
-  local drawn = plots.draw(self.plan.dir, self.prefix)
-  if drawn and drawn > 0 then
-    io.stderr:write(("%s: drew %d plot(s) in %s\n"):format(self.script, drawn, self.plan.dir))
-  end
+  runfiles.write(self.plan, files, { [self.run_name] = md }, function(dir) -- drawn first, published with the rest
+    local attached = {}
+    for _, f in ipairs(self.attached or {}) do attached[dir .. "/" .. f[1]] = f[2] end
+    return plots.render(json.decode(doc), dir, self.prefix, attached)
+  end)
 end
 
 harness.VERDICT_OK = VERDICT_OK
