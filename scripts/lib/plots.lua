@@ -448,7 +448,7 @@ function plots.render(doc, dir, prefix, attached)
   pending = {}
   if not ok_specs then error(list, 0) end
   if #list == 0 or gnuplot_missing(dir) then return {}, 0 end
-  local p = io.popen("mktemp -d /tmp/ftrun-plots.XXXXXX")
+  local p = io.popen("mktemp -d -t ftrun-plots.XXXXXX") -- in TMPDIR or /tmp
   local tmp = p and p:read("l")
   if p then p:close() end
   if not tmp then error("plots not drawn: cannot make a temporary directory", 0) end
@@ -461,32 +461,39 @@ function plots.render(doc, dir, prefix, attached)
     end
   end
   local out = {}
-  for _, spec in ipairs(list) do
-    local base = tmp .. "/" .. spec.name
-    for _, f in ipairs { { ".dat", spec.data }, { ".gp", spec.script }, { ".svg", nil } } do
-      made[#made + 1] = base .. f[1]
-      ft.temporary(base .. f[1])
-      if f[2] then
-        local h = assert(io.open(base .. f[1], "wb"))
-        assert(h:write(f[2]))
-        assert(h:close())
+  -- in a protected call: an interrupt raised anywhere in it still removes the temporaries
+  local ok, err = pcall(function()
+    for _, spec in ipairs(list) do
+      local base = tmp .. "/" .. spec.name
+      for _, f in ipairs { { ".dat", spec.data }, { ".gp", spec.script }, { ".svg", nil } } do
+        made[#made + 1] = base .. f[1]
+        ft.temporary(base .. f[1])
+        if f[2] then
+          local h = assert(io.open(base .. f[1], "wb"))
+          assert(h:write(f[2]))
+          assert(h:close())
+        end
       end
+      local g = io.popen(("cd %s && exec gnuplot %s 2>&1"):format(shell_quoted(tmp), shell_quoted(spec.name .. ".gp")))
+      local said = g:read("a")
+      local ran = g:close()
+      if ft.interrupted() then error("interrupted", 0) end
+      local svg = read(base .. ".svg")
+      if not ran or not complete_svg(svg) then
+        error(("gnuplot failed on %s/%s.gp%s%s"):format(dir, spec.name, ran and ": the SVG is incomplete" or "",
+          said ~= "" and ":\n" .. said or ""), 0)
+      end
+      out[#out + 1] = { ("%s/%s.dat"):format(dir, spec.name), spec.data }
+      out[#out + 1] = { ("%s/%s.gp"):format(dir, spec.name), spec.script }
+      out[#out + 1] = { ("%s/%s.svg"):format(dir, spec.name), svg }
     end
-    local g = io.popen(("cd %s && exec gnuplot %s 2>&1"):format(shell_quoted(tmp), shell_quoted(spec.name .. ".gp")))
-    local said = g:read("a")
-    local ran = g:close()
-    if ft.interrupted() then clean(); error("interrupted", 0) end
-    local svg = read(base .. ".svg")
-    if not ran or not complete_svg(svg) then
-      clean()
-      error(("gnuplot failed on %s/%s.gp%s%s"):format(dir, spec.name, ran and ": the SVG is incomplete" or "",
-        said ~= "" and ":\n" .. said or ""), 0)
-    end
-    out[#out + 1] = { ("%s/%s.dat"):format(dir, spec.name), spec.data }
-    out[#out + 1] = { ("%s/%s.gp"):format(dir, spec.name), spec.script }
-    out[#out + 1] = { ("%s/%s.svg"):format(dir, spec.name), svg }
+  end)
+  local cleaned, why = pcall(clean)
+  if not cleaned then -- an interrupt raised inside clean: the second pass finishes, then it goes on
+    pcall(clean)
+    error(why, 0)
   end
-  clean()
+  if not ok then error(err, 0) end
   return out, #list
 end
 
