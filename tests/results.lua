@@ -183,7 +183,6 @@ do -- D12: SIGTERM while the files are written leaves no temporary, in RESULTS o
   os.execute("rm -rf " .. q(dir) .. " " .. q(tmp))
 end
 
-local have_pgrep = t.run("command -v pgrep") ~= ""
 do -- D3, D4: SIGINT while gnuplot draws a published run's plots: 130, the old set stays whole
   local dir, tmp = t.tmpdir(), t.tmpdir()
   local readme = "x\n" .. table.concat({ runfiles.markers("main") }, "\nold\n") .. "\n"
@@ -194,11 +193,16 @@ do -- D3, D4: SIGINT while gnuplot draws a published run's plots: 130, the old s
   t.is(code, 0, "a first published run", out)
   local old = {}
   for name in listing(dir):gmatch("[^\n]+") do old[name] = read(dir .. "/" .. name) end
-  if not have_pgrep then
-    skip("SIGINT while gnuplot runs (D3)", "no pgrep")
-  else
-    out = t.run(run .. (" SLOW_NS=202 >/dev/null 2>&1 & P=$!; for i in $(seq 2000); do "
-      .. "pgrep -f 'gnuplot .*[.]gp' >/dev/null && break; sleep 0.002; done; kill -INT $P; wait $P; echo \"exit $?\""))
+  do -- a gnuplot that says when it starts and takes its time, so the SIGINT lands while it runs
+    local bin = tmp .. "/bin"
+    os.execute("mkdir -p " .. q(bin))
+    write(bin .. "/gnuplot", ("#!/bin/sh\ntouch %s\nsleep 1\nexec %s \"$@\"\n")
+      :format(q(bin .. "/started"), q((t.run("command -v gnuplot"):gsub("\n", "")))))
+    os.execute("chmod +x " .. q(bin .. "/gnuplot"))
+    out = t.run(("PATH=%s:$PATH %s SLOW_NS=202 >/dev/null 2>&1 & P=$!; for i in $(seq 2000); do "
+      .. "[ -e %s ] && break; sleep 0.01; done; kill -INT $P; wait $P; echo \"exit $?\"")
+      :format(q(bin), run, q(bin .. "/started")))
+    os.execute("rm -rf " .. q(bin))
     t.like(out, "exit 130", "SIGINT while gnuplot runs exits 130 (D3)")
     local same = true
     for name in listing(dir):gmatch("[^\n]+") do
@@ -208,6 +212,21 @@ do -- D3, D4: SIGINT while gnuplot draws a published run's plots: 130, the old s
     t.is(listing(tmp), "", "no plot temporaries left")
   end
   os.execute("rm -rf " .. q(dir) .. " " .. q(tmp))
+end
+
+do -- D-race: two publishing runs against one README, a wide write window: both blocks pasted
+  local dir = t.tmpdir()
+  local readme = "x\n" .. table.concat({ runfiles.markers("cycles-A") }, "\nold A\n") .. "\n"
+    .. table.concat({ runfiles.markers("exp-populate") }, "\nold P\n") .. "\n"
+  write(dir .. "/README.md", readme)
+  local common = ("FTRUN_TEST_WRITE_PAUSE=0.3 PUBLISH=1 RESULTS=%s README=%s"):format(q(dir), q(dir .. "/README.md"))
+  local out = t.run(("env -u FTRUN_SETTINGS_LOCK_FD FTRUN_LOCK_DIR=%s %s %s cycles.lua MIB=4 REPS=1 CYCLES=A & "
+    .. "env -u FTRUN_SETTINGS_LOCK_FD FTRUN_LOCK_DIR=%s %s %s populate.lua MIB=4 REPS=1; wait")
+    :format(q(dir .. "/lock"), common, q(t.ftrun), q(dir .. "/lock"), common, q(t.ftrun)))
+  local text = read(dir .. "/README.md") or ""
+  t.ok(not text:find("old A", 1, true) and not text:find("old P", 1, true),
+    "both publishing runs' blocks are in the README (D-race)", out .. "\n" .. text)
+  os.execute("rm -rf " .. q(dir))
 end
 
 do -- D1: an SVG cut short (its disk full) fails the run before anything is published
