@@ -17,12 +17,13 @@ local function first_touch(r, value)
   r:pass("pass1", b, "touch", value)
   r:check_bytes(b, value, "coldness")
 end
-h:case("first mapping of a fresh process", function(r) first_touch(r, 1) end, { once = true })
+h:case("first mapping of a fresh process", function(r) first_touch(r, 1) end,
+  { once = true, params = { fresh = true } })
 for _, wait in ipairs(h.cfg.WAITS) do
   h:case(("released, waited %g s"):format(wait), function(r, rep)
     ft.sleep(wait)
     first_touch(r, rep % 200 + 2)
-  end)
+  end, { params = { wait = wait } })
 end
 h:note(("This guest: hypervisor %s, free page reporting %s (virtio-balloon's "
   .. "VIRTIO_BALLOON_F_REPORTING, from sysfs). Every case maps %d MiB with THP never: %d faults "

@@ -12,9 +12,8 @@
 local ft = require "ft"
 local harness = require "harness"
 local knobs = require "knobs"
-local plots = require "plots"
+local report = require "reports.cycles"
 local stats = require "stats"
-local summary = require "summary"
 
 -- THP=16K (any multi-size THP size offered below the PMD size): that folio size alone.
 local THP_CHOICES, FOLIO = { "default", "never", "always" }, {}
@@ -105,7 +104,7 @@ function CYCLE.C(r)
     r[pass .. "_slow_pct"] = 100 * s:count_above(cfg.SLOW_NS) / #s
     r[pass .. "_slow_mean"] = s:mean_above(cfg.SLOW_NS)
     r[pass .. "_runs"], r[pass .. "_longest"] = s:runs_above(cfg.SLOW_NS)
-    r[pass .. "_hist"] = plots.histogram(s) -- log-spaced, for the distribution's plot
+    r[pass .. "_hist"] = report.histogram(s) -- log-spaced, for the distribution's plot
   end
 end
 
@@ -122,7 +121,7 @@ function CYCLE.D(r)
 end
 
 for letter in ("ABCD"):gmatch(".") do
-  if cfg.CYCLES:find(letter, 1, true) then h:case(letter, CYCLE[letter]) end
+  if cfg.CYCLES:find(letter, 1, true) then h:case(letter, CYCLE[letter], { params = { cycle = letter } }) end
 end
 
 -- What a row of the table is: the timed steps (each with its faults), then
@@ -154,7 +153,7 @@ end
 h:columns(columns)
 h:run()
 if samples then -- the last repetition's per-page samples, for the page map
-  for pass, s in pairs(samples) do h:attach(("C-%s-samples.i32"):format(pass), plots.pack_samples(s)) end
+  for pass, s in pairs(samples) do h:attach(("C-%s-samples.i32"):format(pass), report.pack_samples(s)) end
 end
 
 -- Figures derived from the rows. ------------------------------------------
@@ -204,32 +203,12 @@ if h:row("C", "pass1") then h:value("slow_ns", cfg.SLOW_NS, "ns", { { "pages", h
 local same = h:row("D", "same_block")
 if same then h:value("same_block", stats.sum(same.values), "count", { { "of", same.n } }) end
 
--- The headline ratios, taken within each repetition (its cycles ran back to
--- back), so a drift over the run cancels: their median and its interval,
--- and beside it the ratio of the two rows' minima.
-local function ms(case, column) -- each repetition's time in ms, from a ns/page or a GB/s row
-  local r = h:row(case, column)
-  return r and stats.map(r.values, function(v) return (r.unit == "GB/s" and h.bytes / v or v * h.pages) / 1e6 end)
-end
-local function values(case, column) local r = h:row(case, column); return r and r.values end
-local function ratio(name, a, b, minima)
-  if not (a and b) then return end
-  local per_rep = {}
-  for i = 1, math.min(#a, #b) do per_rep[i] = a[i] / b[i] end
-  local d = stats.describe(per_rep)
-  h:value(name, d.median, "ratio", { { "lo", d.lo }, { "hi", d.hi }, { "n", d.n }, { "of_minima", minima } })
-end
-local function of_minima(a, b) return a and b and stats.min(a) / stats.min(b) end
-local p1, p2r, tf, bf = values("A", "pass1"), values("A", "pass2r"), values("A", "fill"), values("B", "fill")
-ratio("first_touch", p1, p2r, of_minima(p1, p2r))
-ratio("fill_bandwidth", tf, bf)
-local touched = ms("A", "pass1") and stats.map(ms("A", "pass1"), function(x) return x end)
-if touched and ms("A", "fill") then
-  local fill = ms("A", "fill")
-  for i = 1, #touched do touched[i] = touched[i] + fill[i] end
-end
-ratio("fresh_fill_time", ms("B", "fill"), touched)
-ratio("malloc_first_touch", values("D", "touch1"), p1, of_minima(values("D", "touch1"), p1))
-ratio("munmap_share", values("A", "munmap"), p1, of_minima(values("A", "munmap"), p1))
+-- The headline ratios, each taken within every repetition.
+local pass1 = { "A", "pass1" }
+h:ratio("first_touch", pass1, { "A", "pass2r" }, { minima = true })
+h:ratio("fill_bandwidth", { "A", "fill" }, { "B", "fill" })
+h:ratio("fresh_fill_time", { "B", "fill" }, { pass1, { "A", "fill" } }, { time = true })
+h:ratio("malloc_first_touch", { "D", "touch1" }, pass1, { minima = true })
+h:ratio("munmap_share", { "A", "munmap" }, pass1, { minima = true })
 
-h:finish(summary.cycles)
+h:finish()

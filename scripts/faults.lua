@@ -38,12 +38,10 @@ return function()
   return ops, touch_ns, workload == "mmap1" and 0 or 1
 end]]
 
-local POINT = {} -- case name -> its workload, task count and mode
 for _, workload in ipairs { "page_fault1", "page_fault2", "page_fault3", "mmap1" } do
   for _, mode in ipairs { "threads", "processes" } do
     for n = 1, h.machine.cpus do
       local name = ("%s, %d %s"):format(workload, n, n == 1 and mode:gsub("e?s$", "") or mode)
-      POINT[name] = { workload = workload, n = n, mode = mode }
       h:case(name, function(r)
         local run = ft.tasks(n, TASK, { mode = mode, args = { workload, h.bytes, h.cfg.SECONDS } })
         r:work(run.wall_ns, stats.sum(stats.map(run.tasks, function(t) return t.values[3] end)))
@@ -57,7 +55,7 @@ for _, workload in ipairs { "page_fault1", "page_fault2", "page_fault3", "mmap1"
         r.spread = 100 * (stats.max(rates) - stats.min(rates)) / r.per_task
         r.touch_only = #touch_rates > 0 and stats.sum(touch_rates) or nil
         r.faults_per_op = faults / stats.sum(stats.map(run.tasks, function(t) return t.values[1] end))
-      end)
+      end, { params = { workload = workload, tasks = n, mode = mode } })
     end
   end
 end
@@ -68,11 +66,11 @@ h:columns {
 }
 h:run()
 for _, case in ipairs(h.cases) do -- against the ideal: n tasks doing n times what one does
-  local name, p = case.name, POINT[case.name]
+  local name, p = case.name, case.params
   local one = h:row(("%s, 1 %s"):format(p.workload, p.mode:gsub("e?s$", "")), "total")
   local row = h:row(name, "total")
-  if p.n > 1 and one and row then
-    h:value("of_ideal", row.median / (p.n * one.median), "ratio", { { "case", name } })
+  if p.tasks > 1 and one and row then
+    h:value("of_ideal", row.median / (p.tasks * one.median), "ratio", { { "case", name } })
   end
 end
 h:note(("Every task maps, touches and unmaps %d MiB regions for %s s per case; an op is a page (mmap1: a "

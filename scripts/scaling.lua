@@ -27,7 +27,7 @@ for threads = 1, h.machine.cpus do
         r:check_bytes(b, 6, "scaling")
         r.munmap = r.munmap + r:release(nil, b)
       end
-    end)
+    end, { params = { threads = threads, shared = shared } })
   end
 end
 h:columns {

@@ -1,66 +1,37 @@
 -- The bracket around a timed pass, and the read-back checks. The fault
 -- counter is read just outside the C window the pass times itself; nothing
 -- between the two reads allocates, so the count is the pass's own.
+--
+-- measure.pass(b, method, ...) is the bracket alone, for any script. A run
+-- keeps its own tally in a meter (measure.meter(), held by the harness's
+-- run object): the work it timed, the checks that passed, the perf
+-- counters it reads around every pass, and what to do on a mismatch.
 local ft = require "ft"
 
 local measure = {}
 
--- The C work a run cannot do without, in ns: the timed windows, the map and
--- release calls and the read-backs. The rest of a run's wall time is the
--- runner's own (Lua, statistics, reports).
-measure.work_ns = 0
-
--- The perf software counters read around every pass (ft.counters), set by
--- measure.use_counters(); nil where perf refuses them. The two tables are
--- filled once here, so reading into them allocates nothing in the bracket.
-local counters, before, after
-
-function measure.use_counters()
-  local c, why = ft.counters()
-  if not c then return nil, why end
-  counters, before, after = c, c:read(), c:read()
-  return c
-end
-
-local function counted()
-  local d = {}
-  for k, v in pairs(after) do d[k] = v - before[k] end
-  return d
-end
-
--- b:method(...) timed in C; returns ns, the faults the pass took (getrusage)
--- and, with counters in use, what they counted over the same bracket.
-function measure.pass(b, method, ...)
+-- b:method(...) timed in C; returns ns and the faults the pass took
+-- (getrusage). counters: nil, or a meter's counter set read around it.
+local function bracket(counters, b, method, ...)
   local f0 = ft.faults()
-  if counters then counters:read(before) end
+  if counters then counters.c:read(counters.before) end
   local ns = b[method](b, ...)
-  if counters then counters:read(after) end
+  if counters then counters.c:read(counters.after) end
   local f1 = ft.faults()
-  measure.work_ns = measure.work_ns + ns
-  return ns, f1 - f0, counters and counted()
+  return ns, f1 - f0
 end
 
--- A fresh buffer from ft.mmap or ft.malloc; returns it, the call's ns and
--- faults. A refusal by the kernel (nil, message, errno) fails the run here.
-function measure.map(bytes, options)
+function measure.pass(b, method, ...)
+  return bracket(nil, b, method, ...)
+end
+
+-- A fresh buffer from ft.mmap or ft.malloc (make); returns it, the call's
+-- ns and faults. A refusal by the kernel (nil, message, errno) fails the run here.
+local function made(make, ...)
   local f0 = ft.faults()
-  local b = assert(ft.mmap(bytes, options))
+  local b = assert(make(...))
   local f1 = ft.faults()
-  measure.work_ns = measure.work_ns + b.map_ns
   return b, b.map_ns, f1 - f0
-end
-
-function measure.malloc(bytes)
-  local f0 = ft.faults()
-  local b = assert(ft.malloc(bytes))
-  local f1 = ft.faults()
-  measure.work_ns = measure.work_ns + b.map_ns
-  return b, b.map_ns, f1 - f0
-end
-
--- munmap or free, whichever the buffer needs; returns ns, faults, counters.
-function measure.release(b)
-  return measure.pass(b, b.kind == "malloc" and "free" or "unmap")
 end
 
 -- k * n(n-1)/2 mod 2^64, the sum of p[i] = i*k over n words: Lua integers
@@ -71,34 +42,85 @@ function measure.fill_sum(words, k)
   return half * k
 end
 
--- Checks run and passed, for the verdict line.
-measure.checks = 0
+-- A run's meter. work_ns: the C work a run cannot do without, in ns (the
+-- timed windows, the map and release calls and the read-backs); the rest of
+-- a run's wall time is the runner's own (Lua, statistics, reports).
+-- checks: read-backs that passed, for the verdict line. on_mismatch(msg) is
+-- called before a mismatch is raised, so the run can put the failed
+-- verdict on record.
+local Meter = {}
+Meter.__index = Meter
 
--- Called with the message before a mismatch is raised, so a script can put
--- the failed verdict on record.
-measure.on_mismatch = function(_) end
+function measure.meter()
+  return setmetatable({ work_ns = 0, checks = 0, on_mismatch = function(_) end }, Meter)
+end
 
-local function check(what, got, want, t0)
+-- The perf software counters read around every pass (ft.counters); nil and
+-- why where perf refuses them. The two tables are filled once here, so
+-- reading into them allocates nothing in the bracket.
+function Meter:use_counters()
+  local c, why = ft.counters()
+  if not c then return nil, why end
+  self.counters = { c = c, before = c:read(), after = c:read() }
+  return c
+end
+
+-- As measure.pass, and with counters in use what they counted over the same bracket.
+function Meter:pass(b, method, ...)
+  local counters = self.counters
+  local ns, faults = bracket(counters, b, method, ...)
+  self.work_ns = self.work_ns + ns
+  if not counters then return ns, faults end
+  local d = {}
+  for k, v in pairs(counters.after) do d[k] = v - counters.before[k] end
+  return ns, faults, d
+end
+
+function Meter:map(bytes, options)
+  local b, ns, faults = made(ft.mmap, bytes, options)
+  self.work_ns = self.work_ns + ns
+  return b, ns, faults
+end
+
+function Meter:malloc(bytes)
+  local b, ns, faults = made(ft.malloc, bytes)
+  self.work_ns = self.work_ns + ns
+  return b, ns, faults
+end
+
+-- munmap or free, whichever the buffer needs; returns ns, faults, counters.
+function Meter:release(b)
+  return self:pass(b, b.kind == "malloc" and "free" or "unmap")
+end
+
+-- Work timed elsewhere (tasks, a loop of passes): its ns count as measured
+-- work, its read-backs as checks that passed.
+function Meter:work(ns, checks)
+  self.work_ns = self.work_ns + ns
+  self.checks = self.checks + (checks or 0)
+end
+
+local function check(self, what, got, want, t0)
   ft.sink(got)
-  measure.work_ns = measure.work_ns + (ft.now_ns() - t0)
+  self.work_ns = self.work_ns + (ft.now_ns() - t0)
   if got ~= want then
     local msg = ("checksum mismatch in %s: read back %d, expected %d"):format(what, got, want)
-    measure.on_mismatch(msg)
+    self.on_mismatch(msg)
     error(msg, 3)
   end
-  measure.checks = measure.checks + 1
+  self.checks = self.checks + 1
 end
 
 -- After the last touch of a buffer: one byte per page, each equal to value.
-function measure.check_bytes(b, value, what)
+function Meter:check_bytes(b, value, what)
   local t0 = ft.now_ns()
-  check(what, b:sum_bytes(), value * b.pages, t0)
+  check(self, what, b:sum_bytes(), value * b.pages, t0)
 end
 
 -- After a fill: every word, against the closed form.
-function measure.check_words(b, k, what)
+function Meter:check_words(b, k, what)
   local t0 = ft.now_ns()
-  check(what, b:sum_words(), measure.fill_sum(b.bytes // 8, k), t0)
+  check(self, what, b:sum_words(), measure.fill_sum(b.bytes // 8, k), t0)
 end
 
 return measure

@@ -1,0 +1,21 @@
+-- A script's presentation lives in one report module of its own,
+-- lib/reports/<script>.lua, returning any of:
+--   table(raw) -> the markdown of a run, from its raw file alone;
+--   plots(list, doc, dir, prefix): the plots of a run, from its JSON
+--     (plots.add(list, ...) for each), reading its cases' params.
+-- A script without one gets summary.table and plots.generic.
+local reports = {}
+
+local loaded = {}
+
+-- The report module of a script ("cycles.lua" or "cycles"), or {} when it has none.
+function reports.of(script)
+  local name = tostring(script):gsub("%.lua$", "")
+  if loaded[name] == nil then
+    local found = name:match("^[%w_]+$") and package.searchpath("reports." .. name, package.path)
+    loaded[name] = found and require("reports." .. name) or {}
+  end
+  return loaded[name]
+end
+
+return reports

@@ -1,0 +1,81 @@
+-- attribution.lua's report: one table, a line per case and a column per
+-- stage, then the top five kernel symbols of each case; from the raw file alone.
+local stages = require "stages"
+local summary = require "summary"
+local units = require "units"
+
+local report = {}
+
+function report.table(raw)
+  local ix = summary.index(raw)
+  local out = summary.head(ix)
+  local function put(s) out[#out + 1] = s end
+  local stage, top = {}, {}
+  for _, v in ipairs(ix.values.stage or {}) do stage[v.case .. "\0" .. v.stage] = v.x end
+  for _, v in ipairs(ix.values.top or {}) do
+    top[v.case] = top[v.case] or {}
+    top[v.case][v.rank] = v
+  end
+  local pooled = {}
+  for _, v in ipairs(ix.values.samples or {}) do pooled[v.case] = v end
+  local head, rule = { "case", "samples (kernel / user)" }, { "---", "---" }
+  for _, key in ipairs(stages.KEYS) do head[#head + 1] = stages.NAMES[key] .. " %"; rule[#rule + 1] = "---" end
+  for _, c in ipairs { "lost", "sampled share of the wall (median) %", "ns/page, sampled (median)",
+    "faults (median)" } do
+    head[#head + 1] = c; rule[#rule + 1] = "---"
+  end
+  put("| " .. table.concat(head, " | ") .. " |")
+  put("|" .. table.concat(rule, "|") .. "|")
+  local function median(case, col)
+    local row = ix.row(case, col)
+    return row and row.n > 0 and units.cell(row.median, row.unit) or "–"
+  end
+  for _, case in ipairs(ix.cases) do
+    local cells = { case }
+    local p = pooled[case]
+    if ix.unsupported[case] then
+      cells[2] = "not supported: " .. ix.unsupported[case]
+      for i = 3, #head do cells[i] = "" end
+    elseif p then
+      cells[2] = ("%s (%s / %s)"):format(units.cell(p.x, "count"), units.cell(p.kernel, "count"),
+        units.cell(p.user, "count"))
+      for _, key in ipairs(stages.KEYS) do
+        cells[#cells + 1] = units.cell(stage[case .. "\0" .. key] or 0, "%")
+      end
+      cells[#cells + 1] = units.cell(p.lost, "count")
+      cells[#cells + 1] = median(case, "sampled")
+      cells[#cells + 1] = median(case, "ns_per_page")
+      cells[#cells + 1] = median(case, "ns_faults")
+    end
+    put("| " .. table.concat(cells, " | ") .. " |")
+  end
+  put("")
+  if next(top) then
+    put("Top kernel symbols by samples (share of all the case's samples; → the stage they count toward):")
+    put("")
+    put("| case | 1 | 2 | 3 | 4 | 5 |")
+    put("|---|---|---|---|---|---|")
+  end
+  for _, case in ipairs(ix.cases) do
+    if pooled[case] and next(top) then
+      local cells = { case }
+      for k = 1, 5 do
+        local v = (top[case] or {})[k]
+        cells[k + 1] = v and ("%s %s %% → %s"):format(v.symbol, units.cell(v.x, "%"), stages.NAMES[v.stage] or v.stage)
+          or (k == 1 and "no kernel sample" or "–")
+      end
+      put("| " .. table.concat(cells, " | ") .. " |")
+    end
+  end
+  if next(top) then put("") end
+  for _, n in ipairs(ix.meta.note) do put(n.text); put("") end
+  for _, w in ipairs(ix.meta.warning) do put("**Warning:** " .. w.text); put("") end
+  local own = ix.value("own_time")
+  put(("Wall time %s s, %s %% of it in the runner itself."):format(units.cell(own.wall_ms / 1000, "ratio"),
+    units.cell(own.x, "%")))
+  put("")
+  put(ix.verdict .. ".")
+  return table.concat(out, "\n") .. "\n"
+end
+
+return report

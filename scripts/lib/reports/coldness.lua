@@ -1,0 +1,35 @@
+-- coldness.lua's report: the first touch against the wait before it.
+local plots = require "plots"
+local units = require "units"
+
+local report = {}
+
+-- A case's params; results written before cases carried them (the
+-- published ones, until regenerated) by the name this script gave it.
+local function params(c)
+  if c.params then return c.params end
+  return { wait = tonumber(c.case:match("waited ([%d.]+) s")), fresh = c.case:match("fresh process") and true }
+end
+
+-- Coldness: every repetition's first touch against the wait before it.
+function report.plots(list, doc, _, prefix)
+  local lines = { "# wait_s  pass1_ns_per_page  (one line per repetition; wait -1: the first mapping of the process)" }
+  for _, c in ipairs(doc.reps) do
+    local p = params(c)
+    local wait = p.wait and ("%g"):format(p.wait) or (p.fresh and "-1")
+    local row = plots.row(doc, c.case, "pass1")
+    if wait and row then
+      for _, v in ipairs(row.values) do lines[#lines + 1] = ("%s %s"):format(wait, units.exact(v)) end
+    end
+  end
+  plots.add(list, prefix .. "plot", "first touch after a wait (" .. doc.run .. ")", table.concat(lines, "\n") .. "\n",
+    ([[
+set xlabel "seconds waited after the previous release (-1: the process's first mapping)"
+set ylabel "pass 1, ns per page"
+set key top left
+plot "%s.dat" using 1:($1 >= 0 ? $2 : 1/0) with points pt 7 lc rgb "#1f4e99" title "a repetition", \
+  "" using 1:($1 < 0 ? $2 : 1/0) with points pt 9 ps 1.5 lc rgb "#cc0000" title "first mapping of the process"]])
+    :format(prefix .. "plot"))
+end
+
+return report

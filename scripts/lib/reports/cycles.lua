@@ -1,0 +1,292 @@
+-- cycles.lua's report: its table (from the raw file) and its plots (from
+-- the JSON and cycle C's samples beside it), and the histogram and samples
+-- helpers the script uses to leave cycle C's data for them.
+local json = require "json"
+local plots = require "plots"
+local stats = require "stats"
+local summary = require "summary"
+local units = require "units"
+
+local report = {}
+local shown = summary.shown
+
+-- Cycle C's per-page histograms: HIST_PER_OCTAVE bins per doubling from
+-- 2^HIST_FROM ns (bin 1 holds everything below, the last everything above).
+report.HIST_PER_OCTAVE, report.HIST_FROM, report.HIST_BINS = 4, 3, 4 * 18 + 2
+
+-- The histogram of a samples object: a list of HIST_BINS counts.
+function report.histogram(s)
+  return s:histogram(report.HIST_PER_OCTAVE, report.HIST_FROM, report.HIST_BINS)
+end
+
+-- The upper edge of histogram bin k in ns.
+local function edge(k) return 2 ^ (report.HIST_FROM + (k - 1) / report.HIST_PER_OCTAVE) end
+
+-- A samples object as little-endian int32 ns, one per page, in page order.
+function report.pack_samples(s)
+  local parts = {}
+  for i = 1, #s do parts[i] = string.pack("<i4", math.min(s[i], 0x7fffffff)) end
+  return table.concat(parts)
+end
+
+local function unpack_samples(bytes)
+  local out, n = {}, #bytes // 4
+  for i = 1, n do out[i] = string.unpack("<i4", bytes, 4 * i - 3) end
+  return out
+end
+
+-- Where the slow pages sit: the pages cut into at most 1024 bins, each drawn
+-- as its min, median and max, with the pages above SLOW_NS counted per bin.
+local function page_map(list, doc, dir, prefix, pass)
+  local path = ("%s/%sC-%s-samples.i32"):format(dir, prefix, pass)
+  local bytes = plots.read(path)
+  if not bytes or #bytes ~= 4 * doc.pages then
+    io.stderr:write(("plots: %s's page map skipped: %s %s\n"):format(pass, path,
+      bytes and ("holds %d samples, the run had %d pages"):format(#bytes // 4, doc.pages) or "is missing"))
+    return
+  end
+  local s = unpack_samples(bytes)
+  local per_bin = math.max(1, -(-#s // 1024))
+  local slow = doc.knobs.SLOW_NS
+  local lines = { ("# page  min_ns  median_ns  max_ns  pages_above_%d_ns  (bins of %d pages, %d pages, the last "
+    .. "repetition's samples)"):format(slow, per_bin, #s) }
+  for first = 1, #s, per_bin do
+    local bin = table.move(s, first, math.min(first + per_bin - 1, #s), 1, {})
+    local above = 0
+    for _, x in ipairs(bin) do if x > slow then above = above + 1 end end
+    lines[#lines + 1] = ("%d %d %s %d %d"):format(first - 1, stats.min(bin), units.exact(stats.median(bin)),
+      stats.max(bin), above)
+  end
+  local name = ("%sC-%s-pages"):format(prefix, pass)
+  local title = ("cycle C, %s: ns per page against page index (%s)"):format(pass, doc.run)
+  plots.add(list, name, title, table.concat(lines, "\n") .. "\n", ([[
+set logscale y
+set yrange [10:*]
+set key below horizontal
+set xlabel "page index"
+set ylabel "ns per page (store + one timestamp)"
+set y2label "pages above SLOW\\_NS per bin"
+set y2tics
+set ytics nomirror
+set arrow from graph 0, first %d to graph 1, first %d nohead dt 2 lc rgb "#aa0000"
+set label "SLOW\\_NS = %d ns" at graph 0.01, first %d offset 0,0.6 tc rgb "#aa0000"
+plot "%s.dat" using 1:5 axes x1y2 with steps lw 0.8 lc rgb "#e8a060" title "pages above SLOW\\_NS (right)", \
+  "" using 1:2:4 with filledcurves fs transparent solid 0.6 lc rgb "#9db4dd" title "min to max of each bin", \
+  "" using 1:3 with lines lw 1.5 lc rgb "#1f4e99" title "median of each bin"]])
+    :format(slow, slow, slow, slow, name))
+end
+
+-- The distribution of per-page time over all repetitions, from the
+-- histograms, beside a THP=always run in the same directory.
+local function page_cdf(list, doc, dir, prefix)
+  local runs = { { doc, "" } }
+  if prefix == "" then
+    local thp = json.decode(plots.read(dir .. "/thp-always-results.json") or "null")
+    if thp then runs[2] = { thp, "THP=always " } end
+  end
+  local columns, titles = {}, {}
+  for _, run in ipairs(runs) do
+    for _, pass in ipairs { "pass1", "pass2" } do
+      local total, counts = 0, {}
+      for k = 1, report.HIST_BINS do counts[k] = 0 end
+      for _, r in ipairs(plots.records(run[1], "C")) do
+        for k, c in ipairs(r[pass .. "_hist"] or {}) do counts[k] = counts[k] + c; total = total + c end
+      end
+      if total > 0 then
+        local cum, col = 0, {}
+        for k = 1, report.HIST_BINS do cum = cum + counts[k]; col[k] = cum / total end
+        columns[#columns + 1] = col
+        titles[#titles + 1] = run[2] .. pass
+      end
+    end
+  end
+  if #columns == 0 then return end
+  local lines = { "# ns (upper edge of the bin)  " .. table.concat(titles, "  ") .. "  (share of pages at or below)" }
+  for k = 1, report.HIST_BINS - 1 do
+    local cells = { units.exact(edge(k)) }
+    for _, col in ipairs(columns) do cells[#cells + 1] = units.exact(col[k]) end
+    lines[#lines + 1] = table.concat(cells, " ")
+  end
+  local curves = {}
+  for i, t in ipairs(titles) do
+    curves[#curves + 1] = ('"%s.dat" using 1:%d with steps lw 1.5 title %s'):format(prefix .. "C-cdf", i + 1,
+      plots.quoted(t))
+  end
+  plots.add(list, prefix .. "C-cdf", ("cycle C: distribution of per-page time, all repetitions (%s)"):format(doc.run),
+    table.concat(lines, "\n") .. "\n", ([[
+set logscale x
+set xlabel "ns per page (store + one timestamp)"
+set ylabel "share of pages at or below"
+set yrange [0:1]
+set key bottom right
+plot ]]) .. table.concat(curves, ", \\\n  "))
+end
+
+local SERIES = { { "A", "mmap" }, { "A", "pass1" }, { "A", "pass2" }, { "A", "pass2r" }, { "A", "fill" },
+  { "A", "munmap" }, { "B", "fill" }, { "C", "pass1" }, { "C", "pass2" }, { "D", "malloc" }, { "D", "touch1" },
+  { "D", "touch2" }, { "D", "free" } }
+
+-- Every pass over the repetitions in run order, noisy ones marked.
+local function rep_series(list, doc, prefix)
+  local blocks, panels = {}, {}
+  for _, s in ipairs(SERIES) do
+    local row = plots.row(doc, s[1], s[2])
+    if row then
+      local records = plots.records(doc, s[1])
+      local lines = { ("# %s %s (%s): rep value noisy"):format(s[1], s[2], row.unit) }
+      for i, v in ipairs(row.values) do
+        lines[#lines + 1] = ("%d %s %d"):format(i, units.exact(v), records[i].noise.flagged and 1 or 0)
+      end
+      blocks[#blocks + 1] = table.concat(lines, "\n")
+      panels[#panels + 1] = { title = ("%s %s, %s"):format(s[1], s[2], row.unit), index = #blocks - 1 }
+    end
+  end
+  if #panels == 0 then return end
+  local cols = 3
+  local rows = -(-#panels // cols)
+  local body = { ("set multiplot layout %d,%d title %s"):format(rows, cols,
+    plots.quoted("every pass over the repetitions in run order; red: flagged as noisy (" .. doc.run .. ")")),
+    "unset key", "set xlabel \"repetition\"", "set xtics 1 format \"%g\"" }
+  for _, p in ipairs(panels) do
+    body[#body + 1] = ("set title %s"):format(plots.quoted(p.title))
+    body[#body + 1] = ('plot "%s.dat" index %d using 1:2 with linespoints pt 7 ps 0.5 lc rgb "#1f4e99", '
+      .. '"" index %d using 1:($3 == 1 ? $2 : 1/0) with points pt 7 ps 0.9 lc rgb "#cc0000"'):format(
+      prefix .. "reps", p.index, p.index)
+  end
+  body[#body + 1] = "unset multiplot"
+  plots.add(list, prefix .. "reps", "repetitions", table.concat(blocks, "\n\n\n") .. "\n", table.concat(body, "\n"),
+    1100, 260 * rows)
+end
+
+function report.plots(list, doc, dir, prefix)
+  page_map(list, doc, dir, prefix, "pass1")
+  page_map(list, doc, dir, prefix, "pass2")
+  page_cdf(list, doc, dir, prefix)
+  rep_series(list, doc, prefix)
+end
+
+local CYCLE_ROWS = { -- cycle, column, and a label where the column's own would not tell
+  { "A", "mmap" }, { "A", "pass1" }, { "A", "pass2" }, { "A", "pass2r" },
+  { "A", "fill", "pass 3: fill of touched pages" }, { "A", "munmap" }, { "B", "fill", "fill of a fresh mapping" },
+  { "D", "malloc" }, { "D", "touch1" }, { "D", "touch2" }, { "D", "free" },
+}
+
+local RATIOS = {
+  { "first_touch", "pass 1 / pass 2 repeated, ns per page" },
+  { "fill_bandwidth", "touched fill / fresh fill, GB/s" },
+  { "fresh_fill_time", "fresh fill / (pass 1 + touched fill), time" },
+  { "malloc_first_touch", "first touch after malloc / first touch after mmap, ns per page" },
+  { "munmap_share", "munmap / pass 1, ns per page" },
+}
+
+local function faults(ix, case, column)
+  local f = ix.row(case, column .. "_faults")
+  if not f then return "–" end
+  return ("%s / %s"):format(units.cell(f.median, "faults"), units.cell(f.max, "faults"))
+end
+
+local function stalls_of(ix, case, column)
+  for _, v in ipairs(ix.values.stalls or {}) do
+    if v.case == case and v.column == column then
+      return ("%s of %s (worst %s ns/page)"):format(units.cell(v.x, "count"), units.cell(v.of, "count"),
+        units.cell(v.worst, "ns/page"))
+    end
+  end
+  return "–"
+end
+
+-- The table, from the raw file alone.
+function report.table(raw)
+  local ix = summary.index(raw)
+  local out = summary.head(ix)
+  local function put(s) out[#out + 1] = s end
+  local ghz = ix.value("clock_ghz")
+  out[2] = ("%s; clock estimate %s GHz (%s); %s."):format(ix.meta.machine, units.cell(ghz.x, "GHz"), ghz.source,
+    ix.meta.clock)
+  put("| cycle | pass | unit | median [lo, hi] | min | cv % | faults (median / max) | cycles/page (of the min) "
+    .. "| reps above stall threshold (worst) | noisy reps |")
+  put("|---|---|---|---|---|---|---|---|---|---|")
+  for _, cr in ipairs(CYCLE_ROWS) do
+    local r = ix.row(cr[1], cr[2])
+    if r then
+      put(("| %s | %s | %s | %s | %s | %s | %s | %s | %s | %s |"):format(cr[1], cr[3] or r.label, r.unit, shown(r),
+        units.cell(r.min, r.unit), units.cell(r.cv, "%"), faults(ix, cr[1], cr[2]),
+        r.unit == "ns/page" and units.cell(r.min * ghz.x, "cycles") or "–", stalls_of(ix, cr[1], cr[2]),
+        summary.noisy(ix, cr[1])))
+    end
+  end
+  put("")
+  local t = ix.value("stall_threshold")
+  if t then
+    put(("Stall threshold: %s ns/page (%s), for the passes that take no counted faults."):format(
+      units.cell(t.x, "ns/page"), t.from == "auto" and "pass 2 repeated's min plus 2.5 % of pass 1's min"
+      or "STALL_NS"))
+    put("")
+  end
+  local thp = ix.value("thp_page")
+  if thp and thp.folio_kb then -- multi-size THP: PTE-mapped folios, told by the faults and the size's counter
+    put(("Pages obtained (cycle A, THP=%s): pass 1 took %s faults and the %s kB size's anon_fault_alloc rose "
+      .. "by %s per rep (medians), so the page is %s; the faults %s kB folios predict for pass 1: %s."):format(
+      thp.asked, units.cell(thp.pass1_faults, "faults"), units.cell(thp.folio_kb, "count"),
+      units.cell(thp.folio_alloc, "count"), thp.mixed and "mixed" or units.cell(thp.x, "bytes") .. " bytes",
+      units.cell(thp.folio_kb, "count"), units.cell(thp.faults_expected, "faults")))
+    put("")
+  elseif thp then
+    put(("Pages obtained (cycle A, THP=%s): %s of %s bytes in huge pages at the median, so the page is %s; "
+      .. "the faults this predicts for pass 1: %s; thp_fault_alloc per rep (median): %s."):format(thp.asked,
+      units.cell(thp.thp_bytes, "bytes"), units.cell(thp.bytes, "bytes"),
+      thp.mixed and "mixed" or units.cell(thp.x, "bytes") .. " bytes", units.cell(thp.faults_expected, "faults"),
+      units.cell(thp.thp_fault_alloc, "count")))
+    put("")
+  end
+  if ix.row("C", "pass1") then
+    put("Cycle C, one timestamp per page (each sample is the store plus one clock reading):")
+    put("")
+    put(("| pass | whole pass ns/page | faults (median / max) | median page ns | p90 page ns | p99 page ns "
+      .. "| pages above %s ns, %% (min – max over reps) | of them, more than the pass's faults | their mean ns "
+      .. "| runs they form | longest run, pages (median / worst) |"):format(units.cell(ix.value("slow_ns").x, "ns")))
+    put("|---|---|---|---|---|---|---|---|---|---|---|")
+    for _, p in ipairs { "pass1", "pass2" } do
+      local function row(k) return ix.row("C", p .. "_" .. k) end
+      -- A slow page beyond the pass's fault count cannot have been a fault: it is labelled as such.
+      local pages = ix.row("C", p .. "_longest") and ix.value("slow_ns").pages
+      local slow_pages = pages and row("slow_pct").median * pages / 100
+      local unexplained = slow_pages and math.max(0, slow_pages - ix.row("C", p .. "_faults").median)
+      put(("| %s | %s | %s | %s | %s | %s | %s – %s | %s | %s | %s | %s / %s |"):format(ix.row("C", p).label,
+        shown(ix.row("C", p)), faults(ix, "C", p), shown(row("median_page")), shown(row("p90")),
+        shown(row("p99")),
+        units.cell(row("slow_pct").min, "%"), units.cell(row("slow_pct").max, "%"),
+        unexplained and (unexplained == 0 and "none" or ("%s pages (median): not faults"):format(
+          units.cell(unexplained, "pages"))) or "–",
+        shown(row("slow_mean")),
+        units.cell(row("runs").median, "count"), units.cell(row("longest").median, "pages"),
+        units.cell(row("longest").max, "pages")))
+    end
+    put("")
+  end
+  local same = ix.value("same_block")
+  if same then
+    put(("Cycle D: malloc returned the address just freed in %s of %s reps; malloc %s us, free %s us (medians).")
+      :format(units.cell(same.x, "count"), units.cell(same.of, "count"),
+      units.cell(ix.row("D", "malloc").median, "us"), units.cell(ix.row("D", "free").median, "us")))
+    put("")
+  end
+  local lines = {}
+  for _, r in ipairs(RATIOS) do
+    local v = ix.value(r[1])
+    if v then
+      lines[#lines + 1] = ("- %s: **%s [%s, %s]**%s"):format(r[2], units.cell(v.x, "ratio"),
+        units.cell(v.lo, "ratio"), units.cell(v.hi, "ratio"),
+        v.of_minima and (" (of the minima: %s)"):format(units.cell(v.of_minima, "ratio")) or "")
+    end
+  end
+  if #lines > 0 then
+    put("Headline, each ratio taken within every repetition (median [lo, hi] over the repetitions):")
+    put("")
+    for _, l in ipairs(lines) do put(l) end
+    put("")
+  end
+  return summary.tail(ix, out)
+end
+
+return report
