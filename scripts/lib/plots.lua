@@ -143,13 +143,20 @@ end
 -- a private temporary directory, each file of it named to the signal handler
 -- (ft.temporary); through io.popen, so SIGINT is not ignored as os.execute
 -- ignores it, and its warnings are shown only when it fails. attached: files
--- the plots read that are not on disk yet ({path = text}).
-function plots.render(doc, dir, prefix, attached)
+-- the plots read that are not on disk yet ({path = text}); mark: a line
+-- written across every plot (FORCE=1 on a run that is not clean).
+function plots.render(doc, dir, prefix, attached, mark)
   if type(doc.rows) ~= "table" then return {}, 0 end -- a run that failed its checksums: nothing to draw
   pending = attached or {}
   local ok_specs, list = pcall(plots.specs, doc, dir, prefix)
   pending = {}
   if not ok_specs then error(list, 0) end
+  if mark then
+    for _, spec in ipairs(list) do
+      spec.script = ('set label %s at screen 0.5, screen 0.97 center front tc rgb "#cc0000" noenhanced\n')
+        :format(plots.quoted(mark)) .. spec.script
+    end
+  end
   if #list == 0 or gnuplot_missing(dir) then return {}, 0 end
   local p = io.popen("mktemp -d -t ftrun-plots.XXXXXX") -- in TMPDIR or /tmp
   local tmp = p and p:read("l")
@@ -200,18 +207,49 @@ function plots.render(doc, dir, prefix, attached)
   return out, #list
 end
 
+-- What the plots read of a results JSON: nil when it is all there, else
+-- what is wrong, naming the field. A failed run's JSON (no rows) passes:
+-- it has nothing to draw.
+function plots.check(doc)
+  if type(doc.script) ~= "string" then return "not a results JSON: it has no script field" end
+  if doc.rows == nil then return nil end
+  if type(doc.run) ~= "string" then return "has no run name (field run)" end
+  if type(doc.knobs) ~= "table" then return "has no knobs (field knobs)" end
+  if type(doc.rows) ~= "table" then return ("field rows is a %s, expected a list"):format(type(doc.rows)) end
+  for i, r in ipairs(doc.rows) do
+    if type(r) ~= "table" or type(r.case) ~= "string" or type(r.column) ~= "string" then
+      return ("rows[%d]: expected a case and a column name"):format(i)
+    end
+    if r.values ~= nil and type(r.values) ~= "table" then
+      return ("rows[%d] (%s %s): field values is a %s, expected a list"):format(i, r.case, r.column, type(r.values))
+    end
+  end
+  if type(doc.reps) ~= "table" then return "has no reps (every repetition's records), which the plots read" end
+  for i, c in ipairs(doc.reps) do
+    if type(c) ~= "table" or type(c.case) ~= "string" or (c.records ~= nil and type(c.records) ~= "table") then
+      return ("reps[%d]: expected a case name and a list of records"):format(i)
+    end
+  end
+  if doc.script == "cycles.lua" and math.type(doc.pages) ~= "integer" then
+    return "has no pages (an integer), which cycle C's page maps need"
+  end
+  return nil
+end
+
 -- Redraws a run's plots in dir from its files (plot.lua): all of them
 -- replaced together, or none. Returns the count, or nil and why.
-function plots.draw(dir, prefix)
+function plots.draw(dir, prefix, mark)
   local path = ("%s/%sresults.json"):format(dir, prefix)
   local text = read(path)
   if not text then return nil, path .. ": cannot be read" end
   local doc, why = json.decode(text)
-  if type(doc) ~= "table" or type(doc.script) ~= "string" then
+  if type(doc) ~= "table" then
     return nil, ("%s: not a results JSON: %s"):format(path, #text == 0 and "the file is empty"
-      or why and tostring(why):gsub("^.-:%d+: ", "") or "it has no script field")
+      or tostring(why):gsub("^.-:%d+: ", ""))
   end
-  local files, n = plots.render(doc, dir, prefix)
+  local bad = plots.check(doc)
+  if bad then return nil, path .. ": " .. bad end
+  local files, n = plots.render(doc, dir, prefix, nil, mark)
   if n > 0 then
     local written, err = ft.write_files(files)
     if not written then error("plots not written: " .. err, 0) end
