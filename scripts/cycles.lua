@@ -150,6 +150,8 @@ end
 for _, pass in ipairs { "pass1", "pass2" } do
   for _, c in ipairs(PAGES) do columns[#columns + 1] = { pass .. "_" .. c[1], pass .. ", " .. c[2], c[3] } end
 end
+-- every column is recorded only when its cycle runs (CYCLES) or, folio_alloc, with THP=<size>
+for _, c in ipairs(columns) do c.optional = true end
 h:columns(columns)
 h:run()
 if samples then -- the last repetition's per-page samples, for the page map

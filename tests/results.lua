@@ -229,6 +229,28 @@ do -- D-race: two publishing runs against one README, a wide write window: both 
   os.execute("rm -rf " .. q(dir))
 end
 
+do -- a column naming a field no case records: an error naming it and what is recorded, nothing written
+  local dir = t.tmpdir()
+  local script = dir .. "/misspelt.lua"
+  write(script, [[
+local h = require("harness").start({ script = "misspelt", mib = 4, reps = 1, about = "a column misspelt" }, { ... })
+h:case("fresh", function(r)
+  local b <close> = r:map()
+  r:pass("first", b, "touch", 1)
+  r:check_bytes(b, 1, "first pass")
+end)
+h:columns { { "first", "first touch", "ns/page" }, { "frist_faults", "its faults", "faults" } }
+h:finish()
+]])
+  os.execute("mkdir -p " .. q(dir .. "/out"))
+  local out, code = t.ftrun_run(q(script) .. " RESULTS=" .. q(dir .. "/out"))
+  t.is(code, 1, "a column whose field no case records fails the run")
+  t.like(out, "column frist_faults names the field 'frist_faults', which no case records (they record: first, "
+    .. "first_faults", "naming the column and what the cases record")
+  t.is(listing(dir .. "/out"), "", "nothing written")
+  os.execute("rm -rf " .. q(dir))
+end
+
 do -- D1: an SVG cut short (its disk full) fails the run before anything is published
   local dir, tmp = t.tmpdir(), t.tmpdir()
   if ROOT_IS_ROOT and os.execute("mount -t tmpfs -o size=64k tmpfs " .. q(tmp)) then

@@ -53,6 +53,31 @@ local function counter_medians(records, key)
   return out
 end
 
+-- A column whose field no case that ran records is a misspelt name, not a
+-- silent '–' in every line of the table: an error naming what was recorded.
+-- A column declared optional (recorded only by some runs) is exempt.
+local function check_columns(h, rows)
+  local ran, recorded = false, {}
+  for _, case in ipairs(h.cases) do
+    for _, r in ipairs(case.records) do
+      ran = true
+      for k in pairs(r) do recorded[k] = true end
+    end
+  end
+  if not ran then return end
+  local has_row = {}
+  for _, row in ipairs(rows) do has_row[row.column] = true end
+  for _, col in ipairs(h.cols) do
+    if type(col.from) == "string" and not col.optional and not has_row[col.name] and not recorded[col.from] then
+      local names = {}
+      for k in pairs(recorded) do names[#names + 1] = k end
+      table.sort(names)
+      error(("%s: column %s names the field '%s', which no case records (they record: %s)")
+        :format(h.script, col.name, col.from, table.concat(names, ", ")), 0)
+    end
+  end
+end
+
 -- The rows: a case's column over the repetitions, with its statistics.
 -- Values that are not finite stay in .values (JSON: null with the reason)
 -- and out of the statistics.
@@ -85,6 +110,7 @@ function results.rows(h)
       end
     end
   end
+  check_columns(h, rows)
   return rows
 end
 
