@@ -24,10 +24,10 @@ local h = harness.start({ script = "attribution", shuffle = true, mib = 256, rep
 -- maps memory; a refusal makes every case "not supported" with its reason.
 local _, refused = ft.profile(function() end, { freq = h.cfg.FREQ })
 
--- fn(...) under the profiler; its results after the profile. A refusal
--- comes back as nil and why.
-local function profiled(r, fn, ...)
-  local res = table.pack(ft.profile(fn, { freq = h.cfg.FREQ }, ...))
+-- fn() under the profiler, its samples tallied into r by stage; its
+-- results after the profile. A refusal comes back as nil and why.
+local function profiled(r, fn)
+  local res = table.pack(ft.profile(fn, { freq = h.cfg.FREQ }))
   if not res[1] then return nil, res[2] end
   stages.tally(r, res[1])
   return table.unpack(res, 1, res.n)
@@ -48,33 +48,33 @@ end
 local CASES = {
   { "pass 1, 4 KiB pages", function(r)
     local b <close> = r:map(nil, { thp = "never" })
-    local p, why = profiled(r, r.pass, r, "ns", b, "touch", 1)
+    local p, why = profiled(r, function() return r:pass("ns", b, "touch", 1) end)
     if not p then return false, why end
     r:check_bytes(b, 1, "pass 1, 4 KiB pages")
   end },
   { "pass 1, THP=always", function(r)
     local b <close> = r:map(nil, { thp = "always" })
-    local p, why = profiled(r, r.pass, r, "ns", b, "touch", 1)
+    local p, why = profiled(r, function() return r:pass("ns", b, "touch", 1) end)
     if not p then return false, why end
     r.huge_bytes = assert(b:thp_bytes())
     r:check_bytes(b, 1, "pass 1, THP=always")
   end },
   { "MAP_POPULATE (inside mmap)", function(r)
-    local p, b = profiled(r, r.map, r, "ns", { thp = "never", populate = true })
+    local p, b = profiled(r, function() return r:map("ns", { thp = "never", populate = true }) end)
     if not p then return false, b end
     r:check_bytes(b, 0, "MAP_POPULATE")
     r:release(nil, b)
   end },
   { "read fault onto the zero page", function(r)
     local b <close> = r:map(nil, { thp = "never" })
-    local p, why = profiled(r, r.pass, r, "ns", b, "read_touch")
+    local p, why = profiled(r, function() return r:pass("ns", b, "read_touch") end)
     if not p then return false, why end
     r:check_bytes(b, 0, "read fault")
   end },
   { "pass 2 (re-touch)", function(r)
     local b <close> = r:map(nil, { thp = "never" })
     r:pass(nil, b, "touch", 1)
-    local p, why = profiled(r, retouch, r, b)
+    local p, why = profiled(r, function() return retouch(r, b) end)
     if not p then return false, why end
     r:check_bytes(b, 2 + RETOUCHES % 200, "pass 2")
   end },
@@ -82,7 +82,7 @@ local CASES = {
     local b <close> = r:map(nil, { thp = "never" })
     r:pass(nil, b, "touch", 1)
     r:check_bytes(b, 1, "before munmap")
-    local p, why = profiled(r, r.release, r, "ns", b)
+    local p, why = profiled(r, function() return r:release("ns", b) end)
     if not p then return false, why end
   end },
 }
@@ -102,35 +102,6 @@ cols[#cols + 1] = { "ns_faults", "faults", "faults" }
 h:columns(cols)
 h:run()
 
--- Pooled over the repetitions: each stage's share of all the case's
--- samples, and the kernel symbols with the most samples.
-local TOP, ungrouped = 10, {}
-for _, case in ipairs(h.cases) do
-  if #case.records > 0 then
-    local p = stages.pool(case.records)
-    h:value("samples", p.samples, "count", { { "case", case.name }, { "kernel", p.kernel }, { "user", p.user },
-      { "lost", p.lost }, { "reps", #case.records } })
-    for _, key in ipairs(stages.KEYS) do
-      h:value("stage", p.total > 0 and 100 * (p.stages[key] or 0) / p.total or 0, "%",
-        { { "case", case.name }, { "stage", key }, { "samples", p.stages[key] or 0 }, { "of", p.total } })
-    end
-    for k = 1, math.min(TOP, #p.kernel_symbols) do
-      local s = p.kernel_symbols[k]
-      h:value("top", 100 * s.samples / p.total, "%", { { "case", case.name }, { "symbol", s.name }, { "rank", k },
-        { "samples", s.samples }, { "stage", s.stage } })
-    end
-    for name, s in pairs(p.symbols) do
-      local n = s.stages[stages.UNGROUPED]
-      if n then ungrouped[name] = (ungrouped[name] or 0) + n end
-    end
-  end
-end
-
-local left = {}
-for name, n in pairs(ungrouped) do left[#left + 1] = { name, n } end
-table.sort(left, function(a, b) return a[2] > b[2] or (a[2] == b[2] and a[1] < b[1]) end)
-for i = 1, #left do left[i] = ("%s (%d)"):format(left[i][1], left[i][2]) end
-
 h:note(("Each case is one step profiled with ft.profile at %d samples per second of CPU time (cpu-clock, "
   .. "this thread, kernel and user, call chains): pass 1 of a fresh %d MiB mapping with 4 KiB pages "
   .. "(MADV_NOHUGEPAGE) and with MADV_HUGEPAGE, an mmap with MAP_POPULATE, one read per page of a fresh "
@@ -148,7 +119,5 @@ h:note("The sampled share is the samples' periods over the step's wall time: bel
   .. "less time than passed (samples delayed with interrupts off, the sample's own cost, time in the host, "
   .. "the thread waiting for a CPU). "
   .. "The ns/page are with sampling on, which slows a first touch by a fifth to a half at 10 kHz.")
-h:note("Ungrouped, all cases, samples: " .. (#left > 0 and table.concat(left, ", ", 1, math.min(12, #left))
-  .. (#left > 12 and (", and %d more"):format(#left - 12) or "") or "none") .. ".")
 
 h:finish()

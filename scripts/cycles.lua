@@ -12,17 +12,12 @@
 local ft = require "ft"
 local harness = require "harness"
 local knobs = require "knobs"
+local pagesizes = require "pagesizes"
 local report = require "reports.cycles"
-local stats = require "stats"
 
 -- THP=16K (any multi-size THP size offered below the PMD size): that folio size alone.
-local THP_CHOICES, FOLIO = { "default", "never", "always" }, {}
-for _, f in ipairs(ft.folio_sizes() or {}) do
-  if not f.pmd then
-    local name = f.kb % 1024 == 0 and (f.kb // 1024) .. "M" or f.kb .. "K"
-    THP_CHOICES[#THP_CHOICES + 1], FOLIO[name] = name, f
-  end
-end
+local SIZES, FOLIO = pagesizes.multi_size()
+local THP_CHOICES = table.move(SIZES, 1, #SIZES, 4, { "default", "never", "always" })
 
 local h = harness.start({ script = "cycles", about = "the benchmark's cycles A-D on fresh buffers",
   mib = 1024, reps = 15, warmup = 1, quick = { MIB = 64, REPS = 5 },
@@ -54,10 +49,7 @@ local h = harness.start({ script = "cycles", about = "the benchmark's cycles A-D
 local cfg = h.cfg
 local folio = FOLIO[cfg.THP]
 if folio then -- for the whole run, restored at its end; a refusal stops it before anything is mapped
-  local ok, err = ft.set_folio(folio.kb, "madvise")
-  for _, f in ipairs(ft.folio_sizes()) do
-    if ok and f.kb ~= folio.kb then ok, err = ft.set_folio(f.kb, "never") end
-  end
+  local ok, err = pagesizes.only(folio.kb)
   if not ok then knobs.fail("cycles.lua", ("THP=%s: %s"):format(cfg.THP, err)) end
 end
 local map_options = { thp = folio and "always" or cfg.THP }
@@ -158,54 +150,8 @@ if samples then -- the last repetition's per-page samples, for the page map
   for pass, s in pairs(samples) do h:attach(("C-%s-samples.i32"):format(pass), report.pack_samples(s)) end
 end
 
--- Figures derived from the rows. ------------------------------------------
-
--- auto: pass 2 repeated's floor plus 2.5 % of the pages at pass 1's cost
-local function stall_threshold()
-  if cfg.STALL_NS ~= "auto" then return cfg.STALL_NS, "STALL_NS" end
-  for _, c in ipairs { { "A", "pass1", "pass2r" }, { "D", "touch1", "touch2" } } do
-    local first, floor = h:row(c[1], c[2]), h:row(c[1], c[3])
-    if first and floor then return floor.min + 0.025 * first.min, "auto" end
-  end
-end
-local threshold, threshold_from = stall_threshold()
-if threshold then
-  h:value("stall_threshold", threshold, "ns/page", { { "from", threshold_from } })
-  for _, c in ipairs { { "A", "pass1" }, { "A", "pass2" }, { "A", "pass2r" }, { "D", "touch1" }, { "D", "touch2" } } do
-    local row, faults = h:row(c[1], c[2]), h:row(c[1], c[2] .. "_faults")
-    if row and faults.median == 0 then
-      local above = 0
-      for _, x in ipairs(row.values) do if x > threshold then above = above + 1 end end
-      h:value("stalls", above, "count", { { "case", c[1] }, { "column", c[2] }, { "of", row.n }, { "worst", row.max } })
-    end
-  end
-end
-
-local huge = h:row("A", "thp_bytes")
-if huge and folio then -- PTE-mapped folios (thp_bytes 0): the faults and the size's own counter tell
-  local want = h.bytes // folio.bytes
-  local faults, alloc = h:row("A", "pass1_faults").median, h:row("A", "folio_alloc").median
-  local page = faults == want and alloc >= want and folio.bytes or faults == h.pages and h.page or nil
-  h:value("thp_page", page or 0, "bytes", { { "asked", cfg.THP }, { "mixed", page == nil or nil },
-    { "bytes", h.bytes }, { "thp_bytes", huge.median }, { "faults_expected", want }, { "pass1_faults", faults },
-    { "folio_kb", folio.kb }, { "folio_alloc", alloc } })
-elseif huge then
-  local pmd = h.machine.thp_pmd_size -- 0 on a kernel without THP
-  local small_faults = (h.bytes - huge.median) // h.page
-  local want = (pmd > 0 and huge.median // pmd or 0) + small_faults
-  -- the faults must agree too: folios of a size left enabled (by a killed run) are not huge pages
-  local faults = h:row("A", "pass1_faults").median
-  local page = faults == want and (huge.median == 0 and h.page or (huge.median == h.bytes and pmd or nil)) or nil
-  h:value("thp_page", page or 0, "bytes", { { "asked", cfg.THP }, { "mixed", page == nil or nil },
-    { "bytes", h.bytes }, { "thp_bytes", huge.median }, { "faults_expected", want }, { "pass1_faults", faults },
-    { "thp_fault_alloc", h:row("A", "thp_fault_alloc").median } })
-end
-
-if h:row("C", "pass1") then h:value("slow_ns", cfg.SLOW_NS, "ns", { { "pages", h.pages } }) end
-local same = h:row("D", "same_block")
-if same then h:value("same_block", stats.sum(same.values), "count", { { "of", same.n } }) end
-
--- The headline ratios, each taken within every repetition.
+-- The headline ratios, each taken within every repetition; the other
+-- figures derived from the rows are the report's (reports/cycles.lua).
 local pass1 = { "A", "pass1" }
 h:ratio("first_touch", pass1, { "A", "pass2r" }, { minima = true })
 h:ratio("fill_bandwidth", { "A", "fill" }, { "B", "fill" })

@@ -189,6 +189,38 @@ h:finish()
   t.ok(not out:find("rep 1/", 1, true), "before any repetition runs")
 end
 
+do -- case params go into the JSON; h:ratio takes a ratio within each repetition; misuse is named
+  local path = dir .. "/params.lua"
+  t.write(path, [[
+local h = require("harness").start({ script = "params", about = "params and ratios", mib = 1, reps = 3 }, { ... })
+h:case("slow", function(r, rep) r.t = 10 * rep end, { params = { speed = "slow", n = 1 } })
+h:case("fast", function(r, rep) r.t = rep end, { params = { speed = "fast", n = 2 } })
+if os.getenv("BAD") == "param" then h:case("bad", function() end, { params = { f = print } }) end
+if os.getenv("BAD") == "option" then h:case("bad", function() end, { param = {} }) end
+h:columns { { "t", "time", "ns" } }
+h:run()
+local d = h:ratio("slow_over_fast", { "slow", "t" }, { "fast", "t" }, { minima = true })
+assert(h:ratio("none", { "slow", "absent" }, { "fast", "t" }) == nil)
+local sum = h:ratio("sum", { { "slow", "t" }, { "fast", "t" } }, { "fast", "t" }, { time = true })
+print(("ratio %s %d %s"):format(d.median, d.n, sum.median))
+h:finish()
+]])
+  local out, code = t.ftrun_run(q(path), "RESULTS=" .. q(dir .. "/params"))
+  t.is(code, 0, "a script with params and ratios runs")
+  t.like(out, "ratio 10.0 3 11.0", "h:ratio: each repetition's ratio (10 every time), and a sum of times")
+  local doc = json.decode(t.read(dir .. "/params/exp-params-results.json") or "null") or { reps = {}, values = {} }
+  t.ok(doc.reps[1] and doc.reps[1].params.speed == "slow" and doc.reps[2].params.n == 2, "the JSON keeps each case's params")
+  local v
+  for _, x in ipairs(doc.values) do if x.value == "slow_over_fast" then v = x end end
+  t.ok(v and v.x == 10 and v.of_minima == 10 and v.n == 3, "the ratio is a value with its minima's ratio beside it")
+  out, code = t.ftrun_run(q(path), "BAD=param RESULTS=" .. q(dir .. "/params"))
+  t.is(code, 1, "a param that is a function is an error")
+  t.like(out, "expected a name and a string, number or boolean", "named when the case is declared")
+  out, code = t.ftrun_run(q(path), "BAD=option RESULTS=" .. q(dir .. "/params"))
+  t.is(code, 1, "an unknown case option is an error")
+  t.like(out, "unknown option 'param'", "and names it")
+end
+
 do -- a new experiment needs no rebuild: a script written here runs as is
   local path = dir .. "/mine.lua"
   local f = assert(io.open(path, "w"))

@@ -5,7 +5,10 @@
 local t = require "tap"
 local json = require "json"
 local knobs = require "knobs"
+local pagesizes = require "pagesizes"
 local report = require "report"
+local reports = require "reports"
+local stages = require "stages"
 local stats = require "stats"
 local summary = require "summary"
 local units = require "units"
@@ -240,6 +243,42 @@ do -- JSON: every shape a script writes comes back
   t.ok(none == nil and err ~= nil, "text that is not JSON: nil and a message")
   none, err = json.decode("null")
   t.ok(none == nil and err ~= nil, "JSON's null at the top: nil and a message, never a userdata")
+end
+
+do -- the weighted line fit, page sizes, the stage classifier, report modules
+  local a, b = stats.fit_line({ 1, 2, 4 }, { 5, 7, 11 })
+  t.ok(math.abs(a - 3) < 1e-12 and math.abs(b - 2) < 1e-12, "fit_line: y = 3 + 2x through exact points")
+  a, b = stats.fit_line({ 0, 1, 2 }, { 0, 10, 2 }, { 1, 1e-12, 1 })
+  t.ok(math.abs(a) < 1e-6 and math.abs(b - 1) < 1e-6, "fit_line: a point of weight ~0 does not pull the line")
+  t.is(stats.fit_line({ 3, 3 }, { 1, 2 }), nil, "fit_line: one distinct x fixes no line")
+  t.is(pagesizes.named(16384), "16 KiB", "named: 16 KiB")
+  t.is(pagesizes.named(2 << 20), "2 MiB", "named: 2 MiB")
+  t.is(pagesizes.named(1 << 30), "1 GiB", "named: 1 GiB")
+  t.ok(pagesizes.obtained(1 << 20, 16384, 64, 64), "obtained: a fault and a counted folio per 16 KiB")
+  t.ok(not pagesizes.obtained(1 << 20, 16384, 256, 0), "not obtained: a fault per 4 KiB")
+  t.ok(not pagesizes.obtained(4 << 20, 2 << 20, 2, nil, 2 << 20), "not obtained: half the bytes in PMD pages")
+  local page, faults = pagesizes.page_got { bytes = 4 << 20, page = 4096, pmd = 2 << 20, thp_bytes = 2 << 20 }
+  t.ok(page == nil and faults == 1 + 512, "page_got: half in a PMD page is mixed, 1 + 512 faults predicted")
+  local fixed, per_byte, points = pagesizes.fit({ { "4K", 4096, 1000 + 4096 }, { "2M", 2 << 20, 1000 + (2 << 20) },
+    { "1G", 1 << 30, 1 } }, 2 << 20)
+  t.ok(math.abs(fixed - 1000) < 1e-6 and math.abs(per_byte - 1) < 1e-9, "pagesizes.fit: fixed + per byte")
+  t.ok(points[3].in_fit == false and points[1].in_fit, "pagesizes.fit: a size above the limit is shown, not fitted")
+  local r = {}
+  stages.tally(r, { samples = 4, kernel = 3, user = 1, lost = 0, dropped = 0, share = 1,
+    symbols = { { name = "clear_page_erms", kernel = true }, { name = "_raw_spin_unlock_irqrestore", kernel = true },
+      { name = "mystery_fn", kernel = true }, { name = "main", kernel = false } },
+    chains = { { stack = "main;asm_exc_page_fault;clear_page_erms", samples = 1 },
+      { stack = "main;folio_add_lru;_raw_spin_unlock_irqrestore", samples = 1 },
+      { stack = "main;mystery_fn", samples = 1 }, { stack = "main", samples = 1 } } })
+  t.is(r.stages.zero, 1, "stages: clear_page is zeroing")
+  t.is(r.stages.memcg, 1, "stages: an irq-restoring unlock counts toward its caller's stage")
+  t.is(r.stages.ungrouped, 1, "stages: what no rule names is ungrouped")
+  t.is(r.stages.user, 1, "stages: a user leaf is user")
+  local pooled = stages.pool { r, r }
+  t.is(pooled.total, 8, "stages.pool: the records' chained samples added")
+  t.is(pooled.kernel_symbols[1].samples, 2, "stages.pool: kernel symbols by samples")
+  t.is(next(reports.of("no_such_script")), nil, "a script without a report module gets none")
+  t.is(type(reports.of("cycles.lua").table), "function", "cycles.lua's report module is found by name")
 end
 
 t.done()

@@ -1,5 +1,7 @@
 -- A script's presentation lives in one report module of its own,
 -- lib/reports/<script>.lua, returning any of:
+--   derive(h): figures derived from the rows (h:row, h:value), run once
+--     the repetitions have, before the files are written;
 --   table(raw) -> the markdown of a run, from its raw file alone;
 --   plots(list, doc, dir, prefix): the plots of a run, from its JSON
 --     (plots.add(list, ...) for each), reading its cases' params.

@@ -175,6 +175,8 @@ end
 -- table, or summary.table.
 function results.finish(h, render)
   h.rows = h.rows or results.rows(h)
+  local derive = reports.of(h.script).derive
+  if derive then derive(h) end
   local m, c = h.machine, h.clock
   local lines = {
     report.line { { "meta", "title" }, { "text", h.title } },

@@ -170,4 +170,19 @@ function stats.map(xs, f)
   return out
 end
 
+-- The weighted least-squares line y = a + b x through the points (xs[i],
+-- ys[i]) with weights ws[i] (default 1): a, b; nil when the points do not
+-- fix a line (fewer than two distinct x).
+function stats.fit_line(xs, ys, ws)
+  local s, sx, sy, sxx, sxy = 0, 0, 0, 0, 0
+  for i = 1, #xs do
+    local w, x, y = ws and ws[i] or 1, xs[i], ys[i]
+    s, sx, sy, sxx, sxy = s + w, sx + w * x, sy + w * y, sxx + w * x * x, sxy + w * x * y
+  end
+  local det = s * sxx - sx * sx
+  if det <= 1e-9 * s * sxx then return nil end
+  local b = (s * sxy - sx * sy) / det
+  return (sy - b * sx) / s, b
+end
+
 return stats

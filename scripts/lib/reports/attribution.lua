@@ -6,6 +6,42 @@ local units = require "units"
 
 local report = {}
 
+-- Pooled over the repetitions, before the files are written: each stage's
+-- share of all the case's samples, the kernel symbols with the most
+-- samples, and the symbols no rule names.
+local TOP = 10
+
+function report.derive(h)
+  local ungrouped = {}
+  for _, case in ipairs(h.cases) do
+    if #case.records > 0 then
+      local p = stages.pool(case.records)
+      h:value("samples", p.samples, "count", { { "case", case.name }, { "kernel", p.kernel }, { "user", p.user },
+        { "lost", p.lost }, { "reps", #case.records } })
+      for _, key in ipairs(stages.KEYS) do
+        h:value("stage", p.total > 0 and 100 * (p.stages[key] or 0) / p.total or 0, "%",
+          { { "case", case.name }, { "stage", key }, { "samples", p.stages[key] or 0 }, { "of", p.total } })
+      end
+      for k = 1, math.min(TOP, #p.kernel_symbols) do
+        local s = p.kernel_symbols[k]
+        h:value("top", 100 * s.samples / p.total, "%", { { "case", case.name }, { "symbol", s.name }, { "rank", k },
+          { "samples", s.samples }, { "stage", s.stage } })
+      end
+      for name, s in pairs(p.symbols) do
+        local n = s.stages[stages.UNGROUPED]
+        if n then ungrouped[name] = (ungrouped[name] or 0) + n end
+      end
+    end
+  end
+
+  local left = {}
+  for name, n in pairs(ungrouped) do left[#left + 1] = { name, n } end
+  table.sort(left, function(a, b) return a[2] > b[2] or (a[2] == b[2] and a[1] < b[1]) end)
+  for i = 1, #left do left[i] = ("%s (%d)"):format(left[i][1], left[i][2]) end
+  h:note("Ungrouped, all cases, samples: " .. (#left > 0 and table.concat(left, ", ", 1, math.min(12, #left))
+    .. (#left > 12 and (", and %d more"):format(#left - 12) or "") or "none") .. ".")
+end
+
 function report.table(raw)
   local ix = summary.index(raw)
   local out = summary.head(ix)

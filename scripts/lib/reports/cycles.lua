@@ -2,6 +2,7 @@
 -- the JSON and cycle C's samples beside it), and the histogram and samples
 -- helpers the script uses to leave cycle C's data for them.
 local json = require "json"
+local pagesizes = require "pagesizes"
 local plots = require "plots"
 local stats = require "stats"
 local summary = require "summary"
@@ -163,6 +164,53 @@ function report.plots(list, doc, dir, prefix)
   page_map(list, doc, dir, prefix, "pass2")
   page_cdf(list, doc, dir, prefix)
   rep_series(list, doc, prefix)
+end
+
+-- The figures derived from the rows, before the files are written: the
+-- stall threshold and the passes above it, the page cycle A obtained,
+-- cycle C's SLOW_NS and how often cycle D got its block back.
+-- auto: pass 2 repeated's floor plus 2.5 % of the pages at pass 1's cost
+local function stall_threshold(h)
+  if h.cfg.STALL_NS ~= "auto" then return h.cfg.STALL_NS, "STALL_NS" end
+  for _, c in ipairs { { "A", "pass1", "pass2r" }, { "D", "touch1", "touch2" } } do
+    local first, floor = h:row(c[1], c[2]), h:row(c[1], c[3])
+    if first and floor then return floor.min + 0.025 * first.min, "auto" end
+  end
+end
+
+local FAULT_FREE = { { "A", "pass1" }, { "A", "pass2" }, { "A", "pass2r" }, { "D", "touch1" }, { "D", "touch2" } }
+
+function report.derive(h)
+  local cfg = h.cfg
+  local folio = select(2, pagesizes.multi_size())[cfg.THP]
+  local threshold, threshold_from = stall_threshold(h)
+  if threshold then
+    h:value("stall_threshold", threshold, "ns/page", { { "from", threshold_from } })
+    for _, c in ipairs(FAULT_FREE) do
+      local row, faults = h:row(c[1], c[2]), h:row(c[1], c[2] .. "_faults")
+      if row and faults.median == 0 then
+        local above = 0
+        for _, x in ipairs(row.values) do if x > threshold then above = above + 1 end end
+        h:value("stalls", above, "count",
+          { { "case", c[1] }, { "column", c[2] }, { "of", row.n }, { "worst", row.max } })
+      end
+    end
+  end
+
+  local huge = h:row("A", "thp_bytes")
+  if huge then -- the page obtained (pagesizes.page_got)
+    local faults, alloc = h:row("A", "pass1_faults").median, folio and h:row("A", "folio_alloc").median
+    local page, want = pagesizes.page_got { bytes = h.bytes, page = h.page, pmd = h.machine.thp_pmd_size,
+      thp_bytes = huge.median, folio = folio, faults = faults, alloc = alloc }
+    h:value("thp_page", page or 0, "bytes", { { "asked", cfg.THP }, { "mixed", page == nil or nil },
+      { "bytes", h.bytes }, { "thp_bytes", huge.median }, { "faults_expected", want },
+      { "pass1_faults", faults }, { "folio_kb", folio and folio.kb }, { "folio_alloc", alloc },
+      { "thp_fault_alloc", not folio and h:row("A", "thp_fault_alloc").median or nil } })
+  end
+
+  if h:row("C", "pass1") then h:value("slow_ns", cfg.SLOW_NS, "ns", { { "pages", h.pages } }) end
+  local same = h:row("D", "same_block")
+  if same then h:value("same_block", stats.sum(same.values), "count", { { "of", same.n } }) end
 end
 
 local CYCLE_ROWS = { -- cycle, column, and a label where the column's own would not tell
