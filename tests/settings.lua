@@ -29,7 +29,8 @@ do -- no journal: --restore says there was nothing; the lock directory is made
   t.is(code, 0, "--restore with nothing to restore exits 0")
   t.like(out, "no killed run left settings changed", "and says so")
   out = t.ftrun_run("-e 'print(ft.lock_settings())'", env)
-  t.is(out, "true\n", "a free lock is taken at once, silently")
+  t.ok(out:find("^true\n") or out:find("\ntrue\n"), "a free lock is taken", out)
+  t.ok(not out:find("waiting", 1, true), "at once, without waiting", out)
   t.ok(t.read(lockfile) ~= nil, "in the lock directory, made when missing")
 end
 
