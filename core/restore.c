@@ -294,12 +294,14 @@ int ft_setting_write(const char *path, const char *value, char *before, size_t l
 		copy(e->after, sizeof e->after, now, strlen(now));
 		e->restored = 0;
 		e->err = 0;
+		e->foreign = 0;
 		owner = getpid();
 		atomic_signal_fence(memory_order_seq_cst);
 		logged = logged + 1;
 	} else if (e->restored) {
 		/* changed again after a restore: today's value is the one to restore */
 		copy(e->before, sizeof e->before, now, strlen(now));
+		e->foreign = 0;
 		atomic_signal_fence(memory_order_seq_cst);
 		e->restored = 0;
 	}
@@ -323,6 +325,10 @@ int ft_settings_restore(void)
 		if (e->restored)
 			continue;
 		char now[FT_SETTING_VALUE];
+		if (ft_setting_read(e->path, now, sizeof now) == 0 && strcmp(now, e->after) != 0) {
+			copy(e->found, sizeof e->found, now, strlen(now));
+			e->foreign = 1; /* not what this run left: said by the caller */
+		}
 		int err = write_value(e->path, e->before);
 		if (ft_setting_read(e->path, now, sizeof now) == 0) {
 			copy(e->after, sizeof e->after, now, strlen(now));

@@ -667,6 +667,13 @@ static int pmain(lua_State *L)
 static int restore_settings(void)
 {
 	int err = ft_settings_restore();
+	for (size_t i = 0; i < ft_settings_count(); i++) {
+		const struct ft_setting *e = ft_setting_at(i);
+		if (e->foreign)
+			fprintf(stderr, "ftrun: warning: %s read %s at the end, not %s as this run left it: "
+			        "something else changed it meanwhile; written back to %s\n",
+			        e->path, e->found, e->after, e->before);
+	}
 	for (size_t i = 0; err && i < ft_settings_count(); i++) {
 		const struct ft_setting *e = ft_setting_at(i);
 		if (!e->restored)

@@ -163,6 +163,20 @@ wait $P; echo "first $?"]]):format(env, q(dir), q(t.ftrun), q(dir), env, q(dir),
 end
 
 if not root or not sizes[16] then
+  skip("a setting changed by someone else meanwhile", root and "no 16 KiB folio size" or "needs root")
+else -- the run's end finds another value than it left: it says so, and still writes back its before-value
+  local before = sysfs.snapshot()
+  local file = sysfs.THP .. "/hugepages-16kB/enabled"
+  local other = sizes[16].enabled == "always" and "never" or "always"
+  local out, code = t.ftrun_run(("-e %s"):format(q(('ft.set_folio(16, "madvise") '
+    .. 'local f = assert(io.open("%s", "w")) f:write("%s") f:close()'):format(file, other))))
+  t.is(code, 0, "a run whose setting someone else changed exits 0", out)
+  t.like(out, ("ftrun: warning: %s read %s at the end, not madvise as this run left it"):format(file, other),
+    "and says the file was changed by something else (D7)")
+  t.is(sysfs.snapshot(), before, "the setting is written back all the same")
+end
+
+if not root or not sizes[16] then
   skip("the start-up warning", root and "no 16 KiB folio size" or "needs root")
 else
   local before = sysfs.snapshot()
