@@ -734,7 +734,8 @@ int main(int argc, char **argv)
 	ft_settings_guard(); /* before any setting can change */
 	int restored, left; /* what a killed run left: put back, and said */
 	ft_settings_recover(&restored, &left);
-	ft_folio_warn_unexpected();
+	if (script)
+		ft_folio_warn_unexpected(); /* a script measures under them; -e and the REPL only probe */
 	lua_State *L = luaL_newstate();
 	if (!L) {
 		fprintf(stderr, "ftrun: cannot create the Lua state: out of memory\n");
