@@ -133,7 +133,7 @@ else
   -- killed once the run has changed a setting: its journal exists
   local out = t.run(([[
 %s THP=16K QUICK=1 RESULTS=%s README=/dev/null & P=$!
-for i in $(seq 500); do ls %s/ftrun-settings.journal 2>/dev/null | grep -q . && break; sleep 0.02; done
+for i in $(seq 500); do ls %s/ftrun-settings.journal 2>/dev/null | grep -q "^$P-" && break; sleep 0.02; done
 sleep 0.2; kill -KILL $P; wait $P; echo "status $?"
 echo "16kB: $(cat %s/hugepages-16kB/enabled)"]]):format(q(t.ftrun) .. " cycles.lua", q(rdir), "/run/lock", sysfs.THP))
   t.like(out, "status 137", "the THP=16K run was killed", out)
