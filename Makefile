@@ -39,13 +39,13 @@ LUA_CFLAGS = $(shell pkg-config --cflags lua5.4)
 LUA_LIBS   = $(shell pkg-config --libs lua5.4)
 
 CORE    := kernels clock buffer pass counters samples machine interrupt parallel files \
-           restore hugepages perf perfcount ksyms profile memfd tasks
-RUNNER  := main ft ft_buffer ft_memfd ft_samples ft_system ft_parallel ft_hugepages ft_counters \
-           ft_profile ft_values ft_tasks
+           restore hugepages perf perfcount ksyms profile memfd tasks trace
+RUNNER  := main repl ft ft_aux ft_buffer ft_memfd ft_samples ft_timer ft_system ft_files ft_parallel \
+           ft_hugepages ft_counters ft_profile ft_values ft_tasks task ft_trace
 OBJS    := $(CORE:%=$(BUILD)/core/%.o) $(RUNNER:%=$(BUILD)/runner/%.o)
 DEPS    := $(BUILD)/.packages
 
-.PHONY: all run test bench bench-tools publish repeats plots fuzz lint clean packages
+.PHONY: all run test bench bench-tools publish repeats plots fuzz lint clean packages calibrate
 
 all: $(BIN) $(ASM)
 
@@ -102,6 +102,12 @@ bench: $(BIN) $(REF) bench-tools
 
 run: all
 	./$(BIN) cycles.lua
+
+# A/A runs of one short configuration: the variance of each level, the
+# false-positive rates and power of the comparisons, and the calibration
+# file compare.lua judges one run a side with (results/calibration-cycles.json).
+calibrate: all
+	./$(BIN) bench/calibrate.lua
 
 # The committed set: every run with PUBLISH=1, each replacing its files in
 # results/ and its block in README.md only when it ran clean.

@@ -54,6 +54,49 @@ static int compare(const void *a, const void *b)
 	return (x > y) - (x < y);
 }
 
+/* v sorted by an LSD radix sort, 11 bits a pass, the sign bit flipped so
+ * the values sort as unsigned; a pass whose digit is one value throughout
+ * is skipped (ns fit in 3 of the 6). tmp holds n values. cycles.lua sorts
+ * a 1 GiB pass's 262144 samples every repetition: qsort took 25-130 ms of
+ * the runner's own time each, this a few. */
+static void radix_sort(int64_t *v, int64_t *tmp, size_t n)
+{
+	enum { BITS = 11, BUCKETS = 1 << BITS };
+	const uint64_t flip = UINT64_C(1) << 63;
+	int64_t *from = v, *to = tmp;
+	for (int shift = 0; shift < 64; shift += BITS) {
+		size_t count[BUCKETS] = { 0 };
+		for (size_t i = 0; i < n; i++)
+			count[(((uint64_t)from[i] ^ flip) >> shift) & (BUCKETS - 1)]++;
+		if (count[(((uint64_t)from[0] ^ flip) >> shift) & (BUCKETS - 1)] == n)
+			continue;
+		size_t sum = 0;
+		for (size_t k = 0; k < BUCKETS; k++) {
+			size_t c = count[k];
+			count[k] = sum;
+			sum += c;
+		}
+		for (size_t i = 0; i < n; i++)
+			to[count[(((uint64_t)from[i] ^ flip) >> shift) & (BUCKETS - 1)]++] = from[i];
+		int64_t *t = from;
+		from = to;
+		to = t;
+	}
+	if (from != v)
+		memcpy(v, from, n * sizeof *v);
+}
+
+static void sort_samples(int64_t *v, size_t n)
+{
+	int64_t *tmp = n > 1 ? malloc(n * sizeof *tmp) : NULL;
+	if (!tmp) { /* nothing to sort, or no room for the radix sort's copy */
+		qsort(v, n, sizeof *v, compare);
+		return;
+	}
+	radix_sort(v, tmp, n);
+	free(tmp);
+}
+
 int64_t ft_samples_percentile(struct ft_samples *s, double p, bool *ok)
 {
 	*ok = true;
@@ -63,7 +106,7 @@ int64_t ft_samples_percentile(struct ft_samples *s, double p, bool *ok)
 			return 0;
 		}
 		memcpy(s->sorted, s->v, s->n * sizeof(int64_t));
-		qsort(s->sorted, s->n, sizeof(int64_t), compare);
+		sort_samples(s->sorted, s->n);
 		s->sorted_valid = true;
 	}
 	size_t rank = (size_t)ceil(p / 100.0 * (double)s->n);

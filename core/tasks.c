@@ -201,6 +201,37 @@ int ft_child_spawn(struct ft_child *c, const char *exe, char **argv, int job_arg
 	return 0;
 }
 
+int ft_write_all(int fd, const void *p, size_t n)
+{
+	const char *s = p;
+	while (n > 0) {
+		ssize_t w = write(fd, s, n);
+		if (w < 0 && errno == EINTR)
+			continue;
+		if (w < 0)
+			return errno;
+		s += w;
+		n -= (size_t)w;
+	}
+	return 0;
+}
+
+/* A read interrupted by SIGINT gives up: the task is to stop. */
+static int read_all(int fd, void *p, size_t n)
+{
+	char *s = p;
+	while (n > 0) {
+		ssize_t r = read(fd, s, n);
+		if (r < 0 && errno == EINTR && !ft_interrupted)
+			continue;
+		if (r <= 0)
+			return r == 0 ? EPIPE : errno;
+		s += r;
+		n -= (size_t)r;
+	}
+	return 0;
+}
+
 int ft_child_send(struct ft_child *c, const void *p, size_t n)
 {
 	if (c->job_fd < 0)
@@ -209,19 +240,7 @@ int ft_child_send(struct ft_child *c, const void *p, size_t n)
 	sigemptyset(&pipe_set);
 	sigaddset(&pipe_set, SIGPIPE);
 	pthread_sigmask(SIG_BLOCK, &pipe_set, &old);
-	int err = 0;
-	const char *s = p;
-	while (n > 0) {
-		ssize_t w = write(c->job_fd, s, n);
-		if (w < 0 && errno == EINTR)
-			continue;
-		if (w < 0) {
-			err = errno;
-			break;
-		}
-		s += w;
-		n -= (size_t)w;
-	}
+	int err = ft_write_all(c->job_fd, p, n);
 	if (err == EPIPE) { /* the SIGPIPE it raised is pending: take it */
 		struct timespec zero = {0, 0};
 		sigtimedwait(&pipe_set, NULL, &zero);
@@ -291,6 +310,48 @@ int ft_children_read(struct ft_child *c, int n, size_t want, const atomic_int *a
 					return err;
 			}
 	}
+}
+
+int ft_child_send_job(struct ft_child *c, const void *p, size_t n)
+{
+	uint64_t len = n;
+	int err = ft_child_send(c, &len, sizeof len);
+	return err ? err : ft_child_send(c, p, n);
+}
+
+bool ft_children_release(struct ft_child *c, int n, const atomic_int *abort, int64_t grace_ns,
+                         int64_t *release_ns)
+{
+	ft_children_read(c, n, 1, abort, grace_ns);
+	bool go = !ft_interrupted;
+	for (int i = 0; i < n; i++)
+		go = go && c[i].len >= 1 && c[i].out[0] == 'R';
+	*release_ns = ft_now_ns();
+	for (int i = 0; i < n; i++)
+		ft_child_send(&c[i], go ? "G" : "A", 1);
+	return go;
+}
+
+int ft_child_read_job(int job_fd, char **job, size_t *len)
+{
+	uint64_t n = 0;
+	int err = read_all(job_fd, &n, sizeof n);
+	if (!err && (n > (1ull << 32) || !(*job = malloc(n ? n : 1))))
+		err = ENOMEM;
+	if (!err && (err = read_all(job_fd, *job, n)) != 0) {
+		free(*job);
+		*job = NULL;
+	}
+	*len = err ? 0 : (size_t)n;
+	return err;
+}
+
+bool ft_child_ready(int job_fd, int result_fd, bool ok)
+{
+	char c = ok ? 'R' : 'E';
+	if (ft_write_all(result_fd, &c, 1) != 0 || !ok)
+		return false;
+	return read_all(job_fd, &c, 1) == 0 && c == 'G';
 }
 
 void ft_child_die_with_parent(void)

@@ -88,6 +88,14 @@ int ft_child_spawn(struct ft_child *c, const char *exe, char **argv, int job_arg
 /* Writes all of p to the child's job pipe; a child gone is EPIPE, never a
  * SIGPIPE for us. */
 int ft_child_send(struct ft_child *c, const void *p, size_t n);
+/* Sends a job: its length (8 bytes), then its bytes. */
+int ft_child_send_job(struct ft_child *c, const void *p, size_t n);
+/* The barrier from the starter's side, after every job was sent: reads
+ * each child's R (set-up done) or E (failed), then releases them all with
+ * G, or with A (abort) when one failed, ended or SIGINT came. Returns
+ * whether they go; *release_ns: the release's CLOCK_MONOTONIC. */
+bool ft_children_release(struct ft_child *c, int n, const atomic_int *abort, int64_t grace_ns,
+                         int64_t *release_ns);
 /* Reads every child's result pipe until it holds at least want bytes or
  * ended (want SIZE_MAX: to the end). When ft_interrupted is set the
  * children get a SIGINT (the user may have signalled this process alone);
@@ -95,6 +103,17 @@ int ft_child_send(struct ft_child *c, const void *p, size_t n);
  * killed (SIGKILL). */
 int ft_children_read(struct ft_child *c, int n, size_t want, const atomic_int *abort,
                      int64_t grace_ns);
+/* --- inside a child: its end of the pipes ------------------------------ */
+
+/* Reads the job ft_child_send_job sent (malloc'd into *job). */
+int ft_child_read_job(int job_fd, char **job, size_t *len);
+/* The barrier from the child's side, after its set-up: says R (ok) or E,
+ * and waits for the release; returns whether to go. The end of the pipe
+ * (the starter is gone), an abort or SIGINT is no. */
+bool ft_child_ready(int job_fd, int result_fd, bool ok);
+/* Writes all of p to fd (the result pipe). */
+int ft_write_all(int fd, const void *p, size_t n);
+
 /* In a child, first thing: a SIGKILL when the parent dies, so a task in a
  * loop never outlives a starter that was killed. (Dying before this call,
  * the parent leaves the job pipe empty: the child stops there.) */

@@ -9,22 +9,21 @@
 
 #include <lauxlib.h>
 
-#include "../core/buffer.h"
 #include "../core/pass.h"
-#include "../core/samples.h"
 #include "../core/sink.h"
-#include "ft.h"
+#include "ft_buffer.h"
+#include "ft_memfd.h"
+#include "ft_openers.h"
+#include "ft_samples.h"
+#include "ft_timer.h"
 
 #define BUFFER_META FT_BUFFER_META
 
+/* h.owns: __gc releases b (an owner, or a task process's own mapping of a
+ * shared memfd); h.view: no unmap or free through this object. */
 struct lbuffer {
-	struct ft_buffer b;    /* first: ft_check_buffer hands out &lb->b */
-	struct lbuffer *root;  /* who owns the memory: itself, or for a view in a
-	                        * task thread the main state's buffer */
-	bool view;             /* no unmap or free through this object */
-	bool owns;             /* __gc releases b: an owner, or a task process's
-	                        * own mapping of a shared memfd */
-	int lent;              /* an owner: running task groups holding a view */
+	struct ft_lendable h; /* first: lent and given back through it */
+	struct ft_buffer b;
 };
 
 static const char *kind_name(const struct ft_buffer *b)
@@ -39,7 +38,7 @@ static const char *backing_name(const struct ft_buffer *b)
 
 static bool is_open(const struct lbuffer *lb)
 {
-	return lb->b.addr && lb->root->b.addr;
+	return lb->b.addr && ((const struct lbuffer *)lb->h.root)->b.addr;
 }
 
 static struct lbuffer *check_lbuffer(lua_State *L, int arg)
@@ -71,30 +70,17 @@ static size_t check_bytes(lua_State *L, int arg)
 
 /* User value 1: the memfd a file mapping was made from, so a task
  * process can be handed the same file. */
-static struct ft_buffer *new_buffer(lua_State *L)
+static struct lbuffer *new_buffer(lua_State *L)
 {
 	struct lbuffer *lb = lua_newuserdatauv(L, sizeof *lb, 1);
 	memset(lb, 0, sizeof *lb);
-	lb->root = lb;
-	lb->owns = true;
+	lb->h.root = &lb->h;
+	lb->h.owns = true;
 	luaL_setmetatable(L, BUFFER_META);
-	return &lb->b;
+	return lb;
 }
 
 static const char *const thp_names[] = { "default", "never", "always", NULL };
-
-static int thp_option(lua_State *L, int idx)
-{
-	const char *name = lua_type(L, idx) == LUA_TSTRING ? lua_tostring(L, idx) : NULL;
-	if (name && strlen(name) != lua_rawlen(L, idx))
-		name = NULL; /* an embedded NUL: no option matches */
-	for (int i = 0; name && thp_names[i]; i++)
-		if (strcmp(name, thp_names[i]) == 0)
-			return i;
-	return luaL_error(L, "mmap option thp = %s (expected \"default\", \"never\" or \"always\")",
-	                  luaL_tolstring(L, idx, NULL));
-}
-
 static const char *const hugetlb_names[] = { "2M", "1G", NULL };
 static const size_t hugetlb_sizes[] = { (size_t)2 << 20, (size_t)1 << 30 };
 
@@ -105,50 +91,26 @@ struct map_options {
 	int hugetlb; /* index into hugetlb_names, -1 for none */
 };
 
-static int hugetlb_option(lua_State *L, int idx)
-{
-	const char *name = lua_type(L, idx) == LUA_TSTRING ? lua_tostring(L, idx) : NULL;
-	if (name && strlen(name) != lua_rawlen(L, idx))
-		name = NULL;
-	for (int i = 0; name && hugetlb_names[i]; i++)
-		if (strcmp(name, hugetlb_names[i]) == 0)
-			return i;
-	return luaL_error(L, "mmap option hugetlb = %s (expected \"2M\" or \"1G\")",
-	                  luaL_tolstring(L, idx, NULL));
-}
-
-static bool boolean_option(lua_State *L, const char *key)
-{
-	if (!lua_isboolean(L, -1))
-		luaL_error(L, "mmap option %s must be a boolean, got %s", key, luaL_typename(L, -1));
-	return lua_toboolean(L, -1);
-}
-
 static void check_map_options(lua_State *L, int arg, struct map_options *o)
 {
-	*o = (struct map_options){ FT_THP_DEFAULT, false, false, 0, -1 };
-	if (lua_isnoneornil(L, arg))
-		return;
-	luaL_checktype(L, arg, LUA_TTABLE);
-	for (lua_pushnil(L); lua_next(L, arg); lua_pop(L, 1)) {
-		const char *key = lua_type(L, -2) == LUA_TSTRING ? lua_tostring(L, -2) : "?";
-		if (strcmp(key, "thp") == 0) {
-			o->thp = (enum ft_thp)thp_option(L, -1);
-		} else if (strcmp(key, "populate") == 0) {
-			o->populate = boolean_option(L, key);
-		} else if (strcmp(key, "shared") == 0) {
-			o->shared = boolean_option(L, key);
-		} else if (strcmp(key, "memfd") == 0) {
-			if (!luaL_testudata(L, -1, FT_MEMFD_META))
-				luaL_error(L, "mmap option memfd must be an ft.memfd, got %s",
-				           luaL_typename(L, -1));
-			o->memfd = 1; /* its place on the stack is fixed below */
-		} else if (strcmp(key, "hugetlb") == 0) {
-			o->hugetlb = hugetlb_option(L, -1);
-		} else {
-			luaL_error(L, "unknown mmap option '%s' (expected thp, populate, shared, memfd "
-			           "or hugetlb)", key);
-		}
+	enum { THP, POPULATE, SHARED, MEMFD, HUGETLB };
+	static const struct ft_opt opts[] = {
+		[THP] = { "thp", FT_OPT_CHOICE, thp_names, NULL },
+		[POPULATE] = { "populate", FT_OPT_BOOLEAN, NULL, NULL },
+		[SHARED] = { "shared", FT_OPT_BOOLEAN, NULL, NULL },
+		[MEMFD] = { "memfd", FT_OPT_ANY, NULL, NULL },
+		[HUGETLB] = { "hugetlb", FT_OPT_CHOICE, hugetlb_names, NULL },
+		{ NULL, 0, NULL, NULL }
+	};
+	int v = ft_check_opts(L, arg, "mmap", opts);
+	*o = (struct map_options){ (enum ft_thp)luaL_optinteger(L, v + THP, FT_THP_DEFAULT),
+	                           lua_toboolean(L, v + POPULATE), lua_toboolean(L, v + SHARED),
+	                           0, (int)luaL_optinteger(L, v + HUGETLB, -1) };
+	if (!lua_isnil(L, v + MEMFD)) {
+		if (!luaL_testudata(L, v + MEMFD, FT_MEMFD_META))
+			luaL_error(L, "mmap option memfd must be an ft.memfd, got %s",
+			           luaL_typename(L, v + MEMFD));
+		o->memfd = v + MEMFD;
 	}
 	/* THP advice does not apply to hugetlb memory: asking both is a mistake */
 	if (o->hugetlb >= 0 && o->thp != FT_THP_DEFAULT)
@@ -157,10 +119,6 @@ static void check_map_options(lua_State *L, int arg, struct map_options *o)
 	if (o->hugetlb >= 0 && (o->shared || o->memfd))
 		luaL_error(L, "mmap option hugetlb maps private anonymous memory: it excludes %s",
 		           o->memfd ? "memfd" : "shared");
-	if (o->memfd) {
-		lua_getfield(L, arg, "memfd");
-		o->memfd = lua_gettop(L);
-	}
 }
 
 /* ft.mmap(bytes [, {thp = "default"|"never"|"always", populate = bool,
@@ -186,7 +144,7 @@ static int l_mmap(lua_State *L)
 				(lua_Integer)bytes, (lua_Integer)m->bytes));
 		fd = m->fd;
 	}
-	struct ft_buffer *b = new_buffer(L);
+	struct ft_buffer *b = &new_buffer(L)->b;
 	if (o.memfd) {
 		lua_pushvalue(L, o.memfd);
 		lua_setiuservalue(L, -2, 1);
@@ -211,7 +169,7 @@ static int l_malloc(lua_State *L)
 {
 	ft_check_nargs(L, 1);
 	size_t bytes = check_bytes(L, 1);
-	struct ft_buffer *b = new_buffer(L);
+	struct ft_buffer *b = &new_buffer(L)->b;
 	int err = ft_buffer_malloc(b, bytes);
 	if (err)
 		return ft_fail_errno(L, err, "malloc of %I bytes failed", (lua_Integer)bytes);
@@ -229,10 +187,9 @@ static int l_touch(lua_State *L)
 {
 	ft_check_method_nargs(L, 2);
 	struct ft_buffer *b = check_buffer(L);
-	lua_Integer v = luaL_checkinteger(L, 2);
-	luaL_argcheck(L, v >= 0 && v <= 255, 2, "value must be a byte, 0 to 255");
+	unsigned char v = ft_check_byte(L, 2);
 	int64_t ns;
-	if (ft_pass_touch(b, (unsigned char)v, &ns))
+	if (ft_pass_touch(b, v, &ns))
 		return interrupted(L);
 	lua_pushinteger(L, ns);
 	return 1;
@@ -257,8 +214,7 @@ static int l_touch_timed(lua_State *L)
 {
 	ft_check_method_nargs(L, 3);
 	struct ft_buffer *b = check_buffer(L);
-	lua_Integer v = luaL_checkinteger(L, 2);
-	luaL_argcheck(L, v >= 0 && v <= 255, 2, "value must be a byte, 0 to 255");
+	unsigned char v = ft_check_byte(L, 2);
 	struct ft_samples *s = ft_check_samples(L, 3);
 	if (s->capacity < b->pages)
 		return luaL_argerror(L, 3, lua_pushfstring(L,
@@ -266,7 +222,7 @@ static int l_touch_timed(lua_State *L)
 			(lua_Integer)s->capacity, (lua_Integer)b->pages));
 	const struct ft_timer *timer = ft_timer(L);
 	int64_t ns;
-	int err = ft_pass_touch_timed(b, timer, (unsigned char)v, s->v, &ns);
+	int err = ft_pass_touch_timed(b, timer, v, s->v, &ns);
 	s->n = b->pages;
 	ft_samples_changed(s);
 	if (err)
@@ -321,9 +277,7 @@ static int l_poke(lua_State *L)
 	ft_check_method_nargs(L, 3);
 	struct ft_buffer *b = check_buffer(L);
 	size_t off = check_offset(L, b);
-	lua_Integer v = luaL_checkinteger(L, 3);
-	luaL_argcheck(L, v >= 0 && v <= 255, 3, "value must be a byte, 0 to 255");
-	b->addr[off] = (unsigned char)v;
+	b->addr[off] = ft_check_byte(L, 3);
 	return 0;
 }
 
@@ -383,6 +337,20 @@ static int l_nodes(lua_State *L)
 	return 1;
 }
 
+/* The whole pages of b: a malloc block shares its first and last pages
+ * with other blocks, and a call on pages must not reach them. */
+static struct ft_buffer whole_pages(lua_State *L, const struct ft_buffer *b, const char *call)
+{
+	struct ft_buffer whole = *b;
+	size_t len;
+	if (b->kind == FT_MALLOC && !ft_buffer_own_pages(b, &whole.addr, &len))
+		luaL_error(L, "%s: the malloc buffer of %I bytes at %p holds no whole page of its own",
+		           call, (lua_Integer)b->bytes, (void *)b->addr);
+	if (b->kind == FT_MALLOC)
+		whole.bytes = len, whole.pages = len / b->page_size;
+	return whole;
+}
+
 /* b:mbind(node [, flag...]): MPOL_BIND to node; flags "move", "move_all",
  * "strict" (MPOL_MF_MOVE, MPOL_MF_MOVE_ALL, MPOL_MF_STRICT). */
 static int l_mbind(lua_State *L)
@@ -394,10 +362,11 @@ static int l_mbind(lua_State *L)
 	unsigned flags = 0;
 	for (int i = 3; i <= lua_gettop(L); i++)
 		flags |= 1u << ft_check_option(L, i, names);
-	int err = ft_buffer_mbind(b, (int)node, flags);
+	struct ft_buffer whole = whole_pages(L, b, "mbind");
+	int err = ft_buffer_mbind(&whole, (int)node, flags);
 	if (err)
 		return ft_fail_errno(L, err, "mbind of %I bytes to node %I failed",
-		                      (lua_Integer)b->bytes, node);
+		                      (lua_Integer)whole.bytes, node);
 	lua_pushboolean(L, 1);
 	return 1;
 }
@@ -456,12 +425,7 @@ static int l_madvise(lua_State *L)
 	ft_check_method_nargs(L, 2);
 	struct ft_buffer *b = check_buffer(L);
 	int i = ft_check_option(L, 2, advice_names);
-	unsigned char *start;
-	size_t len;
-	if (b->kind == FT_MALLOC && !ft_buffer_own_pages(b, &start, &len))
-		return luaL_error(L, "madvise(%s): the malloc buffer of %I bytes at %p holds no "
-		                  "whole page of its own", advice_names[i], (lua_Integer)b->bytes,
-		                  (void *)b->addr);
+	whole_pages(L, b, lua_pushfstring(L, "madvise(%s)", advice_names[i]));
 	int64_t ns;
 	int err = ft_buffer_madvise(b, advice_values[i], &ns);
 	if (err)
@@ -495,13 +459,7 @@ static int release(lua_State *L, enum ft_kind kind)
 	ft_check_method_nargs(L, 1);
 	struct lbuffer *lb = check_lbuffer(L, 1);
 	struct ft_buffer *b = &lb->b;
-	const char *verb = kind == FT_MALLOC ? "freed" : "unmapped";
-	if (lb->view)
-		return luaL_error(L, "this buffer is a view lent to a task: it cannot be %s here "
-		                  "(its owner in the main state releases it)", verb);
-	if (lb->lent)
-		return luaL_error(L, "buffer is in use by %d running task group%s: it cannot be %s "
-		                  "before their wait()", lb->lent, lb->lent > 1 ? "s" : "", verb);
+	ft_check_releasable(L, &lb->h, "buffer", kind == FT_MALLOC ? "freed" : "unmapped");
 	if (b->kind != kind)
 		return luaL_error(L, "a %s buffer is released with %s()", kind_name(b),
 		                  b->kind == FT_MALLOC ? "free" : "unmap");
@@ -531,7 +489,7 @@ static int l_free(lua_State *L)
 static int l_gc(lua_State *L)
 {
 	struct lbuffer *lb = luaL_checkudata(L, 1, BUFFER_META);
-	if (lb->owns && lb->b.addr && !lb->lent)
+	if (lb->h.owns && lb->b.addr && !lb->h.lent)
 		ft_buffer_release(&lb->b, NULL);
 	return 0;
 }
@@ -542,12 +500,12 @@ static int l_tostring(lua_State *L)
 	struct ft_buffer *b = &lb->b;
 	if (is_open(lb) && b->hugetlb_size)
 		lua_pushfstring(L, "ft.buffer (%smmap hugetlb, %I bytes, %I pages of %I in huge "
-		                "pages of %I, at %p)", lb->view ? "view of " : "", (lua_Integer)b->bytes,
+		                "pages of %I, at %p)", lb->h.view ? "view of " : "", (lua_Integer)b->bytes,
 		                (lua_Integer)b->pages, (lua_Integer)b->page_size,
 		                (lua_Integer)b->hugetlb_size, (void *)b->addr);
 	else if (is_open(lb))
 		lua_pushfstring(L, "ft.buffer (%s%s%s%s, %I bytes, %I pages of %I, at %p)",
-		                lb->view ? "view of " : "", kind_name(b),
+		                lb->h.view ? "view of " : "", kind_name(b),
 		                b->kind == FT_MMAP ? (b->shared ? " shared " : " private ") : "",
 		                b->kind == FT_MMAP ? backing_name(b) : "",
 		                (lua_Integer)b->bytes, (lua_Integer)b->pages,
@@ -577,16 +535,13 @@ static const luaL_Reg methods[] = {
 	{ NULL, NULL }
 };
 
-/* Methods first, then the fields: addr, bytes, pages, page_size,
- * hugetlb_size, kind, backing, shared, view, map_ns, released. */
-static int l_index(lua_State *L)
+/* The fields: addr, bytes, pages, page_size, hugetlb_size, kind,
+ * backing, shared, view, map_ns, released. */
+static int l_fields(lua_State *L)
 {
 	struct lbuffer *lb = luaL_checkudata(L, 1, BUFFER_META);
 	struct ft_buffer *b = &lb->b;
-	const char *key = luaL_checkstring(L, 2);
-	lua_pushvalue(L, 2);
-	if (lua_rawget(L, lua_upvalueindex(1)) != LUA_TNIL)
-		return 1;
+	const char *key = lua_tostring(L, 2);
 	if (strcmp(key, "addr") == 0)
 		lua_pushinteger(L, (lua_Integer)(uintptr_t)b->addr);
 	else if (strcmp(key, "bytes") == 0)
@@ -604,13 +559,13 @@ static int l_index(lua_State *L)
 	else if (strcmp(key, "shared") == 0)
 		lua_pushboolean(L, b->shared);
 	else if (strcmp(key, "view") == 0)
-		lua_pushboolean(L, lb->view);
+		lua_pushboolean(L, lb->h.view);
 	else if (strcmp(key, "map_ns") == 0)
 		lua_pushinteger(L, b->map_ns);
 	else if (strcmp(key, "released") == 0)
 		lua_pushboolean(L, !is_open(lb));
 	else
-		return luaL_error(L, "ft.buffer has no field or method '%s'", key);
+		return 0;
 	return 1;
 }
 
@@ -628,7 +583,7 @@ const char *ft_buffer_export(lua_State *L, int idx, enum ft_cross cross, int kee
 	if (cross == FT_CROSS_RESULT)
 		return "a buffer (a task's buffers stay in the task)";
 	if (cross == FT_CROSS_THREAD) {
-		w->root = lb->root;
+		w->root = lb->h.root;
 		lua_pushvalue(L, idx);
 		lua_pushboolean(L, 1);
 		lua_rawset(L, keep);
@@ -654,13 +609,13 @@ const char *ft_buffer_export(lua_State *L, int idx, enum ft_cross cross, int kee
 
 void ft_buffer_import(lua_State *L, const struct ft_buffer_wire *w, enum ft_cross cross)
 {
-	struct ft_buffer *b = new_buffer(L);
-	struct lbuffer *lb = (struct lbuffer *)b;
-	lb->view = true;
+	struct lbuffer *lb = new_buffer(L);
+	struct ft_buffer *b = &lb->b;
+	lb->h.view = true;
 	if (cross == FT_CROSS_THREAD) {
 		*b = w->b;
-		lb->root = w->root;
-		lb->owns = false;
+		lb->h.root = w->root;
+		lb->h.owns = false;
 		return;
 	}
 	int err = ft_buffer_map_fd(b, w->b.bytes, w->fd, w->b.offset, true, FT_THP_DEFAULT, false);
@@ -669,22 +624,9 @@ void ft_buffer_import(lua_State *L, const struct ft_buffer_wire *w, enum ft_cros
 		               (lua_Integer)w->b.bytes);
 }
 
-void ft_lend(lua_State *L, int idx, int delta)
-{
-	struct lbuffer *lb = luaL_testudata(L, idx, BUFFER_META);
-	if (lb)
-		lb->lent += delta;
-	else
-		ft_memfd_lend(L, idx, delta);
-}
-
 void ft_open_buffer(lua_State *L)
 {
-	ft_new_resource_meta(L, BUFFER_META, l_gc, l_tostring);
-	luaL_newlib(L, methods);
-	lua_pushcclosure(L, l_index, 1);
-	lua_setfield(L, -2, "__index");
-	lua_pop(L, 1);
+	ft_new_resource_meta(L, BUFFER_META, l_gc, l_tostring, methods, l_fields);
 
 	lua_pushcfunction(L, l_mmap);
 	lua_setfield(L, -2, "mmap");

@@ -6,7 +6,8 @@
 #include <lauxlib.h>
 
 #include "../core/perfcount.h"
-#include "ft.h"
+#include "ft_aux.h"
+#include "ft_openers.h"
 
 #define COUNTERS_META "ft.counters"
 
@@ -34,12 +35,8 @@ static int l_counters(lua_State *L)
 	luaL_setmetatable(L, COUNTERS_META);
 	char why[512];
 	int err = ft_counters_open(&c->c, &s, why, sizeof why);
-	if (err) {
-		lua_pushnil(L);
-		lua_pushfstring(L, "ft.counters: %s", why);
-		lua_pushinteger(L, err);
-		return 3;
-	}
+	if (err)
+		return ft_fail(L, err, "ft.counters: %s", why);
 	c->open = true;
 	lua_newtable(L); /* events: the names that count */
 	lua_newtable(L); /* absent: name -> why */
@@ -64,8 +61,9 @@ static int l_read(lua_State *L)
 {
 	ft_check_method_nargs(L, 2);
 	struct counters *c = check_counters(L);
-	if (!lua_isnoneornil(L, 2))
-		luaL_checktype(L, 2, LUA_TTABLE);
+	if (!lua_isnoneornil(L, 2) && !lua_istable(L, 2))
+		return luaL_error(L, "bad argument #1 to 'read' (table expected, got %s)",
+		                  luaL_typename(L, 2)); /* #1 as the user counts */
 	int64_t v[FT_COUNTERS];
 	int err = ft_counters_read(&c->c, v); /* first, before any allocation */
 	if (err)
@@ -105,14 +103,11 @@ static const luaL_Reg methods[] = {
 	{ NULL, NULL }
 };
 
-/* methods, then the fields events, absent, kernel_excluded, closed */
-static int l_index(lua_State *L)
+/* the fields events, absent, kernel_excluded, closed */
+static int l_fields(lua_State *L)
 {
 	struct counters *c = luaL_checkudata(L, 1, COUNTERS_META);
-	const char *key = luaL_checkstring(L, 2);
-	lua_pushvalue(L, 2);
-	if (lua_rawget(L, lua_upvalueindex(1)) != LUA_TNIL)
-		return 1;
+	const char *key = lua_tostring(L, 2);
 	if (strcmp(key, "events") == 0)
 		lua_getiuservalue(L, 1, 1);
 	else if (strcmp(key, "absent") == 0)
@@ -122,7 +117,7 @@ static int l_index(lua_State *L)
 	else if (strcmp(key, "closed") == 0)
 		lua_pushboolean(L, !c->open);
 	else
-		return luaL_error(L, "ft.counters has no field or method '%s'", key);
+		return 0;
 	return 1;
 }
 
@@ -135,16 +130,7 @@ static int l_tostring(lua_State *L)
 
 void ft_open_counters(lua_State *L)
 {
-	luaL_newmetatable(L, COUNTERS_META);
-	luaL_newlib(L, methods);
-	lua_pushcclosure(L, l_index, 1);
-	lua_setfield(L, -2, "__index");
-	static const luaL_Reg meta[] = {
-		{ "__gc", l_close }, { "__close", l_close }, { "__tostring", l_tostring },
-		{ NULL, NULL }
-	};
-	luaL_setfuncs(L, meta, 0);
-	lua_pop(L, 1);
+	ft_new_resource_meta(L, COUNTERS_META, l_close, l_tostring, methods, l_fields);
 	lua_pushcfunction(L, l_counters);
 	lua_setfield(L, -2, "counters");
 }

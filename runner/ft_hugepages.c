@@ -13,7 +13,8 @@
 #include "../core/buffer.h"
 #include "../core/hugepages.h"
 #include "../core/restore.h"
-#include "ft.h"
+#include "ft_aux.h"
+#include "ft_openers.h"
 
 enum { MAX_KB = 16 << 20 }; /* 16 GiB: beyond any huge page x86 or arm64 offers */
 
@@ -29,21 +30,9 @@ static size_t check_kb(lua_State *L, int arg)
 	return (size_t)kb;
 }
 
-static void set_integer(lua_State *L, const char *key, lua_Integer v)
-{
-	lua_pushinteger(L, v);
-	lua_setfield(L, -2, key);
-}
-
-static void set_string(lua_State *L, const char *key, const char *v)
-{
-	lua_pushstring(L, v);
-	lua_setfield(L, -2, key);
-}
-
 static void set_counter(const char *key, int64_t value, void *ctx)
 {
-	set_integer(ctx, key, value);
+	ft_set_integer(ctx, key, value);
 }
 
 static int fail_folio(lua_State *L, int err, size_t kb, const char *name)
@@ -81,10 +70,10 @@ static int push_folio(lua_State *L, size_t kb, const struct thp_top *top, const 
 		return err;
 	}
 	lua_createtable(L, 0, 24);
-	set_integer(L, "kb", (lua_Integer)kb);
-	set_integer(L, "bytes", (lua_Integer)kb * 1024);
-	set_string(L, "enabled", enabled);
-	set_string(L, "effective", strcmp(enabled, "inherit") == 0 ? top->enabled : enabled);
+	ft_set_integer(L, "kb", (lua_Integer)kb);
+	ft_set_integer(L, "bytes", (lua_Integer)kb * 1024);
+	ft_set_string(L, "enabled", enabled);
+	ft_set_string(L, "effective", strcmp(enabled, "inherit") == 0 ? top->enabled : enabled);
 	lua_pushboolean(L, kb == top->pmd_kb);
 	lua_setfield(L, -2, "pmd");
 	if ((err = ft_folio_stats(kb, set_counter, L)) != 0) {
@@ -162,13 +151,13 @@ static int push_hugetlb(lua_State *L, size_t kb, const char **failed)
 	if (err)
 		return err;
 	lua_createtable(L, 0, 7);
-	set_integer(L, "kb", (lua_Integer)kb);
-	set_integer(L, "bytes", (lua_Integer)kb * 1024);
-	set_integer(L, "nr", h.nr);
-	set_integer(L, "free", h.free);
-	set_integer(L, "resv", h.resv);
-	set_integer(L, "surplus", h.surplus);
-	set_integer(L, "overcommit", h.overcommit);
+	ft_set_integer(L, "kb", (lua_Integer)kb);
+	ft_set_integer(L, "bytes", (lua_Integer)kb * 1024);
+	ft_set_integer(L, "nr", h.nr);
+	ft_set_integer(L, "free", h.free);
+	ft_set_integer(L, "resv", h.resv);
+	ft_set_integer(L, "surplus", h.surplus);
+	ft_set_integer(L, "overcommit", h.overcommit);
 	return 0;
 }
 
@@ -240,13 +229,13 @@ static int l_sysfs_changes(lua_State *L)
 	for (size_t i = 0; i < n; i++) {
 		const struct ft_setting *e = ft_setting_at(i);
 		lua_createtable(L, 0, 5);
-		set_string(L, "path", e->path);
-		set_string(L, "before", e->before);
-		set_string(L, "after", e->after);
+		ft_set_string(L, "path", e->path);
+		ft_set_string(L, "before", e->before);
+		ft_set_string(L, "after", e->after);
 		lua_pushboolean(L, e->restored);
 		lua_setfield(L, -2, "restored");
 		if (e->err && !e->restored)
-			set_string(L, "error", strerror(e->err));
+			ft_set_string(L, "error", strerror(e->err));
 		lua_rawseti(L, -2, (lua_Integer)i + 1);
 	}
 	return 1;

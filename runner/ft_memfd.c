@@ -6,21 +6,17 @@
 
 #include <lauxlib.h>
 
-#include "../core/memfd.h"
-#include "ft.h"
+#include "ft_memfd.h"
+#include "ft_openers.h"
 
 struct lmemfd {
-	struct ft_memfd m;    /* first: ft_check_memfd hands out &lm->m */
-	struct lmemfd *root;  /* itself, or for a view in a task thread the
-	                       * main state's memfd */
-	bool view;            /* no close through this object */
-	bool owns;            /* __gc closes the descriptor */
-	int lent;             /* running task groups holding a view */
+	struct ft_lendable h; /* first: lent and given back through it */
+	struct ft_memfd m;
 };
 
 static bool is_open(const struct lmemfd *lm)
 {
-	return lm->m.fd >= 0 && lm->root->m.fd >= 0;
+	return lm->m.fd >= 0 && ((const struct lmemfd *)lm->h.root)->m.fd >= 0;
 }
 
 static struct lmemfd *check_lmemfd(lua_State *L, int arg)
@@ -41,8 +37,8 @@ static struct lmemfd *new_memfd(lua_State *L)
 	struct lmemfd *lm = lua_newuserdatauv(L, sizeof *lm, 0);
 	memset(lm, 0, sizeof *lm);
 	lm->m.fd = -1;
-	lm->root = lm;
-	lm->owns = true;
+	lm->h.root = &lm->h;
+	lm->h.owns = true;
 	luaL_setmetatable(L, FT_MEMFD_META);
 	return lm;
 }
@@ -68,11 +64,7 @@ static int l_close(lua_State *L)
 {
 	ft_check_method_nargs(L, 1);
 	struct lmemfd *lm = check_lmemfd(L, 1);
-	if (lm->view)
-		return luaL_error(L, "this memfd is a view lent to a task: it cannot be closed here");
-	if (lm->lent)
-		return luaL_error(L, "memfd is in use by %d running task group%s: it cannot be closed "
-		                  "before their wait()", lm->lent, lm->lent > 1 ? "s" : "");
+	ft_check_releasable(L, &lm->h, "memfd", "closed");
 	int err = ft_memfd_close(&lm->m);
 	if (err)
 		return ft_error_errno(L, err, "close of a memfd failed");
@@ -83,7 +75,7 @@ static int l_close(lua_State *L)
 static int l_gc(lua_State *L)
 {
 	struct lmemfd *lm = luaL_checkudata(L, 1, FT_MEMFD_META);
-	if (lm->owns && lm->m.fd >= 0 && !lm->lent)
+	if (lm->h.owns && lm->m.fd >= 0 && !lm->h.lent)
 		ft_memfd_close(&lm->m);
 	return 0;
 }
@@ -92,7 +84,7 @@ static int l_tostring(lua_State *L)
 {
 	struct lmemfd *lm = luaL_checkudata(L, 1, FT_MEMFD_META);
 	if (is_open(lm))
-		lua_pushfstring(L, "ft.memfd (%s%I bytes, fd %d)", lm->view ? "view, " : "",
+		lua_pushfstring(L, "ft.memfd (%s%I bytes, fd %d)", lm->h.view ? "view, " : "",
 		                (lua_Integer)lm->m.bytes, lm->m.fd);
 	else
 		lua_pushliteral(L, "ft.memfd (closed)");
@@ -100,13 +92,10 @@ static int l_tostring(lua_State *L)
 }
 
 /* Fields: bytes, fd, closed, view. */
-static int l_index(lua_State *L)
+static int l_fields(lua_State *L)
 {
 	struct lmemfd *lm = luaL_checkudata(L, 1, FT_MEMFD_META);
-	const char *key = luaL_checkstring(L, 2);
-	lua_pushvalue(L, 2);
-	if (lua_rawget(L, lua_upvalueindex(1)) != LUA_TNIL)
-		return 1;
+	const char *key = lua_tostring(L, 2);
 	if (strcmp(key, "bytes") == 0)
 		lua_pushinteger(L, (lua_Integer)lm->m.bytes);
 	else if (strcmp(key, "fd") == 0)
@@ -114,9 +103,9 @@ static int l_index(lua_State *L)
 	else if (strcmp(key, "closed") == 0)
 		lua_pushboolean(L, !is_open(lm));
 	else if (strcmp(key, "view") == 0)
-		lua_pushboolean(L, lm->view);
+		lua_pushboolean(L, lm->h.view);
 	else
-		return luaL_error(L, "ft.memfd has no field or method '%s'", key);
+		return 0;
 	return 1;
 }
 
@@ -129,7 +118,7 @@ const char *ft_memfd_export(lua_State *L, int idx, enum ft_cross cross, int keep
 	if (cross == FT_CROSS_RESULT)
 		return "a memfd (a task's memfds stay in the task)";
 	w->m = lm->m;
-	w->root = lm->root;
+	w->root = lm->h.root;
 	lua_pushvalue(L, idx);
 	lua_pushboolean(L, 1);
 	lua_rawset(L, keep);
@@ -143,20 +132,13 @@ void ft_memfd_import(lua_State *L, const struct ft_memfd_wire *w, enum ft_cross 
 {
 	struct lmemfd *lm = new_memfd(L);
 	lm->m = w->m;
-	lm->view = true;
-	lm->owns = false;
+	lm->h.view = true;
+	lm->h.owns = false;
 	if (cross == FT_CROSS_THREAD)
-		lm->root = w->root;
+		lm->h.root = w->root;
 }
 
-void ft_memfd_lend(lua_State *L, int idx, int delta)
-{
-	struct lmemfd *lm = luaL_testudata(L, idx, FT_MEMFD_META);
-	if (lm)
-		lm->lent += delta;
-}
-
-int ft_kept_fd(lua_State *L, int idx)
+int ft_memfd_fd(lua_State *L, int idx)
 {
 	struct lmemfd *lm = luaL_testudata(L, idx, FT_MEMFD_META);
 	return lm && is_open(lm) ? lm->m.fd : -1;
@@ -168,11 +150,7 @@ void ft_open_memfd(lua_State *L)
 		{ "close", l_close },
 		{ NULL, NULL }
 	};
-	ft_new_resource_meta(L, FT_MEMFD_META, l_gc, l_tostring);
-	luaL_newlib(L, methods);
-	lua_pushcclosure(L, l_index, 1);
-	lua_setfield(L, -2, "__index");
-	lua_pop(L, 1);
+	ft_new_resource_meta(L, FT_MEMFD_META, l_gc, l_tostring, methods, l_fields);
 
 	lua_pushcfunction(L, l_memfd);
 	lua_setfield(L, -2, "memfd");

@@ -11,45 +11,28 @@
 #include "../core/buffer.h"
 #include "../core/parallel.h"
 #include "../core/tasks.h"
-#include "ft.h"
+#include "ft_aux.h"
+#include "ft_buffer.h"
+#include "ft_openers.h"
 
 enum { MAX_THREADS = 256 };
 
 static const char *const kernel_names[] = { "touch", "fill", "read", NULL };
 
-static lua_Integer opt_integer(lua_State *L, int opts, const char *key, lua_Integer dflt)
-{
-	lua_getfield(L, opts, key);
-	lua_Integer v = dflt;
-	if (!lua_isnil(L, -1)) {
-		if (!lua_isinteger(L, -1))
-			return luaL_error(L, "ft.parallel option %s must be an integer, got %s",
-			                  key, luaL_typename(L, -1));
-		v = lua_tointeger(L, -1);
-	}
-	lua_pop(L, 1);
-	return v;
-}
+enum { THREADS, VALUE, K, PIN };
+static const struct ft_opt options[] = {
+	[THREADS] = { "threads", FT_OPT_INTEGER, NULL, NULL },
+	[VALUE] = { "value", FT_OPT_INTEGER, NULL, NULL },
+	[K] = { "k", FT_OPT_INTEGER, NULL, NULL },
+	[PIN] = { "pin", FT_OPT_BOOLEAN, NULL, NULL },
+	{ NULL, 0, NULL, NULL }
+};
 
-static void check_option_names(lua_State *L, int opts)
+/* An option the call would ignore is a mistake in the script. */
+static void reject_option(lua_State *L, int opts, int key, bool unused, const char *why)
 {
-	static const char *const known[] = { "threads", "value", "k", "pin", NULL };
-	for (lua_pushnil(L); lua_next(L, opts); lua_pop(L, 1)) {
-		const char *key = lua_type(L, -2) == LUA_TSTRING ? lua_tostring(L, -2) : "?";
-		int found = 0;
-		for (int i = 0; known[i]; i++)
-			found |= strcmp(key, known[i]) == 0;
-		if (!found)
-			luaL_error(L, "unknown ft.parallel option '%s' (expected threads, value, k or pin)", key);
-	}
-}
-
-static void reject_option(lua_State *L, int opts, const char *key, int unused, const char *why)
-{
-	if (unused && lua_getfield(L, opts, key) != LUA_TNIL)
-		luaL_error(L, "ft.parallel option %s is not used %s", key, why);
-	if (unused)
-		lua_pop(L, 1);
+	if (unused && !lua_isnil(L, opts + key))
+		luaL_error(L, "ft.parallel option %s is not used %s", options[key].name, why);
 }
 
 /* Splits b into n page-aligned slices; the last takes the remainder. */
@@ -75,32 +58,20 @@ static int l_parallel(lua_State *L)
 {
 	ft_check_nargs(L, 3);
 	enum ft_kernel kernel = (enum ft_kernel)ft_check_option(L, 1, kernel_names);
-	int opts = 3;
-	if (lua_isnoneornil(L, opts)) {
-		lua_settop(L, 2);
-		lua_newtable(L);
-	}
-	luaL_checktype(L, opts, LUA_TTABLE);
-	check_option_names(L, opts);
-	int list = lua_type(L, 2) == LUA_TTABLE;
-	/* An option the call would ignore is a mistake in the script. */
-	reject_option(L, opts, "threads", list, "with a list of buffers (one thread each)");
-	reject_option(L, opts, "value", kernel == FT_KERNEL_FILL, "for fill (it takes k)");
-	reject_option(L, opts, "k", kernel != FT_KERNEL_FILL, "for touch and read (only fill takes k)");
-	lua_Integer count = list ? luaL_len(L, 2) : opt_integer(L, opts, "threads", 1);
+	int opts = ft_check_opts(L, 3, "ft.parallel", options);
+	bool list = lua_type(L, 2) == LUA_TTABLE;
+	reject_option(L, opts, THREADS, list, "with a list of buffers (one thread each)");
+	reject_option(L, opts, VALUE, kernel == FT_KERNEL_FILL, "for fill (it takes k)");
+	reject_option(L, opts, K, kernel != FT_KERNEL_FILL, "for touch and read (only fill takes k)");
+	lua_Integer count = list ? luaL_len(L, 2) : luaL_optinteger(L, opts + THREADS, 1);
 	if (count < 1 || count > MAX_THREADS)
 		return luaL_error(L, "ft.parallel needs 1 to %d threads, got %I", MAX_THREADS, count);
 	int n = (int)count;
-	lua_Integer value = opt_integer(L, opts, "value", 1);
-	lua_Integer k = opt_integer(L, opts, "k", 1);
+	lua_Integer value = luaL_optinteger(L, opts + VALUE, 1);
+	lua_Integer k = luaL_optinteger(L, opts + K, 1);
 	if (kernel == FT_KERNEL_TOUCH && (value < 0 || value > 255))
-		return luaL_error(L, "ft.parallel option value must be a byte, 0 to 255");
-	lua_getfield(L, opts, "pin");
-	if (!lua_isnil(L, -1) && !lua_isboolean(L, -1))
-		return luaL_error(L, "ft.parallel option pin must be a boolean, got %s",
-		                  luaL_typename(L, -1));
-	int pin = lua_toboolean(L, -1);
-	lua_pop(L, 1);
+		return luaL_error(L, "ft.parallel option value must be a byte, 0 to 255, got %I", value);
+	bool pin = lua_toboolean(L, opts + PIN);
 
 	struct ft_thread_job *jobs = lua_newuserdatauv(L, (size_t)n * sizeof *jobs, 0);
 	memset(jobs, 0, (size_t)n * sizeof *jobs);
@@ -141,19 +112,14 @@ static int l_parallel(lua_State *L)
 			                      i + 1, jobs[i].cpu);
 
 	lua_createtable(L, 0, 2);
-	lua_pushinteger(L, wall);
-	lua_setfield(L, -2, "wall_ns");
+	ft_set_integer(L, "wall_ns", wall);
 	lua_createtable(L, n, 0);
 	for (int i = 0; i < n; i++) {
 		lua_createtable(L, 0, 4);
-		lua_pushinteger(L, jobs[i].ns);
-		lua_setfield(L, -2, "ns");
-		lua_pushinteger(L, jobs[i].faults);
-		lua_setfield(L, -2, "faults");
-		lua_pushinteger(L, (lua_Integer)jobs[i].slice.pages);
-		lua_setfield(L, -2, "pages");
-		lua_pushinteger(L, jobs[i].cpu);
-		lua_setfield(L, -2, "cpu");
+		ft_set_integer(L, "ns", jobs[i].ns);
+		ft_set_integer(L, "faults", jobs[i].faults);
+		ft_set_integer(L, "pages", (lua_Integer)jobs[i].slice.pages);
+		ft_set_integer(L, "cpu", jobs[i].cpu);
 		lua_rawseti(L, -2, i + 1);
 	}
 	lua_setfield(L, -2, "threads");

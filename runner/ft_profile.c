@@ -9,7 +9,8 @@
 #include "../core/buffer.h"
 #include "../core/ksyms.h"
 #include "../core/profile.h"
-#include "ft.h"
+#include "ft_aux.h"
+#include "ft_openers.h"
 
 #define SESSION_META "ft.profile.session"
 #define KSYMS_META "ft.ksyms"
@@ -32,6 +33,13 @@ static int session_close(lua_State *L)
 		ft_profile_close(&s->p);
 	s->open = false;
 	return 0;
+}
+
+static int session_tostring(lua_State *L)
+{
+	struct session *s = luaL_checkudata(L, 1, SESSION_META);
+	lua_pushstring(L, s->open ? "ft.profile session" : "ft.profile session (closed)");
+	return 1;
 }
 
 static int ksyms_gc(lua_State *L)
@@ -60,81 +68,53 @@ static int push_ksyms(lua_State *L)
 	return 0;
 }
 
-static bool opt_boolean(lua_State *L, int opts, const char *key, bool dflt)
+static void check_options(lua_State *L, int arg, struct ft_profile_opts *o)
 {
-	int t = lua_getfield(L, opts, key);
-	bool v = dflt;
-	if (t != LUA_TNIL) {
-		if (t != LUA_TBOOLEAN)
-			luaL_error(L, "ft.profile option %s must be a boolean, got %s", key,
-			           luaL_typename(L, -1));
-		v = lua_toboolean(L, -1);
-	}
-	lua_pop(L, 1);
-	return v;
-}
-
-static void check_options(lua_State *L, int opts, struct ft_profile_opts *o)
-{
-	o->freq = DEFAULT_FREQ;
-	o->kernel = true;
+	enum { FREQ, CALLCHAIN, KERNEL, RING_KIB };
+	static const struct ft_opt opts[] = {
+		[FREQ] = { "freq", FT_OPT_INTEGER, NULL, "an integer (samples per second)" },
+		[CALLCHAIN] = { "callchain", FT_OPT_ANY, NULL, NULL },
+		[KERNEL] = { "kernel", FT_OPT_BOOLEAN, NULL, NULL },
+		[RING_KIB] = { "ring_kib", FT_OPT_ANY, NULL, NULL },
+		{ NULL, 0, NULL, NULL }
+	};
+	int v = ft_check_opts(L, arg, "ft.profile", opts);
+	o->freq = luaL_optinteger(L, v + FREQ, DEFAULT_FREQ);
+	if (o->freq < 1 || o->freq > 1000000)
+		luaL_error(L, "ft.profile option freq = %I: expected 1 to 1000000 samples per second",
+		           (lua_Integer)o->freq);
 	o->depth = DEFAULT_DEPTH;
-	o->ring_bytes = RING_BYTES;
-	if (lua_isnoneornil(L, opts))
-		return;
-	luaL_checktype(L, opts, LUA_TTABLE);
-	static const char *const known[] = { "freq", "callchain", "kernel", "ring_kib", NULL };
-	for (lua_pushnil(L); lua_next(L, opts); lua_pop(L, 1)) {
-		bool found = false;
-		for (int i = 0; known[i] && lua_type(L, -2) == LUA_TSTRING; i++)
-			found |= strcmp(lua_tostring(L, -2), known[i]) == 0;
-		if (!found)
-			luaL_error(L, "unknown ft.profile option '%s' (expected freq, callchain, kernel or ring_kib)",
-			           lua_type(L, -2) == LUA_TSTRING ? lua_tostring(L, -2) : luaL_typename(L, -2));
-	}
-	if (lua_getfield(L, opts, "freq") != LUA_TNIL) {
-		if (!lua_isinteger(L, -1))
-			luaL_error(L, "ft.profile option freq must be an integer (samples per second), got %s",
-			           lua_type(L, -1) == LUA_TNUMBER ? lua_tostring(L, -1) : luaL_typename(L, -1));
-		o->freq = lua_tointeger(L, -1);
-		if (o->freq < 1 || o->freq > 1000000)
-			luaL_error(L, "ft.profile option freq = %I: expected 1 to 1000000 samples per second",
-			           (lua_Integer)o->freq);
-	}
-	lua_pop(L, 1);
-	int t = lua_getfield(L, opts, "callchain");
-	if (t == LUA_TBOOLEAN) {
-		o->depth = lua_toboolean(L, -1) ? DEFAULT_DEPTH : 0;
-	} else if (lua_isinteger(L, -1)) {
-		lua_Integer d = lua_tointeger(L, -1);
+	int chain = v + CALLCHAIN;
+	if (lua_isboolean(L, chain)) {
+		o->depth = lua_toboolean(L, chain) ? DEFAULT_DEPTH : 0;
+	} else if (lua_isinteger(L, chain)) {
+		lua_Integer d = lua_tointeger(L, chain);
 		if (d < 1 || d > FT_PROFILE_MAX_DEPTH)
 			luaL_error(L, "ft.profile option callchain = %I: expected a boolean or 1 to %d frames",
 			           d, FT_PROFILE_MAX_DEPTH);
 		o->depth = (int)d;
-	} else if (t != LUA_TNIL) {
+	} else if (!lua_isnil(L, chain)) {
 		luaL_error(L, "ft.profile option callchain must be a boolean or a number of frames, got %s",
-		           luaL_typename(L, -1));
+		           luaL_typename(L, chain));
 	}
-	lua_pop(L, 1);
-	o->kernel = opt_boolean(L, opts, "kernel", true);
-	if (lua_getfield(L, opts, "ring_kib") != LUA_TNIL) {
-		lua_Integer kib = lua_isinteger(L, -1) ? lua_tointeger(L, -1) : 0;
+	o->kernel = lua_isnil(L, v + KERNEL) || lua_toboolean(L, v + KERNEL);
+	o->ring_bytes = RING_BYTES;
+	int ring = v + RING_KIB;
+	if (!lua_isnil(L, ring)) {
+		lua_Integer kib = lua_isinteger(L, ring) ? lua_tointeger(L, ring) : 0;
 		lua_Integer min_kib = (lua_Integer)(16 * ft_page_size() / 1024);
 		if (kib < min_kib || kib > (1 << 20) || (kib & (kib - 1)))
 			luaL_error(L, "ft.profile option ring_kib = %s: expected a power of two from %I to %d",
-			           luaL_tolstring(L, -1, NULL), min_kib, 1 << 20);
+			           luaL_tolstring(L, ring, NULL), min_kib, 1 << 20);
 		o->ring_bytes = (size_t)kib << 10;
 	}
-	lua_pop(L, 1);
+	lua_settop(L, v - 1);
 }
 
-/* nil, message, errno: the system refused (ft_fail_errno without strerror) */
+/* nil, message, errno: the system refused */
 static int refuse(lua_State *L, int err, const char *why)
 {
-	lua_pushnil(L);
-	lua_pushfstring(L, "ft.profile: %s", why);
-	lua_pushinteger(L, err);
-	return 3;
+	return ft_fail(L, err, "ft.profile: %s", why);
 }
 
 struct symbol {
@@ -270,28 +250,22 @@ static void push_chains(lua_State *L, const struct ft_profile *p)
 	lua_pop(L, 1);
 }
 
-static void set_integer(lua_State *L, const char *key, int64_t v)
-{
-	lua_pushinteger(L, v);
-	lua_setfield(L, -2, key);
-}
-
 static void push_result(lua_State *L, const struct ft_profile *p)
 {
 	lua_createtable(L, 0, 20);
-	set_integer(L, "samples", p->samples);
-	set_integer(L, "kernel", p->kernel_samples);
-	set_integer(L, "user", p->user_samples);
-	set_integer(L, "lost", p->lost);
-	set_integer(L, "throttled", p->throttled);
-	set_integer(L, "dropped", p->dropped);
-	set_integer(L, "freq", p->opts.freq);
-	set_integer(L, "depth", p->opts.depth);
-	set_integer(L, "longest_chain", p->max_chain);
-	set_integer(L, "ring_bytes", (int64_t)p->opts.ring_bytes);
-	set_integer(L, "wall_ns", p->wall_ns);
-	set_integer(L, "cpu_ns", p->cpu_ns);
-	set_integer(L, "sampled_ns", p->period_ns);
+	ft_set_integer(L, "samples", p->samples);
+	ft_set_integer(L, "kernel", p->kernel_samples);
+	ft_set_integer(L, "user", p->user_samples);
+	ft_set_integer(L, "lost", p->lost);
+	ft_set_integer(L, "throttled", p->throttled);
+	ft_set_integer(L, "dropped", p->dropped);
+	ft_set_integer(L, "freq", p->opts.freq);
+	ft_set_integer(L, "depth", p->opts.depth);
+	ft_set_integer(L, "longest_chain", p->max_chain);
+	ft_set_integer(L, "ring_bytes", (int64_t)p->opts.ring_bytes);
+	ft_set_integer(L, "wall_ns", p->wall_ns);
+	ft_set_integer(L, "cpu_ns", p->cpu_ns);
+	ft_set_integer(L, "sampled_ns", p->period_ns);
 	lua_pushnumber(L, p->wall_ns > 0 ? (double)p->period_ns / (double)p->wall_ns : 0);
 	lua_setfield(L, -2, "share");
 	push_symbols(L, p);
@@ -320,28 +294,20 @@ static int l_profile(lua_State *L)
 		return refuse(L, EACCES, why);
 	if (o.kernel && !ft_kallsyms_allowed(&s, why, sizeof why))
 		return refuse(L, EACCES, why);
-	if (s.max_sample_rate != FT_SETTING_UNREADABLE && o.freq > s.max_sample_rate) {
-		lua_pushnil(L);
-		lua_pushfstring(L, "ft.profile: freq %I is above %s/perf_event_max_sample_rate (%d)",
-		                (lua_Integer)o.freq, s.dir, s.max_sample_rate);
-		lua_pushinteger(L, EINVAL);
-		return 3;
-	}
+	if (s.max_sample_rate != FT_SETTING_UNREADABLE && o.freq > s.max_sample_rate)
+		return ft_fail(L, EINVAL, "ft.profile: freq %I is above %s/perf_event_max_sample_rate (%d)",
+		               (lua_Integer)o.freq, s.dir, s.max_sample_rate);
 	const struct ft_ksyms *ksyms = NULL;
 	if (o.kernel) {
 		int err = push_ksyms(L);
 		if (err)
 			return ft_fail_errno(L, err, "ft.profile: reading /proc/kallsyms failed");
 		ksyms = lua_touserdata(L, -1);
-		if (ksyms->hidden) {
-			lua_pushnil(L);
-			lua_pushfstring(L, "ft.profile: /proc/kallsyms shows every address as 0 "
-			                "(%s/kptr_restrict %d, perf_event_paranoid %d): kptr_restrict "
-			                "must be 0 with perf_event_paranoid at 1 or below, or 1 or below "
-			                "with CAP_SYSLOG", s.dir, s.kptr_restrict, s.paranoid);
-			lua_pushinteger(L, EACCES);
-			return 3;
-		}
+		if (ksyms->hidden)
+			return ft_fail(L, EACCES, "ft.profile: /proc/kallsyms shows every address as 0 "
+			               "(%s/kptr_restrict %d, perf_event_paranoid %d): kptr_restrict "
+			               "must be 0 with perf_event_paranoid at 1 or below, or 1 or below "
+			               "with CAP_SYSLOG", s.dir, s.kptr_restrict, s.paranoid);
 	} else {
 		lua_pushnil(L);
 	}
@@ -381,12 +347,7 @@ static int l_profile(lua_State *L)
 
 void ft_open_profile(lua_State *L)
 {
-	luaL_newmetatable(L, SESSION_META);
-	lua_pushcfunction(L, session_close);
-	lua_setfield(L, -2, "__close");
-	lua_pushcfunction(L, session_close);
-	lua_setfield(L, -2, "__gc");
-	lua_pop(L, 1);
+	ft_new_resource_meta(L, SESSION_META, session_close, session_tostring, NULL, NULL);
 	luaL_newmetatable(L, KSYMS_META);
 	lua_pushcfunction(L, ksyms_gc);
 	lua_setfield(L, -2, "__gc");

@@ -3,10 +3,10 @@
 
 #include <lauxlib.h>
 
-#include "../core/samples.h"
-#include "ft.h"
+#include "ft_openers.h"
+#include "ft_samples.h"
 
-#define SAMPLES_META "ft.samples"
+#define SAMPLES_META FT_SAMPLES_META
 
 struct ft_samples *ft_check_samples(lua_State *L, int arg)
 {
@@ -194,13 +194,13 @@ static int l_tostring(lua_State *L)
 
 void ft_open_samples(lua_State *L)
 {
-	luaL_newmetatable(L, SAMPLES_META);
+	ft_new_resource_meta(L, SAMPLES_META, l_gc, l_tostring, NULL, NULL);
+	luaL_getmetatable(L, SAMPLES_META);
 	luaL_newlib(L, methods);
-	lua_pushcclosure(L, l_index, 1);
+	lua_pushcclosure(L, l_index, 1); /* s[i] as well as methods */
 	lua_setfield(L, -2, "__index");
 	static const luaL_Reg meta[] = {
-		{ "__newindex", l_newindex }, { "__len", l_len }, { "__gc", l_gc },
-		{ "__close", l_gc }, { "__tostring", l_tostring }, { NULL, NULL }
+		{ "__newindex", l_newindex }, { "__len", l_len }, { NULL, NULL }
 	};
 	luaL_setfuncs(L, meta, 0);
 	lua_pop(L, 1);

@@ -1,6 +1,6 @@
 /* The clock, the counters and the machine: ft.now_ns, ft.clock,
  * ft.timed_ns, ft.clock_estimate, ft.rusage, ft.faults, ft.meminfo,
- * ft.vmstat, ft.machine, ft.page_size, ft.sink. */
+ * ft.vmstat, ft.machine, ft.page_size, ft.sleep, ft.sink, ft.interrupted. */
 #include <errno.h>
 #include <limits.h>
 #include <stdlib.h>
@@ -13,11 +13,12 @@
 #include "../core/buffer.h"
 #include "../core/clock.h"
 #include "../core/counters.h"
-#include "../core/files.h"
 #include "../core/interrupt.h"
 #include "../core/machine.h"
 #include "../core/sink.h"
-#include "ft.h"
+#include "ft_aux.h"
+#include "ft_openers.h"
+#include "ft_timer.h"
 
 static int l_now_ns(lua_State *L)
 {
@@ -26,94 +27,11 @@ static int l_now_ns(lua_State *L)
 	return 1;
 }
 
-static void set_integer(lua_State *L, const char *key, lua_Integer v)
-{
-	lua_pushinteger(L, v);
-	lua_setfield(L, -2, key);
-}
-
-static void set_number(lua_State *L, const char *key, lua_Number v)
-{
-	lua_pushnumber(L, v);
-	lua_setfield(L, -2, key);
-}
-
-static void set_string(lua_State *L, const char *key, const char *v)
-{
-	lua_pushstring(L, v);
-	lua_setfield(L, -2, key);
-}
-
-static void set_boolean(lua_State *L, const char *key, bool v)
-{
-	lua_pushboolean(L, v);
-	lua_setfield(L, -2, key);
-}
-
-#define TIMER_KEY "ft.timer"
-
-/* FTRUN_TIMER: unset, "tsc" (the default) or "clock_gettime". */
-static bool timer_env(const char **bad)
-{
-	const char *env = getenv("FTRUN_TIMER");
-	*bad = env && *env && strcmp(env, "clock_gettime") != 0 && strcmp(env, "tsc") != 0
-	       ? env : NULL;
-	return env && strcmp(env, "clock_gettime") == 0;
-}
-
-/* The per-page timer lives in the registry for the life of the state. Its
- * calibration starts when the module opens and ends on first use, at
- * least 100 ms later: by then it rarely has to wait, and finishing it
- * reads no file and allocates nothing, so a bracket of ft.faults() around
- * the first touch_timed counts the pass alone. */
-static void open_timer(lua_State *L)
-{
-	const char *bad;
-	struct ft_timer *t = lua_newuserdatauv(L, sizeof *t, 0);
-	ft_timer_start(t, "/proc/cpuinfo", timer_env(&bad));
-	lua_setfield(L, LUA_REGISTRYINDEX, TIMER_KEY);
-}
-
-/* A task's state takes its starter's timer, calibrated here (outside any
- * window; at most once per state, and only the part of 100 ms not yet
- * gone since the module opened), so the task's first touch_timed does not
- * wait for its own calibration inside its window. The TSC is invariant:
- * the calibration holds in another process too. */
-void ft_timer_push_copy(lua_State *L)
-{
-	const struct ft_timer *t = ft_timer(L);
-	lua_pushlstring(L, (const char *)t, sizeof *t);
-}
-
-void ft_timer_take_copy(lua_State *L, int idx)
-{
-	size_t len;
-	const char *bytes = lua_tolstring(L, idx, &len);
-	lua_getfield(L, LUA_REGISTRYINDEX, TIMER_KEY);
-	struct ft_timer *t = lua_touserdata(L, -1);
-	lua_pop(L, 1);
-	if (t && bytes && lua_type(L, idx) == LUA_TSTRING && len == sizeof *t)
-		memcpy(t, bytes, sizeof *t);
-}
-
-const struct ft_timer *ft_timer(lua_State *L)
-{
-	const char *bad;
-	timer_env(&bad);
-	if (bad)
-		luaL_error(L, "FTRUN_TIMER=%s: expected clock_gettime or tsc", bad);
-	lua_getfield(L, LUA_REGISTRYINDEX, TIMER_KEY);
-	struct ft_timer *t = lua_touserdata(L, -1);
-	lua_pop(L, 1); /* the registry keeps it alive */
-	ft_timer_calibrate(t, 100000000);
-	return t;
-}
-
 static void push_probe(lua_State *L, struct ft_clock_probe p)
 {
 	lua_createtable(L, 0, 6);
-	set_integer(L, "tick_ns", p.tick_ns);
-	set_number(L, "read_ns", p.read_ns);
+	ft_set_integer(L, "tick_ns", p.tick_ns);
+	ft_set_number(L, "read_ns", p.read_ns);
 }
 
 /* ft.clock() -> {source, clocksource, tick_ns, read_ns,
@@ -127,25 +45,25 @@ static int l_clock(lua_State *L)
 	ft_machine_read(&m);
 	struct ft_clock_probe window = ft_clock_probe(), timed = ft_clock_probe_timed(timer);
 	push_probe(L, window);
-	set_string(L, "source", "clock_gettime(CLOCK_MONOTONIC)");
-	set_string(L, "clocksource", m.clocksource);
+	ft_set_string(L, "source", "clock_gettime(CLOCK_MONOTONIC)");
+	ft_set_string(L, "clocksource", m.clocksource);
 	push_probe(L, timed);
-	set_integer(L, "step_ns", timed.step_ns);
+	ft_set_integer(L, "step_ns", timed.step_ns);
 	if (timer->kind == FT_TIMER_TSC) {
-		set_string(L, "source", "rdtscp");
+		ft_set_string(L, "source", "rdtscp");
 	} else {
-		set_string(L, "source", "clock_gettime(CLOCK_MONOTONIC)");
-		set_string(L, "fallback", timer->fallback);
+		ft_set_string(L, "source", "clock_gettime(CLOCK_MONOTONIC)");
+		ft_set_string(L, "fallback", timer->fallback);
 	}
 	lua_setfield(L, -2, "timed");
 	lua_createtable(L, 0, 6);
-	set_boolean(L, "invariant", timer->invariant);
-	set_boolean(L, "rdtscp", timer->rdtscp);
-	set_boolean(L, "used", timer->kind == FT_TIMER_TSC);
+	ft_set_boolean(L, "invariant", timer->invariant);
+	ft_set_boolean(L, "rdtscp", timer->rdtscp);
+	ft_set_boolean(L, "used", timer->kind == FT_TIMER_TSC);
 	if (timer->hz > 0) {
-		set_integer(L, "hz", timer->hz);
-		set_number(L, "ghz", (double)timer->hz / 1e9);
-		set_integer(L, "calibrated_over_ns", timer->calibrated_over_ns);
+		ft_set_integer(L, "hz", timer->hz);
+		ft_set_number(L, "ghz", (double)timer->hz / 1e9);
+		ft_set_integer(L, "calibrated_over_ns", timer->calibrated_over_ns);
 	}
 	lua_setfield(L, -2, "tsc");
 	return 1;
@@ -196,17 +114,17 @@ static int l_rusage(lua_State *L)
 	if (err)
 		return ft_error_errno(L, err, "getrusage failed");
 	lua_createtable(L, 0, 5);
-	set_integer(L, "minflt", ru.minflt);
-	set_integer(L, "majflt", ru.majflt);
-	set_integer(L, "utime_ns", ru.utime_ns);
-	set_integer(L, "stime_ns", ru.stime_ns);
-	set_integer(L, "maxrss_kb", ru.maxrss_kb);
+	ft_set_integer(L, "minflt", ru.minflt);
+	ft_set_integer(L, "majflt", ru.majflt);
+	ft_set_integer(L, "utime_ns", ru.utime_ns);
+	ft_set_integer(L, "stime_ns", ru.stime_ns);
+	ft_set_integer(L, "maxrss_kb", ru.maxrss_kb);
 	return 1;
 }
 
 static void set_counter(const char *key, int64_t value, void *ctx)
 {
-	set_integer(ctx, key, value);
+	ft_set_integer(ctx, key, value);
 }
 
 static int push_counters(lua_State *L, const char *path)
@@ -237,18 +155,18 @@ static int l_machine(lua_State *L)
 	struct ft_machine m;
 	ft_machine_read(&m);
 	lua_createtable(L, 0, 12);
-	set_string(L, "cpu", m.cpu_model);
-	set_number(L, "cpu_mhz", m.cpu_mhz);
-	set_string(L, "kernel", m.kernel);
-	set_integer(L, "page_size", (lua_Integer)m.page_size);
-	set_string(L, "thp_enabled", m.thp_enabled);
-	set_string(L, "thp_defrag", m.thp_defrag);
-	set_integer(L, "thp_pmd_size", (lua_Integer)m.thp_pmd_size);
-	set_string(L, "clocksource", m.clocksource);
-	set_string(L, "hypervisor", m.hypervisor[0] ? m.hypervisor : "none");
-	set_integer(L, "cpus", m.cpus_online);
-	set_integer(L, "numa_nodes", m.numa_nodes);
-	set_string(L, "free_page_reporting", m.free_page_reporting < 0 ? "no balloon"
+	ft_set_string(L, "cpu", m.cpu_model);
+	ft_set_number(L, "cpu_mhz", m.cpu_mhz);
+	ft_set_string(L, "kernel", m.kernel);
+	ft_set_integer(L, "page_size", (lua_Integer)m.page_size);
+	ft_set_string(L, "thp_enabled", m.thp_enabled);
+	ft_set_string(L, "thp_defrag", m.thp_defrag);
+	ft_set_integer(L, "thp_pmd_size", (lua_Integer)m.thp_pmd_size);
+	ft_set_string(L, "clocksource", m.clocksource);
+	ft_set_string(L, "hypervisor", m.hypervisor[0] ? m.hypervisor : "none");
+	ft_set_integer(L, "cpus", m.cpus_online);
+	ft_set_integer(L, "numa_nodes", m.numa_nodes);
+	ft_set_string(L, "free_page_reporting", m.free_page_reporting < 0 ? "no balloon"
 	           : m.free_page_reporting ? "on" : "off");
 	return 1;
 }
@@ -301,91 +219,6 @@ static int l_interrupted(lua_State *L)
 	return 1;
 }
 
-/* ft.mkdir(path) -> true | nil, message, errno: with its parents */
-static int l_mkdir(lua_State *L)
-{
-	ft_check_nargs(L, 1);
-	const char *path = luaL_checkstring(L, 1);
-	int err = ft_mkdir_p(path);
-	if (err)
-		return ft_fail_errno(L, err, "mkdir %s failed", path);
-	lua_pushboolean(L, 1);
-	return 1;
-}
-
-/* ft.symlink(target, linkpath) -> true | nil, message, errno: replaces an
- * existing link atomically */
-static int l_symlink(lua_State *L)
-{
-	ft_check_nargs(L, 2);
-	const char *target = luaL_checkstring(L, 1);
-	const char *link = luaL_checkstring(L, 2);
-	int err = ft_symlink_replace(target, link);
-	if (err)
-		return ft_fail_errno(L, err, "symlink %s -> %s failed", link, target);
-	lua_pushboolean(L, 1);
-	return 1;
-}
-
-/* ft.temporary(path [, false]): path is a temporary (a plot being drawn),
- * removed if a fatal signal ends the run; false: it no longer is. */
-static int l_temporary(lua_State *L)
-{
-	const char *path = luaL_checkstring(L, 1);
-	ft_files_track(path, lua_isnoneornil(L, 2) || lua_toboolean(L, 2));
-	return 0;
-}
-
-/* ft.write_files({{path, text}, ...}) -> true | nil, message, errno: all
- * the files appear, or none changes. */
-static int l_write_files(lua_State *L)
-{
-	ft_check_nargs(L, 1);
-	luaL_checktype(L, 1, LUA_TTABLE);
-	lua_Integer n = luaL_len(L, 1);
-	luaL_argcheck(L, n >= 0 && n < (1 << 20), 1, "too many files");
-	struct ft_file *files = lua_newuserdatauv(L, (size_t)(n ? n : 1) * sizeof *files, 0);
-	for (lua_Integer i = 0; i < n; i++) {
-		if (lua_rawgeti(L, 1, i + 1) != LUA_TTABLE)
-			return luaL_error(L, "ft.write_files: entry %I is a %s, expected {path, text}",
-			                  i + 1, luaL_typename(L, -1));
-		lua_rawgeti(L, -1, 1);
-		lua_rawgeti(L, -2, 2);
-		if (lua_type(L, -2) != LUA_TSTRING || lua_type(L, -1) != LUA_TSTRING)
-			return luaL_error(L, "ft.write_files: entry %I needs {path, text}, two strings", i + 1);
-		files[i].path = lua_tostring(L, -2);
-		files[i].text = lua_tolstring(L, -1, &files[i].len);
-		/* the strings stay alive in the list argument */
-		lua_pop(L, 3);
-	}
-	long long pause_ns = 0;
-	const char *env = getenv("FTRUN_TEST_WRITE_PAUSE");
-	if (env && *env)
-		pause_ns = (long long)(strtod(env, NULL) * 1e9);
-	const char *failed = "?";
-	int err = ft_write_files(files, (size_t)n, pause_ns, &failed);
-	if (err < 0)
-		return luaL_error(L, "interrupted");
-	if (err)
-		return ft_fail_errno(L, err, "writing %s failed", failed);
-	lua_pushboolean(L, 1);
-	return 1;
-}
-
-/* realpath of the directory holding the running executable */
-static void push_project_dir(lua_State *L)
-{
-	char exe[PATH_MAX];
-	if (!realpath("/proc/self/exe", exe)) {
-		lua_pushnil(L);
-		return;
-	}
-	char *slash = strrchr(exe, '/');
-	if (slash && slash != exe)
-		*slash = '\0';
-	lua_pushstring(L, exe);
-}
-
 void ft_open_system(lua_State *L)
 {
 	static const luaL_Reg functions[] = {
@@ -402,14 +235,7 @@ void ft_open_system(lua_State *L)
 		{ "sleep", l_sleep },
 		{ "sink", l_sink },
 		{ "interrupted", l_interrupted },
-		{ "mkdir", l_mkdir },
-		{ "symlink", l_symlink },
-		{ "write_files", l_write_files },
-		{ "temporary", l_temporary },
 		{ NULL, NULL }
 	};
 	luaL_setfuncs(L, functions, 0);
-	open_timer(L);
-	push_project_dir(L);
-	lua_setfield(L, -2, "project_dir");
 }

@@ -1,190 +1,47 @@
 /* ft.tasks(n, chunk, opts) and ft.start: n tasks, each with a Lua state of
  * its own and ft loaded, running the function a chunk returns, released
  * together from a barrier; threads of this process, or processes of their
- * own (ftrun again, started by core/tasks.c). Values cross as plain values
- * (ft_values.c); each task times and counts (RUSAGE_THREAD) its own calls.
- * A task that fails stops the others through the group's abort flag, which
- * every task state's count hook and every chunked C pass polls. */
+ * own (ftrun again, started by core/tasks.c). This is the starter's side:
+ * the options, the chunk compiled once here, the jobs, the launch, and the
+ * report; the inside of a task is task.c. Values cross as plain values
+ * (ft_values.c). */
 #include <errno.h>
-#include <fcntl.h>
-#include <libgen.h>
 #include <limits.h>
+#include <sched.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/wait.h>
-#include <unistd.h>
 
 #include <lauxlib.h>
 
 #include "../core/clock.h"
-#include "../core/counters.h"
 #include "../core/interrupt.h"
 #include "../core/tasks.h"
-#include "ft.h"
+#include "ft_aux.h"
+#include "ft_openers.h"
+#include "ft_timer.h"
+#include "ft_values.h"
+#include "task.h"
 
 #define TASKS_META "ft.tasks"
-#define TASK_KEY "ft.task"      /* registry: the struct task of a task's state */
 #define GRACE_NS 2000000000LL   /* after a stop, how long a task may take */
 
-enum { MAX_TASKS = 256, HOOK_COUNT = 1000 };
-
-enum mode { THREADS, PROCESSES };
-static const char *const mode_names[] = { "threads", "processes", NULL };
-
-/* What a task measured around its calls. */
-struct stats {
-	int64_t start_ns, end_ns;
-	int64_t calls, iterations;
-	struct ft_thread_usage usage;  /* the calls' own share */
-};
-
-/* One task as its runner sees it: a thread of this process, or a child
- * process alone. */
-struct task {
-	enum mode mode;
-	int index, count, cpu;          /* index from 1; cpu -1: not pinned */
-	char *job;                      /* the encoded job table (malloc) */
-	size_t job_len;
-	struct ft_task_control *ctl;    /* the group's control block */
-	struct ft_task_shared mapped;   /* a child: its mapping of it */
-	struct ft_threads *threads;     /* threads: the barrier */
-	int job_fd, result_fd;          /* a child: its pipes */
-	int pin_err;
-	bool readied;
-	int64_t seconds_ns, deadline_ns;
-	struct stats stats;
-	char *record;                   /* out: the encoded record table */
-	size_t record_len;
-	char *fail;                     /* out: why there is no record */
-};
+enum { MAX_TASKS = 256 };
 
 /* A handle (userdata); user value 1: the buffers and memfds lent to it. */
 struct group {
-	enum mode mode;
+	enum ft_task_mode mode;
 	int count, spawned;
 	enum { MADE, RUNNING, FINISHED } state;
 	bool lent;
 	struct ft_task_shared shared;
 	struct ft_threads threads;
-	struct task *tasks;
+	struct ft_task *tasks;
 	struct ft_child *children;
 	int64_t release_ns;
 };
-
-/* --- in the task ------------------------------------------------------ */
-
-int ft_stopped_error(lua_State *L)
-{
-	if (ft_interrupted)
-		return luaL_error(L, "interrupted");
-	int a = ft_stop_request ? atomic_load(ft_stop_request) : 0;
-	if (a > 0)
-		return luaL_error(L, "stopped: task %d failed", a);
-	return luaL_error(L, "stopped: the task group was closed");
-}
-
-/* Every HOOK_COUNT instructions, as the main state's SIGINT hook. */
-static void task_hook(lua_State *L, lua_Debug *ar)
-{
-	(void)ar;
-	if (ft_should_stop())
-		ft_stopped_error(L);
-}
-
-static bool time_up(const struct task *t)
-{
-	return atomic_load_explicit(&t->ctl->stop, memory_order_relaxed) ||
-	       (t->deadline_ns && ft_now_ns() >= t->deadline_ns);
-}
-
-/* ft.task.time_up() -> whether the task's seconds are over (or the
- * starter called h:stop()). */
-static int l_time_up(lua_State *L)
-{
-	ft_check_nargs(L, 0);
-	lua_pushboolean(L, time_up(lua_touserdata(L, lua_upvalueindex(1))));
-	return 1;
-}
-
-static int l_no_exit(lua_State *L)
-{
-	return luaL_error(L, "os.exit inside a task: return from the task's function, or raise an error");
-}
-
-/* System settings belong to the starter: one record of them per run,
- * written without locks and restored at its end (core/restore.h); a task
- * process has no such guard. */
-static int l_no_settings(lua_State *L)
-{
-	return luaL_error(L, "ft.%s inside a task: the starter changes system settings "
-	                  "(one record of them per run, restored at its end)",
-	                  lua_tostring(L, lua_upvalueindex(1)));
-}
-
-static void refuse_settings(lua_State *L)
-{
-	static const char *const names[] = { "set_folio", "set_hugetlb_pages", "sysfs_restore", NULL };
-	lua_getglobal(L, "ft");
-	for (int i = 0; names[i]; i++) {
-		lua_pushstring(L, names[i]);
-		lua_pushcclosure(L, l_no_settings, 1);
-		lua_setfield(L, -2, names[i]);
-	}
-	lua_pop(L, 1);
-}
-
-static void mark_failed(struct task *t)
-{
-	int none = 0;
-	if (t->ctl)
-		atomic_compare_exchange_strong(&t->ctl->abort, &none, t->index);
-}
-
-static int write_all(int fd, const void *p, size_t n)
-{
-	const char *s = p;
-	while (n > 0) {
-		ssize_t w = write(fd, s, n);
-		if (w < 0 && errno == EINTR)
-			continue;
-		if (w < 0)
-			return errno;
-		s += w;
-		n -= (size_t)w;
-	}
-	return 0;
-}
-
-static int read_all(int fd, void *p, size_t n)
-{
-	char *s = p;
-	while (n > 0) {
-		ssize_t r = read(fd, s, n);
-		if (r < 0 && errno == EINTR && !ft_interrupted)
-			continue;
-		if (r <= 0)
-			return r == 0 ? EPIPE : errno;
-		s += r;
-		n -= (size_t)r;
-	}
-	return 0;
-}
-
-/* The barrier: says whether the set-up worked, returns whether to go. A
- * child says it with one byte, R or E, and waits for G; end of file (the
- * starter is gone) or SIGINT is no. */
-static bool task_ready(struct task *t, bool ok)
-{
-	t->readied = true;
-	if (t->mode == THREADS)
-		return ft_threads_ready(t->threads, ok);
-	char c = ok ? 'R' : 'E';
-	if (write_all(t->result_fd, &c, 1) != 0 || !ok)
-		return false;
-	return read_all(t->job_fd, &c, 1) == 0 && c == 'G';
-}
 
 static lua_Integer field_integer(lua_State *L, int t, const char *key, lua_Integer dflt)
 {
@@ -194,451 +51,78 @@ static lua_Integer field_integer(lua_State *L, int t, const char *key, lua_Integ
 	return v;
 }
 
-static void set_integer(lua_State *L, const char *key, lua_Integer v)
-{
-	lua_pushinteger(L, v);
-	lua_setfield(L, -2, key);
-}
-
-static void set_string(lua_State *L, const char *key, const char *v)
-{
-	lua_pushstring(L, v);
-	lua_setfield(L, -2, key);
-}
-
-/* Protected: the state, the job, the chunk. Returns the function and the
- * arguments' table. */
-static int task_setup(lua_State *L)
-{
-	struct task *t = lua_touserdata(L, 1);
-	lua_pushlightuserdata(L, t);
-	lua_setfield(L, LUA_REGISTRYINDEX, TASK_KEY);
-	ft_open_libs(L);
-	if (t->pin_err)
-		return ft_error_errno(L, t->pin_err, "task %d could not be pinned to CPU %d",
-		                      t->index, t->cpu);
-	ft_values_decode(L, t->job, t->job_len,
-	                 t->mode == THREADS ? FT_CROSS_THREAD : FT_CROSS_PROCESS);
-	int job = lua_gettop(L);
-	t->index = (int)field_integer(L, job, "index", 0);
-	t->count = (int)field_integer(L, job, "count", 0);
-	if (t->mode == PROCESSES) {
-		int err = ft_task_shared_attach(&t->mapped, (int)field_integer(L, job, "control_fd", -1),
-		                                t->count);
-		if (err)
-			return ft_error_errno(L, err, "task %d could not map its group's control block",
-			                      t->index);
-		t->ctl = t->mapped.ctl;
-		ft_stop_request = &t->ctl->abort;
-	}
-	lua_getfield(L, job, "seconds");
-	if (lua_isnumber(L, -1))
-		t->seconds_ns = (int64_t)(lua_tonumber(L, -1) * 1e9);
-	lua_pop(L, 1);
-
-	/* require finds what the main state's require finds */
-	lua_getglobal(L, "package");
-	lua_getfield(L, job, "path");
-	lua_setfield(L, -2, "path");
-	lua_getfield(L, job, "cpath");
-	lua_setfield(L, -2, "cpath");
-	lua_pop(L, 1);
-	lua_getfield(L, job, "timer");
-	ft_timer_take_copy(L, -1);
-	lua_pop(L, 1);
-	lua_getglobal(L, "os");
-	lua_pushcfunction(L, l_no_exit);
-	lua_setfield(L, -2, "exit");
-	lua_pop(L, 1);
-	refuse_settings(L);
-
-	lua_getglobal(L, "ft");
-	lua_createtable(L, 0, 7);
-	set_integer(L, "index", t->index);
-	set_integer(L, "count", t->count);
-	set_string(L, "mode", mode_names[t->mode]);
-	set_integer(L, "cpu", t->cpu);
-	lua_getfield(L, job, "seconds");
-	lua_setfield(L, -2, "seconds");
-	lua_pushboolean(L, 0); /* the deadline's key exists before the window */
-	lua_setfield(L, -2, "deadline_ns");
-	lua_pushlightuserdata(L, t);
-	lua_pushcclosure(L, l_time_up, 1);
-	lua_setfield(L, -2, "time_up");
-	lua_setfield(L, -2, "task");
-	lua_pop(L, 1);
-
-	int status;
-	if (lua_getfield(L, job, "file") == LUA_TSTRING) {
-		status = luaL_loadfilex(L, lua_tostring(L, -1), "t");
-	} else {
-		size_t len;
-		lua_getfield(L, job, "source");
-		const char *s = lua_tolstring(L, -1, &len);
-		status = luaL_loadbufferx(L, s, len, s, "t");
-	}
-	if (status != LUA_OK)
-		return lua_error(L);
-	/* the set-up sees what the function will: ... is index, args... */
-	lua_getfield(L, job, "args");
-	int args = lua_gettop(L);
-	int nargs = lua_istable(L, args) ? (int)lua_rawlen(L, args) : 0;
-	luaL_checkstack(L, nargs + 2, "too many arguments for a task");
-	lua_pushvalue(L, args - 1);
-	lua_pushinteger(L, t->index);
-	for (int i = 1; i <= nargs; i++)
-		lua_rawgeti(L, args, i);
-	lua_call(L, nargs + 1, 1);
-	if (!lua_isfunction(L, -1))
-		return luaL_error(L, "the task chunk must return a function (called as "
-		                  "fn(index, args...)), it returned %s", luaL_typename(L, -1));
-	lua_pushvalue(L, args);
-	return 2;
-}
-
-/* What one call returned in seconds mode: its number of iterations. */
-static int64_t iterations_of(lua_State *L, int idx)
-{
-	if (lua_isnil(L, idx))
-		return 1;
-	if (!lua_isinteger(L, idx) || lua_tointeger(L, idx) < 0)
-		luaL_error(L, "with seconds, a task's function returns how many iterations it did "
-		           "(an integer >= 0, or nothing for 1), got %s", lua_type(L, idx) == LUA_TNUMBER
-		           ? luaL_tolstring(L, idx, NULL) : luaL_typename(L, idx));
-	return lua_tointeger(L, idx);
-}
-
-/* Protected: fn(index, args...) once, or again and again until the time
- * is up. Fills t->stats; returns the values of the one call, packed. */
-static int task_run(lua_State *L)
-{
-	struct task *t = lua_touserdata(L, 3);
-	int nargs = lua_istable(L, 2) ? (int)lua_rawlen(L, 2) : 0;
-	/* Room for the calls made now, so the stack does not grow (realloc)
-	 * inside the window; a sanitizer's allocator would fault on it. */
-	luaL_checkstack(L, nargs + 3 + 8 * LUA_MINSTACK, "too many arguments for a task");
-	bool loop = t->seconds_ns > 0;
-	struct ft_task_slot *slot = &t->ctl->slot[t->index - 1];
-	lua_getglobal(L, "ft");
-	lua_getfield(L, -1, "task");
-	lua_replace(L, -2);
-	int task = lua_gettop(L);
-	int base = lua_gettop(L);
-	struct ft_thread_usage u0, u1;
-	int64_t calls = 0, iterations = 0;
-	ft_thread_usage(&u0);
-	int64_t t0 = ft_now_ns();
-	if (loop) { /* a store into a key that exists: no allocation */
-		t->deadline_ns = t0 + t->seconds_ns;
-		lua_pushinteger(L, t->deadline_ns);
-		lua_setfield(L, task, "deadline_ns");
-	}
-	do {
-		lua_pushvalue(L, 1);
-		lua_pushinteger(L, t->index);
-		for (int i = 1; i <= nargs; i++)
-			lua_rawgeti(L, 2, i);
-		lua_call(L, nargs + 1, loop ? 1 : LUA_MULTRET);
-		calls++;
-		if (loop) {
-			iterations += iterations_of(L, -1);
-			lua_pop(L, 1);
-			atomic_store_explicit(&slot->iterations, iterations, memory_order_relaxed);
-			if (ft_should_stop())
-				ft_stopped_error(L);
-		}
-	} while (loop && !time_up(t));
-	int64_t t1 = ft_now_ns();
-	ft_thread_usage(&u1);
-	if (!loop)
-		atomic_store_explicit(&slot->iterations, 1, memory_order_relaxed);
-	t->stats = (struct stats){ t0, t1, calls, loop ? iterations : -1, {
-		u1.minflt - u0.minflt, u1.majflt - u0.majflt, u1.utime_ns - u0.utime_ns,
-		u1.stime_ns - u0.stime_ns, u1.cpu_ns - u0.cpu_ns } };
-	if (loop)
-		return 0;
-	int n = lua_gettop(L) - base;
-	lua_createtable(L, n, 1);
-	lua_insert(L, base + 1);
-	for (int i = n; i >= 1; i--)
-		lua_rawseti(L, base + 1, i);
-	set_integer(L, "n", n);
-	return 1;
-}
-
-static void set_stats(lua_State *L, const struct stats *s)
-{
-	set_integer(L, "start_ns", s->start_ns);
-	set_integer(L, "end_ns", s->end_ns);
-	set_integer(L, "ns", s->end_ns - s->start_ns);
-	set_integer(L, "calls", s->calls);
-	if (s->iterations >= 0)
-		set_integer(L, "iterations", s->iterations);
-	set_integer(L, "minflt", s->usage.minflt);
-	set_integer(L, "majflt", s->usage.majflt);
-	set_integer(L, "faults", s->usage.minflt + s->usage.majflt);
-	set_integer(L, "utime_ns", s->usage.utime_ns);
-	set_integer(L, "stime_ns", s->usage.stime_ns);
-	set_integer(L, "cpu_ns", s->usage.cpu_ns);
-}
-
-static int encode_record(lua_State *L)
-{
-	struct task *t = lua_touserdata(L, 3);
-	lua_pushfstring(L, "task %d's results", t->index);
-	ft_values_encode(L, 1, FT_CROSS_RESULT, 0, lua_tostring(L, -1), lua_touserdata(L, 2));
-	return 0;
-}
-
-static void fail_record(lua_State *L, int record, const char *phase, int msg)
-{
-	msg = lua_absindex(L, msg);
-	lua_pushboolean(L, 0);
-	lua_setfield(L, record, "ok");
-	lua_pushstring(L, phase);
-	lua_setfield(L, record, "phase");
-	lua_pushvalue(L, msg);
-	lua_setfield(L, record, "error");
-}
-
-static bool encode(lua_State *L, struct task *t)
-{
-	lua_pushcfunction(L, encode_record);
-	lua_pushvalue(L, 1);
-	lua_pushvalue(L, 3);
-	lua_pushlightuserdata(L, t);
-	return lua_pcall(L, 3, 0, 2) == LUA_OK;
-}
-
-/* Protected: set-up, barrier, the calls, and the record (a table encoded
- * for the starter: ok, index, the stats and values, or phase and error). */
-static int task_pmain(lua_State *L)
-{
-	struct task *t = lua_touserdata(L, 1);
-	lua_settop(L, 0);
-	lua_sethook(L, task_hook, LUA_MASKCOUNT, HOOK_COUNT);
-	int64_t t0 = ft_now_ns();
-	lua_newtable(L);                      /* 1: the record */
-	lua_pushcfunction(L, ft_msghandler);  /* 2 */
-	struct ft_blob *blob = ft_blob_push(L); /* 3: its encoding */
-	lua_pushcfunction(L, task_setup);
-	lua_pushlightuserdata(L, t);
-	int status = lua_pcall(L, 1, 2, 2);   /* 4, 5: fn, args | 4: error */
-	lua_settop(L, 5);
-	lua_pushinteger(L, ft_now_ns() - t0);
-	lua_setfield(L, 1, "setup_ns");
-	bool ok = status == LUA_OK;
-	if (!ok)
-		fail_record(L, 1, "set-up", 4);
-	bool go = task_ready(t, ok);
-	if (ok && !go) {
-		lua_pushstring(L, ft_interrupted ? "interrupted" : "not started: another task's set-up failed");
-		fail_record(L, 1, "start", -1);
-		ok = false;
-	}
-	if (ok) {
-		lua_pushcfunction(L, task_run);
-		lua_pushvalue(L, 4);
-		lua_pushvalue(L, 5);
-		lua_pushlightuserdata(L, t);
-		if (lua_pcall(L, 3, 1, 2) == LUA_OK) { /* 6: values | error */
-			lua_setfield(L, 1, "values");
-			lua_pushvalue(L, 1);
-			set_stats(L, &t->stats);
-			lua_pop(L, 1);
-			lua_pushboolean(L, 1);
-			lua_setfield(L, 1, "ok");
-		} else {
-			fail_record(L, 1, "run", 6);
-			ok = false;
-		}
-	}
-	lua_settop(L, 3);
-	lua_pushvalue(L, 1);
-	set_integer(L, "index", t->index);
-	set_integer(L, "cpu", t->cpu);
-	if (t->mode == PROCESSES)
-		set_integer(L, "pid", getpid());
-	lua_pop(L, 1);
-	if (!encode(L, t)) { /* a value that cannot cross: that is the error */
-		fail_record(L, 1, "results", -1);
-		lua_pushnil(L);
-		lua_setfield(L, 1, "values");
-		ok = false;
-		blob->n = 0;
-		if (!encode(L, t))
-			return lua_error(L);
-	}
-	if (!ok)
-		mark_failed(t);
-	t->record = ft_blob_take(blob, &t->record_len);
-	return 0;
-}
-
-/* A task from start to end, in its thread or process. */
-static void run_task(struct task *t)
-{
-	if (t->cpu >= 0)
-		t->pin_err = ft_pin_self(t->cpu); /* before the state: its memory comes from there */
-	if (t->ctl)
-		ft_stop_request = &t->ctl->abort;
-	lua_State *L = luaL_newstate();
-	if (!L) {
-		t->fail = strdup("the task's Lua state could not be made: out of memory");
-	} else {
-		lua_pushcfunction(L, task_pmain);
-		lua_pushlightuserdata(L, t);
-		if (lua_pcall(L, 1, 0, 0) != LUA_OK) {
-			const char *msg = lua_tostring(L, -1);
-			t->fail = strdup(msg ? msg : "an error object that is not a string");
-		}
-	}
-	if (!t->readied)
-		task_ready(t, false);
-	if (!t->record)
-		mark_failed(t);
-	if (L)
-		lua_close(L);
-	ft_stop_request = NULL;
-}
-
-static void *thread_main(void *p)
-{
-	run_task(p);
-	return NULL;
-}
-
-static void on_child_sigint(int sig)
-{
-	(void)sig;
-	ft_interrupted = 1;
-}
-
-/* ftrun --task-worker JOBFD RESULTFD CPU: one task of processes mode. The
- * job arrives as its length and its bytes; what goes back is R or E, then
- * the record to the end of the pipe. */
-int ft_task_worker(int argc, char **argv)
-{
-	struct task t;
-	memset(&t, 0, sizeof t);
-	t.mode = PROCESSES;
-	t.mapped.file.fd = -1;
-	if (argc != 5 || (t.job_fd = atoi(argv[2])) < 3 || (t.result_fd = atoi(argv[3])) < 3 ||
-	    fcntl(t.job_fd, F_SETFD, FD_CLOEXEC) != 0 || fcntl(t.result_fd, F_SETFD, FD_CLOEXEC) != 0) {
-		fprintf(stderr, "ftrun: %s is how ft.tasks starts its processes, not a command\n",
-		        FT_TASK_WORKER_FLAG);
-		return 2;
-	}
-	ft_child_die_with_parent();
-	t.cpu = atoi(argv[4]);
-	/* no SA_RESTART: a task waiting for its release wakes up */
-	struct sigaction sa;
-	memset(&sa, 0, sizeof sa);
-	sa.sa_handler = on_child_sigint;
-	sigemptyset(&sa.sa_mask);
-	sigaction(SIGINT, &sa, NULL);
-	uint64_t len = 0;
-	ft_populate_code();
-	int err = read_all(t.job_fd, &len, sizeof len);
-	if (!err && (len > (1ull << 32) || !(t.job = malloc(len ? len : 1))))
-		err = ENOMEM;
-	if (!err)
-		err = read_all(t.job_fd, t.job, len);
-	if (err) {
-		fprintf(stderr, "ftrun: a task process could not read its job: %s\n", strerror(err));
-		return 1;
-	}
-	t.job_len = len;
-	run_task(&t);
-	int code = 0;
-	if (t.record)
-		write_all(t.result_fd, t.record, t.record_len);
-	else {
-		fprintf(stderr, "ftrun: task %d: %s\n", t.index, t.fail ? t.fail : "no result");
-		code = 1;
-	}
-	ft_task_shared_release(&t.mapped);
-	free(t.job);
-	free(t.record);
-	free(t.fail);
-	close(t.job_fd);
-	close(t.result_fd);
-	return code;
-}
-
-/* --- in the starter --------------------------------------------------- */
-
-static bool in_task(lua_State *L)
-{
-	bool yes = lua_getfield(L, LUA_REGISTRYINDEX, TASK_KEY) != LUA_TNIL;
-	lua_pop(L, 1);
-	return yes;
-}
-
 struct options {
-	enum mode mode;
+	enum ft_task_mode mode;
 	bool pin;
 	int args;        /* stack index of the args table, 0: none */
-	lua_Number seconds;
+	int seconds;     /* stack index of seconds as given, 0: none */
 };
 
 static void check_options(lua_State *L, int arg, struct options *o)
 {
-	*o = (struct options){ THREADS, false, 0, 0 };
-	if (lua_isnoneornil(L, arg))
-		return;
-	luaL_checktype(L, arg, LUA_TTABLE);
-	for (lua_pushnil(L); lua_next(L, arg); lua_pop(L, 1)) {
-		const char *key = lua_type(L, -2) == LUA_TSTRING ? lua_tostring(L, -2) : "?";
-		if (strcmp(key, "mode") == 0) {
-			const char *m = lua_type(L, -1) == LUA_TSTRING ? lua_tostring(L, -1) : "";
-			if (strlen(m) != lua_rawlen(L, -1) || (strcmp(m, "threads") && strcmp(m, "processes")))
-				luaL_error(L, "ft.tasks option mode = %s (expected \"threads\" or \"processes\")",
-				           luaL_tolstring(L, -1, NULL));
-			o->mode = strcmp(m, "threads") == 0 ? THREADS : PROCESSES;
-		} else if (strcmp(key, "pin") == 0) {
-			if (!lua_isboolean(L, -1))
-				luaL_error(L, "ft.tasks option pin must be a boolean, got %s", luaL_typename(L, -1));
-			o->pin = lua_toboolean(L, -1);
-		} else if (strcmp(key, "args") == 0) {
-			if (!lua_istable(L, -1))
-				luaL_error(L, "ft.tasks option args must be a list of arguments, got %s",
-				           luaL_typename(L, -1));
-			o->args = 1;
-		} else if (strcmp(key, "seconds") == 0) {
-			lua_Number s = lua_type(L, -1) == LUA_TNUMBER ? lua_tonumber(L, -1) : -1;
-			if (!(s > 0 && s <= 86400))
-				luaL_error(L, "ft.tasks option seconds must be a number above 0 and at most "
-				           "86400, got %s", luaL_tolstring(L, -1, NULL));
-			o->seconds = s;
-		} else {
-			luaL_error(L, "unknown ft.tasks option '%s' (expected mode, pin, args or seconds)", key);
-		}
-	}
-	if (o->args) {
-		lua_getfield(L, arg, "args");
-		o->args = lua_gettop(L);
-	}
+	enum { MODE, PIN, ARGS, SECONDS };
+	static const struct ft_opt opts[] = {
+		[MODE] = { "mode", FT_OPT_CHOICE, ft_task_mode_names, NULL },
+		[PIN] = { "pin", FT_OPT_BOOLEAN, NULL, NULL },
+		[ARGS] = { "args", FT_OPT_TABLE, NULL, "a list of arguments" },
+		[SECONDS] = { "seconds", FT_OPT_NUMBER, NULL, "a number above 0 and at most 86400" },
+		{ NULL, 0, NULL, NULL }
+	};
+	int v = ft_check_opts(L, arg, "ft.tasks", opts);
+	*o = (struct options){ (enum ft_task_mode)luaL_optinteger(L, v + MODE, FT_TASK_THREADS),
+	                       lua_toboolean(L, v + PIN), lua_isnil(L, v + ARGS) ? 0 : v + ARGS,
+	                       lua_isnil(L, v + SECONDS) ? 0 : v + SECONDS };
+	lua_Number seconds = o->seconds ? lua_tonumber(L, o->seconds) : 1;
+	if (!(seconds > 0 && seconds <= 86400))
+		luaL_error(L, "ft.tasks option seconds must be %s, got %s", opts[SECONDS].want,
+		           luaL_tolstring(L, o->seconds, NULL));
 }
 
-/* "@name": a script, as given or in scripts/ beside the executable, as
- * the command line finds one. */
-static void push_chunk_file(lua_State *L, const char *name)
+/* Writes the dump of a function into a luaL_Buffer made on first use. */
+struct dump {
+	bool init;
+	luaL_Buffer b;
+};
+
+static int dump_writer(lua_State *L, const void *p, size_t n, void *ud)
 {
-	char exe[PATH_MAX], found[PATH_MAX + 16] = "";
-	if (access(name, R_OK) == 0) {
-		lua_pushstring(L, name);
-		return;
+	struct dump *d = ud;
+	if (!d->init) {
+		d->init = true;
+		luaL_buffinit(L, &d->b);
 	}
-	if (realpath("/proc/self/exe", exe)) {
-		snprintf(found, sizeof found, "%s/scripts/%s", dirname(exe), name);
-		if (access(found, R_OK) == 0) {
-			lua_pushstring(L, found);
-			return;
-		}
+	luaL_addlstring(&d->b, p, n);
+	return 0;
+}
+
+/* The chunk compiled once, here, before any task exists (as lua-llthreads2
+ * loads a thread's code in its caller): a syntax error is one error, and
+ * the tasks load the same bytecode. Pushes it as a string. A chunk "@name"
+ * is a script, found as the command line finds one. */
+static void push_compiled_chunk(lua_State *L, int arg)
+{
+	size_t len;
+	const char *chunk = luaL_checklstring(L, arg, &len);
+	int status;
+	if (chunk[0] == '@') {
+		char path[PATH_MAX];
+		if (strlen(chunk) != len)
+			luaL_argerror(L, arg, "a script's name holds an embedded NUL");
+		if (ft_find_script(chunk + 1, path, sizeof path) != 0)
+			luaL_error(L, "ft.tasks: cannot open task script '%s' (looked for %s)", chunk + 1,
+			           path);
+		status = luaL_loadfilex(L, path, "t");
+	} else {
+		status = luaL_loadbufferx(L, chunk, len, chunk, "t");
 	}
-	luaL_error(L, "ft.tasks: cannot open task script '%s' (looked for %s and %s)", name, name,
-	           found[0] ? found : "scripts/ beside ftrun");
+	if (status != LUA_OK)
+		luaL_error(L, "ft.tasks: the task chunk does not compile: %s", lua_tostring(L, -1));
+	struct dump d = { false, { 0 } };
+	lua_dump(L, dump_writer, &d, 0);
+	if (!d.init)
+		luaL_error(L, "ft.tasks: the task chunk could not be dumped");
+	luaL_pushresult(&d.b);
+	lua_remove(L, -2); /* the function */
 }
 
 static void give_back(lua_State *L, int handle, struct group *g)
@@ -646,8 +130,7 @@ static void give_back(lua_State *L, int handle, struct group *g)
 	if (!g->lent)
 		return;
 	lua_getiuservalue(L, handle, 1);
-	for (lua_pushnil(L); lua_next(L, -2); lua_pop(L, 1))
-		ft_lend(L, -2, -1);
+	ft_values_lend(L, -1, -1);
 	lua_pop(L, 1);
 	g->lent = false;
 }
@@ -657,7 +140,7 @@ static void finish(struct group *g)
 {
 	if (g->state != RUNNING)
 		return;
-	if (g->mode == THREADS) {
+	if (g->mode == FT_TASK_THREADS) {
 		ft_threads_join(&g->threads);
 	} else {
 		/* a child still waiting for its release reads the end: abort */
@@ -706,10 +189,10 @@ static int l_gc(lua_State *L)
 /* Pushes task i's record as a table, or one that says why there is none. */
 static void push_record(lua_State *L, struct group *g, int i)
 {
-	struct task *t = &g->tasks[i];
+	struct ft_task *t = &g->tasks[i];
 	const char *p = t->record;
 	size_t n = t->record_len;
-	if (g->mode == PROCESSES) {
+	if (g->mode == FT_TASK_PROCESSES) {
 		struct ft_child *c = &g->children[i];
 		p = c->len > 1 ? c->out + 1 : NULL;
 		n = c->len > 1 ? c->len - 1 : 0;
@@ -721,10 +204,10 @@ static void push_record(lua_State *L, struct group *g, int i)
 	lua_createtable(L, 0, 4);
 	lua_pushboolean(L, 0);
 	lua_setfield(L, -2, "ok");
-	set_integer(L, "index", i + 1);
-	set_string(L, "phase", "run");
-	if (g->mode == THREADS) {
-		set_string(L, "error", t->fail ? t->fail : "no result");
+	ft_set_integer(L, "index", i + 1);
+	ft_set_string(L, "phase", "run");
+	if (g->mode == FT_TASK_THREADS) {
+		ft_set_string(L, "error", t->fail ? t->fail : "no result");
 	} else {
 		struct ft_child *c = &g->children[i];
 		if (i >= g->spawned)
@@ -748,8 +231,8 @@ static int collect(lua_State *L, int handle, struct group *g)
 	int abort = atomic_load(&g->shared.ctl->abort);
 	lua_createtable(L, 0, 6);
 	int report = lua_gettop(L);
-	set_string(L, "mode", mode_names[g->mode]);
-	set_integer(L, "count", g->count);
+	ft_set_string(L, "mode", ft_task_mode_names[g->mode]);
+	ft_set_integer(L, "count", g->count);
 	lua_createtable(L, g->count, 0);
 	int list = lua_gettop(L);
 	int failed = 0;
@@ -765,13 +248,13 @@ static int collect(lua_State *L, int handle, struct group *g)
 		lua_setfield(L, -2, "ok");
 		int64_t start = field_integer(L, -1, "start_ns", 0), end = field_integer(L, -1, "end_ns", 0);
 		if (start)
-			set_integer(L, "lag_ns", start - g->release_ns);
+			ft_set_integer(L, "lag_ns", start - g->release_ns);
 		if (end > last)
 			last = end;
 		lua_rawseti(L, list, i + 1);
 	}
 	lua_setfield(L, report, "tasks");
-	set_integer(L, "wall_ns", last - g->release_ns);
+	ft_set_integer(L, "wall_ns", last - g->release_ns);
 	int count = g->count;
 	free_group(g);
 	if (ft_interrupted)
@@ -792,15 +275,18 @@ static int collect(lua_State *L, int handle, struct group *g)
 	return 1;
 }
 
-static bool start_threads(lua_State *L, int handle, struct group *g)
+static bool start_threads(lua_State *L, int handle, int keep, struct group *g)
 {
+	ft_populate_code(); /* as a process does: see core/tasks.h */
+	ft_values_lend(L, keep, 1);
+	g->lent = true;
 	void *args[g->count];
 	for (int i = 0; i < g->count; i++) {
 		g->tasks[i].ctl = g->shared.ctl;
 		g->tasks[i].threads = &g->threads;
 		args[i] = &g->tasks[i];
 	}
-	int err = ft_threads_start(&g->threads, g->count, thread_main, args);
+	int err = ft_threads_start(&g->threads, g->count, ft_task_thread, args);
 	if (err) { /* the threads it made are joined: nothing is lent any more */
 		give_back(L, handle, g);
 		ft_error_errno(L, err, "ft.tasks could not start %d threads", g->count);
@@ -809,18 +295,14 @@ static bool start_threads(lua_State *L, int handle, struct group *g)
 	return ft_threads_release(&g->threads, &g->release_ns);
 }
 
-static bool start_processes(lua_State *L, struct group *g, int keep)
+static bool start_processes(lua_State *L, int keep, struct group *g)
 {
 	enum { MAX_FDS = 256 };
-	int fds[MAX_FDS], nfds = 0;
-	fds[nfds++] = g->shared.file.fd;
-	for (lua_pushnil(L); lua_next(L, keep); lua_pop(L, 1)) {
-		int fd = ft_kept_fd(L, -2);
-		if (fd >= 0 && nfds == MAX_FDS)
-			luaL_error(L, "ft.tasks: more than %d memfds to hand to each task process", MAX_FDS - 1);
-		if (fd >= 0)
-			fds[nfds++] = fd;
-	}
+	int fds[MAX_FDS];
+	fds[0] = g->shared.file.fd;
+	int nfds = ft_values_kept_fds(L, keep, fds + 1, MAX_FDS - 1);
+	if (nfds < 0)
+		luaL_error(L, "ft.tasks: more than %d memfds to hand to each task process", MAX_FDS - 1);
 	g->children = calloc((size_t)g->count, sizeof *g->children);
 	if (!g->children)
 		luaL_error(L, "ft.tasks: out of memory");
@@ -829,14 +311,12 @@ static bool start_processes(lua_State *L, struct group *g, int keep)
 	int err = 0;
 	g->state = RUNNING;
 	for (; g->spawned < g->count; g->spawned++) {
-		struct task *t = &g->tasks[g->spawned];
+		struct ft_task *t = &g->tasks[g->spawned];
+		struct ft_child *c = &g->children[g->spawned];
 		snprintf(cpu, sizeof cpu, "%d", t->cpu);
-		if ((err = ft_child_spawn(&g->children[g->spawned], "/proc/self/exe", argv, 2, fds, nfds)))
+		if ((err = ft_child_spawn(c, "/proc/self/exe", argv, 2, fds, nfds + 1)))
 			break;
-		uint64_t len = t->job_len;
-		/* a child that died at once shows as one without a result */
-		if (!ft_child_send(&g->children[g->spawned], &len, sizeof len))
-			ft_child_send(&g->children[g->spawned], t->job, t->job_len);
+		ft_child_send_job(c, t->job, t->job_len); /* one that died shows without a result */
 	}
 	if (err) {
 		atomic_store(&g->shared.ctl->abort, -1);
@@ -844,114 +324,106 @@ static bool start_processes(lua_State *L, struct group *g, int keep)
 		ft_error_errno(L, err, "ft.tasks could not start task process %d of %d",
 		               g->spawned + 1, g->count);
 	}
-	ft_children_read(g->children, g->count, 1, &g->shared.ctl->abort, GRACE_NS);
-	bool go = !ft_interrupted;
-	for (int i = 0; i < g->count; i++)
-		go = go && g->children[i].len >= 1 && g->children[i].out[0] == 'R';
-	g->release_ns = ft_now_ns();
-	for (int i = 0; i < g->count; i++)
-		ft_child_send(&g->children[i], go ? "G" : "A", 1);
-	return go;
+	return ft_children_release(g->children, g->count, &g->shared.ctl->abort, GRACE_NS,
+	                           &g->release_ns);
+}
+
+/* The handle, with its tasks and control block; user value 1 (left on
+ * the stack above it) collects what the jobs lend. */
+static struct group *new_group(lua_State *L, int n, const struct options *o)
+{
+	struct group *g = lua_newuserdatauv(L, sizeof *g, 1);
+	memset(g, 0, sizeof *g);
+	g->shared.file.fd = -1;
+	luaL_setmetatable(L, TASKS_META);
+	lua_newtable(L);
+	lua_pushvalue(L, -1);
+	lua_setiuservalue(L, -3, 1);
+	g->mode = o->mode;
+	g->count = n;
+	g->tasks = calloc((size_t)n, sizeof *g->tasks);
+	if (!g->tasks)
+		luaL_error(L, "ft.tasks: out of memory");
+	int cpus[CPU_SETSIZE], ncpus = 0;
+	if (o->pin && (ncpus = ft_allowed_cpus(cpus, CPU_SETSIZE)) <= 0)
+		ft_error_errno(L, ncpus < 0 ? -ncpus : EINVAL, "ft.tasks: sched_getaffinity failed");
+	for (int i = 0; i < n; i++)
+		g->tasks[i] = (struct ft_task){ .mode = o->mode, .index = i + 1, .count = n,
+		                                .cpu = o->pin ? cpus[i % ncpus] : -1, .job_fd = -1,
+		                                .result_fd = -1, .mapped.file.fd = -1 };
+	int err = ft_task_shared_create(&g->shared, n);
+	if (err)
+		ft_error_errno(L, err, "ft.tasks: the control block could not be made");
+	return g;
+}
+
+/* The job: everything a task's state needs. args.n, when given, says how
+ * many arguments there are (a nil among them included); else #args. */
+static void push_job(lua_State *L, const struct group *g, const struct options *o, int chunk)
+{
+	lua_createtable(L, 0, 12);
+	ft_set_string(L, "mode", ft_task_mode_names[g->mode]);
+	ft_set_integer(L, "count", g->count);
+	if (o->seconds) {
+		lua_pushvalue(L, o->seconds); /* as given: 1 stays an integer */
+		lua_setfield(L, -2, "seconds");
+	}
+	lua_pushvalue(L, chunk);
+	lua_setfield(L, -2, "chunk");
+	lua_getglobal(L, "package");
+	if (lua_istable(L, -1)) {
+		lua_getfield(L, -1, "path");
+		lua_setfield(L, -3, "path");
+		lua_getfield(L, -1, "cpath");
+		lua_setfield(L, -3, "cpath");
+	}
+	lua_pop(L, 1);
+	if (o->args) {
+		lua_pushvalue(L, o->args);
+		lua_setfield(L, -2, "args");
+		lua_Integer n = field_integer(L, o->args, "n", -1);
+		ft_set_integer(L, "nargs", n >= 0 ? n : luaL_len(L, o->args));
+	}
+	if (g->mode == FT_TASK_PROCESSES)
+		ft_set_integer(L, "control_fd", g->shared.file.fd);
+	ft_timer_push_copy(L);
+	lua_setfield(L, -2, "timer");
+}
+
+/* The job encoded once per task (its index differs). */
+static void encode_jobs(lua_State *L, struct group *g, int job, int keep)
+{
+	enum ft_cross cross = g->mode == FT_TASK_THREADS ? FT_CROSS_THREAD : FT_CROSS_PROCESS;
+	for (int i = 0; i < g->count; i++) {
+		lua_pushinteger(L, i + 1);
+		lua_setfield(L, job, "index");
+		struct ft_blob *b = ft_blob_push(L);
+		ft_values_encode(L, job, cross, keep, "ft.tasks", b);
+		g->tasks[i].job = ft_blob_take(b, &g->tasks[i].job_len);
+		lua_pop(L, 1);
+	}
 }
 
 /* Checks the arguments and starts the group; leaves the handle on top.
  * A task whose set-up failed is raised here: nothing was released. */
 static struct group *start(lua_State *L)
 {
-	if (in_task(L))
-		luaL_error(L, "ft.tasks and ft.start cannot be called inside a task");
 	ft_check_nargs(L, 3);
 	lua_Integer n = luaL_checkinteger(L, 1);
 	if (n < 1 || n > MAX_TASKS)
 		luaL_argerror(L, 1, lua_pushfstring(L, "needs 1 to %d tasks, got %I", MAX_TASKS, n));
-	size_t len;
-	const char *chunk = luaL_checklstring(L, 2, &len);
-	if (chunk[0] == '@' && strlen(chunk) != len)
-		luaL_argerror(L, 2, "a script's name holds an embedded NUL");
+	luaL_checkstring(L, 2);
 	struct options o;
 	check_options(L, 3, &o);
+	push_compiled_chunk(L, 2);
+	int chunk = lua_gettop(L);
 
-	struct group *g = lua_newuserdatauv(L, sizeof *g, 1);
-	memset(g, 0, sizeof *g);
-	g->shared.file.fd = -1;
-	luaL_setmetatable(L, TASKS_META);
-	int handle = lua_gettop(L);
-	lua_newtable(L);
-	lua_pushvalue(L, -1);
-	lua_setiuservalue(L, handle, 1);
-	int keep = lua_gettop(L);
-	g->mode = o.mode;
-	g->count = (int)n;
-	g->tasks = calloc((size_t)n, sizeof *g->tasks);
-	if (!g->tasks)
-		luaL_error(L, "ft.tasks: out of memory");
-	int cpus[CPU_SETSIZE], ncpus = 0;
-	if (o.pin && (ncpus = ft_allowed_cpus(cpus, CPU_SETSIZE)) <= 0)
-		ft_error_errno(L, ncpus < 0 ? -ncpus : EINVAL, "ft.tasks: sched_getaffinity failed");
-	for (int i = 0; i < g->count; i++) {
-		struct task *t = &g->tasks[i];
-		t->mode = o.mode;
-		t->index = i + 1;
-		t->count = g->count;
-		t->cpu = o.pin ? cpus[i % ncpus] : -1;
-		t->job_fd = t->result_fd = -1;
-		t->mapped.file.fd = -1;
-	}
-	int err = ft_task_shared_create(&g->shared, g->count);
-	if (err)
-		ft_error_errno(L, err, "ft.tasks: the control block could not be made");
-
-	/* The job: everything a task's state needs, encoded once per task. */
-	lua_createtable(L, 0, 10);
-	int job = lua_gettop(L);
-	set_string(L, "mode", mode_names[o.mode]);
-	set_integer(L, "count", g->count);
-	if (o.seconds > 0) {
-		lua_getfield(L, 3, "seconds"); /* as given: 1 stays an integer */
-		lua_setfield(L, job, "seconds");
-	}
-	if (chunk[0] == '@') {
-		push_chunk_file(L, chunk + 1);
-		lua_setfield(L, job, "file");
-	} else {
-		lua_pushvalue(L, 2);
-		lua_setfield(L, job, "source");
-	}
-	lua_getglobal(L, "package");
-	if (lua_istable(L, -1)) {
-		lua_getfield(L, -1, "path");
-		lua_setfield(L, job, "path");
-		lua_getfield(L, -1, "cpath");
-		lua_setfield(L, job, "cpath");
-	}
-	lua_pop(L, 1);
-	if (o.args) {
-		lua_pushvalue(L, o.args);
-		lua_setfield(L, job, "args");
-	}
-	if (o.mode == PROCESSES)
-		set_integer(L, "control_fd", g->shared.file.fd);
-	ft_timer_push_copy(L);
-	lua_setfield(L, job, "timer");
-	enum ft_cross cross = o.mode == THREADS ? FT_CROSS_THREAD : FT_CROSS_PROCESS;
-	for (int i = 0; i < g->count; i++) {
-		set_integer(L, "index", i + 1);
-		struct ft_blob *b = ft_blob_push(L);
-		ft_values_encode(L, job, cross, keep, "ft.tasks", b);
-		g->tasks[i].job = ft_blob_take(b, &g->tasks[i].job_len);
-		lua_pop(L, 1);
-	}
-
-	bool go;
-	if (o.mode == THREADS) {
-		ft_populate_code(); /* as a process does: see core/tasks.h */
-		for (lua_pushnil(L); lua_next(L, keep); lua_pop(L, 1))
-			ft_lend(L, -2, 1);
-		g->lent = true;
-		go = start_threads(L, handle, g);
-	} else {
-		go = start_processes(L, g, keep);
-	}
+	struct group *g = new_group(L, (int)n, &o);
+	int handle = chunk + 1, keep = chunk + 2;
+	push_job(L, g, &o, chunk);
+	encode_jobs(L, g, lua_gettop(L), keep);
+	bool go = g->mode == FT_TASK_THREADS ? start_threads(L, handle, keep, g)
+	                                     : start_processes(L, keep, g);
 	lua_settop(L, handle);
 	if (!go)
 		collect(L, handle, g); /* raises the set-up's error */
@@ -1015,7 +487,7 @@ static int l_stop(lua_State *L)
 static int l_tostring(lua_State *L)
 {
 	struct group *g = luaL_checkudata(L, 1, TASKS_META);
-	lua_pushfstring(L, "ft.tasks (%d %s, %s)", g->count, mode_names[g->mode],
+	lua_pushfstring(L, "ft.tasks (%d %s, %s)", g->count, ft_task_mode_names[g->mode],
 	                g->state == RUNNING ? "running" : "waited for");
 	return 1;
 }
@@ -1028,10 +500,7 @@ void ft_open_tasks(lua_State *L)
 		{ "stop", l_stop },
 		{ NULL, NULL }
 	};
-	ft_new_resource_meta(L, TASKS_META, l_gc, l_tostring);
-	luaL_newlib(L, methods);
-	lua_setfield(L, -2, "__index");
-	lua_pop(L, 1);
+	ft_new_resource_meta(L, TASKS_META, l_gc, l_tostring, methods, NULL);
 
 	lua_pushcfunction(L, l_tasks);
 	lua_setfield(L, -2, "tasks");

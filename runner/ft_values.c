@@ -1,7 +1,8 @@
 /* Plain values between Lua states: nil, booleans, integers (as integers),
  * floats, strings (NULs and all) and tables of them, encoded into bytes in
  * one state and decoded in another, in another thread or process. Buffers
- * and memfds cross into tasks as views (ft_buffer.c, ft_memfd.c). A table
+ * and memfds cross into tasks as views (ft_buffer.c, ft_memfd.c), lent
+ * through their common header (struct ft_lendable) while the tasks run. A table
  * met twice on one path is a cycle and an error; met twice elsewhere it
  * arrives as two tables. Metatables do not cross: a table with one is an
  * error rather than a silent loss of its behaviour. */
@@ -11,10 +12,14 @@
 
 #include <lauxlib.h>
 
-#include "ft.h"
+#include "ft_buffer.h"
+#include "ft_memfd.h"
+#include "ft_values.h"
 
 #define BLOB_META "ft.blob"
 
+/* Levels of tables from the one encoded, which carries the arguments (the
+ * job) or the results (the record) two levels above the user's values. */
 enum { MAX_DEPTH = 100 };
 
 enum tag {
@@ -137,7 +142,8 @@ static void encode_table(struct enc *e, int idx)
 {
 	lua_State *L = e->L;
 	if (e->depth >= MAX_DEPTH)
-		fail(e, "a table nested too deep (over 100 levels)");
+		fail(e, lua_pushfstring(e->L, "a table nested too deep (an argument or a result "
+		                        "may hold tables %d levels deep)", MAX_DEPTH - 2));
 	if (lua_getmetatable(L, idx)) {
 		lua_pop(L, 1);
 		fail(e, "a table with a metatable");
@@ -216,6 +222,8 @@ static void encode(struct enc *e, int idx)
 				put_tag(e, T_MEMFD);
 				put(e, &w, sizeof w);
 			}
+		} else if (luaL_getmetafield(L, idx, "__name") == LUA_TSTRING) {
+			why = lua_pushfstring(L, "a userdata (%s)", lua_tostring(L, -1));
 		} else {
 			why = "a userdata";
 		}
@@ -340,4 +348,32 @@ void ft_values_decode(lua_State *L, const char *p, size_t n, enum ft_cross cross
 	decode(&d, get_tag(&d));
 	if (d.p != d.end)
 		luaL_error(L, "values between states: %I bytes left over", (lua_Integer)(d.end - d.p));
+}
+
+/* --- lending ---------------------------------------------------------- */
+
+void ft_values_lend(lua_State *L, int keep, int delta)
+{
+	keep = lua_absindex(L, keep);
+	for (lua_pushnil(L); lua_next(L, keep); lua_pop(L, 1)) {
+		struct ft_lendable *h = ft_test_lendable(L, -2);
+		if (h)
+			h->lent += delta;
+	}
+}
+
+int ft_values_kept_fds(lua_State *L, int keep, int *fds, int max)
+{
+	int n = 0;
+	keep = lua_absindex(L, keep);
+	for (lua_pushnil(L); lua_next(L, keep); lua_pop(L, 1)) {
+		int fd = ft_memfd_fd(L, -2);
+		if (fd >= 0 && n == max) {
+			lua_pop(L, 2);
+			return -1;
+		}
+		if (fd >= 0)
+			fds[n++] = fd;
+	}
+	return n;
 }

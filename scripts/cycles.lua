@@ -14,19 +14,38 @@ local harness = require "harness"
 local knobs = require "knobs"
 local pagesizes = require "pagesizes"
 local report = require "reports.cycles"
+local slowrun = require "slowrun"
 
 -- THP=16K (any multi-size THP size offered below the PMD size): that folio size alone.
 local SIZES, FOLIO = pagesizes.multi_size()
 local THP_CHOICES = table.move(SIZES, 1, #SIZES, 4, { "default", "never", "always" })
 
+-- THP's setting for the mappings that follow: a folio size is set machine-wide
+-- (restored at the run's end), never/always/default are advice on each mapping.
+-- AB changes it between its sides (the THP knob's apply).
+local folio, map_options
+local function use_thp(value)
+  if folio then assert(ft.sysfs_restore()) end -- the previous side's folio sizes
+  folio = FOLIO[value]
+  if folio then
+    local ok, err = pagesizes.only(folio.kb)
+    if not ok then knobs.fail("cycles.lua", ("THP=%s: %s"):format(value, err)) end
+  end
+  map_options = { thp = folio and "always" or value }
+end
+
 local h = harness.start({ script = "cycles", about = "the benchmark's cycles A-D on fresh buffers",
   mib = 1024, reps = 15, warmup = 1, quick = { MIB = 64, REPS = 5 },
   knobs = {
-    { name = "THP", kind = "choice", choices = THP_CHOICES, default = "default",
+    { name = "THP", kind = "choice", choices = THP_CHOICES, default = "default", apply = use_thp,
       desc = "default: no advice; never/always: MADV_NOHUGEPAGE/MADV_HUGEPAGE on every mapping; "
         .. "a size (16K): MADV_HUGEPAGE with only that folio size enabled (madvise, every other never)" },
     { name = "CYCLES", kind = "letters", letters = "ABCD", default = "ABCD", desc = "the cycles to run" },
-    { name = "SLOW_NS", kind = "count", default = 200, desc = "cycle C: a page slower than this is counted" },
+    { name = "SLOW_NS", kind = "count", default = 200, ab = true,
+      desc = "cycle C: a page slower than this is counted" },
+    { name = "CAUSES", kind = "flag", default = false,
+      desc = "1: cycle C's passes traced (ft.trace) and each slow page given its cause; off by default, "
+        .. "tracing makes a first touch dearer (slowpages.lua measures by how much)" },
     { name = "STALL_NS", kind = "count_or_auto", default = "auto",
       desc = "a fault-free pass averaging more ns per page than this is a stall; "
         .. "auto: pass 2 repeated's min + 2.5 % of pass 1's min" },
@@ -38,8 +57,8 @@ local h = harness.start({ script = "cycles", about = "the benchmark's cycles A-D
     return #parts > 0 and table.concat(parts, "-") or "main"
   end,
   memory = function(_, bytes, pages) return bytes + 2 * pages * 8 end, -- cycle C's samples too
-  check = function(cfg) -- a page above SLOW_NS must be more than the timer's own cost
-    local cost = ft.clock().timed.read_ns
+  check = function(cfg, clock) -- a page above SLOW_NS must be more than the timer's own cost
+    local cost = clock.timed.read_ns
     if cfg.SLOW_NS < 2 * cost then
       return ("SLOW_NS=%d: expected at least twice the per-page timer's cost (%.1f ns), or a plain store "
         .. "could count as slow"):format(cfg.SLOW_NS, cost)
@@ -47,12 +66,7 @@ local h = harness.start({ script = "cycles", about = "the benchmark's cycles A-D
   end,
 }, { ... })
 local cfg = h.cfg
-local folio = FOLIO[cfg.THP]
-if folio then -- for the whole run, restored at its end; a refusal stops it before anything is mapped
-  local ok, err = pagesizes.only(folio.kb)
-  if not ok then knobs.fail("cycles.lua", ("THP=%s: %s"):format(cfg.THP, err)) end
-end
-local map_options = { thp = folio and "always" or cfg.THP }
+use_thp(cfg.THP) -- for the whole run; a refusal stops it before anything is mapped
 
 -- Distinct values: a pass that did not run cannot leave the expected sum.
 local V = { pass1 = 0x11, pass2 = 0x22, pass2r = 0x33, d1 = 0x44, d2 = 0x55, c1 = 0x66, c2 = 0x77 }
@@ -80,15 +94,36 @@ function CYCLE.B(r)
   local b <close> = r:map(nil, map_options)
   r:pass("fill", b, "fill", K.B)
   r:check_words(b, K.B, "B, fresh fill")
+  r:release(nil, b) -- timed: a 1 GiB munmap is 0.1-0.3 s, the run's work, not the runner's
 end
 
 -- Made before the first repetition: written once, so no faults of their own.
 local samples = cfg.CYCLES:find("C") and { pass1 = ft.samples(h.pages), pass2 = ft.samples(h.pages) }
 
-function CYCLE.C(r)
+-- CAUSES=1: the passes under ft.trace, each slow page matched to the
+-- events in its window (slowrun.lua, slowcause.lua).
+local function traced_c(r, rep, b)
+  local tr <close>, why = slowrun.open(h.pages)
+  if not tr then return false, why end
+  local timer = h.clock.timed
+  local opts = { slow_ns = cfg.SLOW_NS, resolution_ns = math.max(timer.tick_ns or 0, timer.step_ns or 0) }
+  local p1 = slowrun.pass(tr, b, samples.pass1, V.c1)
+  local p2 = slowrun.pass(tr, b, samples.pass2, V.c2)
+  r:work(p1.ns + p2.ns)
+  slowrun.keep(r, rep, 1, p1, opts)
+  slowrun.keep(r, rep, 2, p2, opts)
+  return true
+end
+
+function CYCLE.C(r, rep)
   local b <close> = r:map(nil, map_options)
-  r:pass("pass1", b, "touch_timed", V.c1, samples.pass1)
-  r:pass("pass2", b, "touch_timed", V.c2, samples.pass2)
+  if cfg.CAUSES then
+    local ok, why = traced_c(r, rep, b)
+    if not ok then return false, why end
+  else
+    r:pass("pass1", b, "touch_timed", V.c1, samples.pass1)
+    r:pass("pass2", b, "touch_timed", V.c2, samples.pass2)
+  end
   r:check_bytes(b, V.c2, "C, timed pass 2")
   r:release(nil, b)
   for pass, s in pairs(samples) do

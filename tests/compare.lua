@@ -1,5 +1,7 @@
--- compare.lua against runs made here: the same run compared with itself, a
--- copy with one row 20 % slower, another script, and bad arguments.
+-- compare.lua against fixtures made from one run here: runs a side as the
+-- unit (exact permutation p), one run a side (not judged without a
+-- calibration, judged with one), Benjamini-Hochberg in the gate, options
+-- from the environment, and bad input.
 local t = require "tap"
 local json = require "json"
 local q = t.quote
@@ -7,62 +9,168 @@ local q = t.quote
 local dir = t.tmpdir()
 local _, code = t.ftrun_run("cycles.lua", "QUICK=1 MIB=8 REPS=6 CYCLES=AB RESULTS=" .. q(dir))
 t.is(code, 0, "a small cycles run to compare")
-local doc = assert(json.decode(t.read(dir .. "/quick-results.json") or "null"), "its JSON")
+local text = t.read(dir .. "/quick-results.json")
+local function fresh() return assert(json.decode(text or "null"), "its JSON") end
 
--- Two fixtures from it: cycle A's pass 1 set to six known values, and a
--- copy with each of them 20 % slower (then every new value is above every
--- old one, so U = 0 and the exact p is 2 / C(12, 6) = 2/924).
-local function with_pass1(values, path)
+-- A copy of the run: every value of the timed rows (ns/page, us) times
+-- `scale` (only `only`'s row when given), and every row times 1 + jitter,
+-- so runs differ a little, as runs do.
+local TIMED = { ["ns/page"] = true, us = true }
+local function fixture(path, scale, jitter, only, edit)
+  local doc = fresh()
   for _, r in ipairs(doc.rows) do
-    if r.case == "A" and r.column == "pass1" then r.values = values end
+    local s = (TIMED[r.unit] and (not only or r.case .. " " .. r.column == only)) and scale or 1
+    for i, v in ipairs(r.values) do
+      if type(v) == "number" and v ~= 0 and r.unit ~= "faults" then r.values[i] = v * s * (1 + jitter) end
+    end
   end
+  if edit then edit(doc) end
   t.write(path, json.encode(doc))
+  return path
 end
-local base, slower = dir .. "/base.json", dir .. "/slower.json"
-with_pass1({ 1000, 1010, 1020, 1030, 1040, 1050 }, base)
-with_pass1({ 1200, 1212, 1224, 1236, 1248, 1260 }, slower)
 
+local function runs(name, n, scale, only)
+  local list = {}
+  os.execute("mkdir -p " .. q(dir .. "/" .. name))
+  for i = 1, n do
+    list[i] = fixture(("%s/%s/r%d-results.json"):format(dir, name, i), scale, (i - (n + 1) / 2) * 0.002, only)
+  end
+  return list
+end
+
+local function cmp(args, env)
+  return t.ftrun_run("compare.lua " .. args, env)
+end
+
+-- One run a side, the two-file form: shown, not judged.
+local base = fixture(dir .. "/base.json", 1, 0)
+local slower = fixture(dir .. "/slower.json", 1.2, 0)
 local out
-out, code = t.ftrun_run(("compare.lua %s %s"):format(q(base), q(base)))
-t.is(code, 0, "a run compared with itself exits 0")
+out, code = cmp(q(base) .. " " .. q(slower))
+t.is(code, 0, "one run a side exits 0")
 t.like(out, "| A | pass1 | ns/page | ", "one line per row")
-t.ok(not out:find("%(worse%)") and not out:find("%(better%)"), "and no row differs")
-t.like(out, "geomean of new / old over the", "a geometric mean closes the table")
-t.like(out, "(+0.0 %)", "which is no change")
+t.like(out, "? one run a side", "the verdict says one run a side cannot judge")
+t.like(out, "cannot tell a change from drift between runs", "and why, under the table")
+t.like(out, "+20.0 [", "the change is still shown")
+t.ok(not out:find("(worse)", 1, true), "and no row is called")
+out, code = cmp(q(base) .. " " .. q(slower), "FAIL_ABOVE=5")
+t.is(code, 2, "FAIL_ABOVE from the environment with one run a side: exit 2, not a silent pass")
+t.like(out, "FAIL_ABOVE cannot gate", "saying it cannot gate")
 
-out, code = t.ftrun_run(("compare.lua %s %s"):format(q(base), q(slower)))
-t.is(code, 0, "without FAIL_ABOVE a slower row still exits 0")
-t.like(out, "+20.0 % (worse) | 0.00216", "the slowed row is marked, p exact for 6 against 6 (2/924)")
-out, code = t.ftrun_run(("compare.lua %s %s FAIL_ABOVE=5"):format(q(base), q(slower)))
-t.is(code, 1, "FAIL_ABOVE=5 exits 1 on a row 20 % worse")
-t.like(out, "1 row(s) significantly worse by more than FAIL_ABOVE=5 %", "and says which")
+-- Four runs a side, every timed row 20 % slower: exact permutation p = 2/70.
+local old4, new4 = runs("old4", 4, 1), runs("new4", 4, 1.2)
+local function join(list)
+  local out_ = {}
+  for i, p in ipairs(list) do out_[i] = q(p) end
+  return table.concat(out_, " ")
+end
+out, code = cmp(join(old4) .. " -- " .. join(new4))
+t.is(code, 0, "4 runs against 4 without FAIL_ABOVE exits 0")
+t.like(out, "| A | pass1 | ns/page | ", "the row")
+t.like(out, "(4×6)", "sizes as runs × repetitions")
+t.like(out, "| 0.0286 | 0.04 | +20.0 % (worse) |", "p = 2/70, exact; q = p * 7/5 (five of seven rows moved)")
+t.like(out, "| A | pass1_faults | faults | ", "a count row")
+t.like(out, "= (one value)", "one value on both sides is not tested")
+out, code = cmp(join(old4) .. " -- " .. join(new4), "FAIL_ABOVE=5")
+t.is(code, 1, "FAIL_ABOVE=5 in the environment gates: exit 1")
+t.like(out, "called worse by more than FAIL_ABOVE=5 %", "and says why")
 t.like(out, "A pass1: +20.0 %", "naming the row")
-_, code = t.ftrun_run(("compare.lua %s %s FAIL_ABOVE=25"):format(q(base), q(slower)))
-t.is(code, 0, "FAIL_ABOVE=25 lets a 20 % change through")
+_, code = cmp(join(old4) .. " -- " .. join(new4) .. " FAIL_ABOVE=25", "FAIL_ABOVE=5")
+t.is(code, 0, "the argument wins over the environment: FAIL_ABOVE=25 lets 20 % through")
+out, code = cmp(q(dir .. "/old4") .. " -- " .. q(dir .. "/new4"))
+t.like(out, "| 0.0286 | 0.04 | +20.0 % (worse) |", "directories of runs read as their files")
+t.is(code, 0, "and exit 0")
 
+-- Identical runs (only the jitter): nothing is called.
+local same4 = runs("same4", 4, 1)
+out, code = cmp(join(old4) .. " -- " .. join(same4), "FAIL_ABOVE=5")
+t.is(code, 0, "4 runs against 4 alike pass the gate")
+t.ok(not out:find("(worse)", 1, true) and not out:find("(better)", 1, true), "and no row is called")
+
+-- Benjamini-Hochberg: one row alone 20 % slower has p = 0.0286 < 0.05, but
+-- among the timed rows the correction does not call it, so the gate holds.
+local one4 = runs("one4", 4, 1.2, "A pass1")
+out, code = cmp(join(old4) .. " -- " .. join(one4), "FAIL_ABOVE=5")
+t.is(code, 0, "a row whose q is above ALPHA does not fail the gate")
+t.like(out, "| 0.0286 | ", "its p is below 0.05")
+t.like(out, "would have p < 0.05 by chance", "the expected count of chance calls is printed")
+local six_old, six_new = runs("old6", 6, 1), runs("one6", 6, 1.2, "A pass1")
+out, code = cmp(join(six_old) .. " -- " .. join(six_new), "FAIL_ABOVE=5")
+t.is(code, 1, "6 runs a side (p = 2/924) call that row through the correction")
+t.like(out, "A pass1: +20.0 %", "and name it")
+
+-- Three runs a side cannot reach 0.05: said, and FAIL_ABOVE exits 2.
+local three = { old4[1], old4[2], old4[3] }
+out, code = cmp(join(three) .. " -- " .. join({ new4[1], new4[2], new4[3] }))
+t.is(code, 0, "3 against 3 exits 0")
+t.like(out, "cannot reach p < 0.05 (its smallest p is 0.1)", "saying the counts cannot reach ALPHA")
+_, code = cmp(join(three) .. " -- " .. join({ new4[1], new4[2], new4[3] }), "FAIL_ABOVE=5")
+t.is(code, 2, "and FAIL_ABOVE cannot gate them: exit 2")
+
+-- A calibration of this machine: one run a side judged against its spread.
+local doc = fresh()
+local cal = { kind = "ftrun calibration", script = doc.script, machine = doc.machine, knobs = doc.knobs,
+  runs = 11, date = "test", rows = {} }
+for _, r in ipairs(doc.rows) do
+  cal.rows[#cal.rows + 1] = { case = r.case, column = r.column, unit = r.unit, between_run_sd_log = 0.02, df = 10 }
+end
+local cal_path = dir .. "/cal.json"
+t.write(cal_path, json.encode(cal))
+out, code = cmp(q(base) .. " " .. q(slower) .. " CALIBRATION=" .. q(cal_path), "FAIL_ABOVE=5")
+t.is(code, 1, "with a calibration one run a side is judged, and 20 % against a 2 % spread fails the gate")
+t.like(out, "2.0 (cal.)", "the calibrated run-to-run spread beside the row")
+t.like(out, "p from Student's t of the log ratio against the run-to-run spread", "and the method")
+cal.machine = { cpu = "another" }
+t.write(cal_path, json.encode(cal))
+out, code = cmp(q(base) .. " " .. q(slower) .. " CALIBRATION=" .. q(cal_path))
+t.like(out, "was made on another machine", "a calibration of another machine is not used, and said so")
+t.like(out, "? one run a side", "so the rows are not judged")
+
+-- A run whose verdict is not clean.
+local failed = fixture(dir .. "/failed.json", 1, 0, nil, function(d) d.verdict = "CHECKSUMS FAILED: pass 1 read 7" end)
+out, code = cmp(q(base) .. " " .. q(failed))
+t.is(code, 2, "a failed run's JSON is refused: exit 2")
+t.like(out, "failed.json: its verdict is 'CHECKSUMS FAILED: pass 1 read 7', not a clean run", "naming file and verdict")
+out, code = cmp(q(base) .. " " .. q(failed) .. " FORCE=1")
+t.is(code, 0, "FORCE=1 compares it")
+t.like(out, "FORCED: " .. dir .. "/failed.json: CHECKSUMS FAILED", "and marks the table")
+
+-- Malformed input (reliability review U7, U8): exit 2 naming file, row and field.
+local nops = fixture(dir .. "/nops.json", 1, 0, nil, function(d) d.page_size = nil end)
+local strs = fixture(dir .. "/strs.json", 1, 0, nil, function(d) d.rows[3].values = { "a", "b" } end)
+local huge = fixture(dir .. "/huge.json", 1, 0, nil, function(d)
+  for _, r in ipairs(d.rows) do for i in ipairs(r.values) do r.values[i] = 1e308 end end
+end)
 _, code = t.ftrun_run("first_touch.lua", "MIB=4 REPS=2 RESULTS=" .. q(dir))
-out, code = t.ftrun_run(("compare.lua %s %s"):format(q(base), q(dir .. "/exp-first_touch-results.json")))
-t.is(code, 2, "runs of different scripts are refused")
-t.like(out, "not the same measurement (FORCE=1 compares them anyway)", "and it says how to force it")
-out, code = t.ftrun_run(("compare.lua %s %s FORCE=1"):format(q(base), q(dir .. "/exp-first_touch-results.json")))
-t.is(code, 2, "FORCE=1 compares them, and with no row in common exits 2")
-t.like(out, "have no row in common", "saying so")
-out, code = t.ftrun_run(("compare.lua %s %s FAIL_ABOVE=5"):format(q(dir .. "/exp-first_touch-results.json"),
-  q(dir .. "/exp-first_touch-results.json")))
-t.is(code, 2, "FAIL_ABOVE with two repetitions a side cannot gate: exit 2")
-t.like(out, "the U test cannot reach p < 0.05", "and it says why")
-
+local other = dir .. "/exp-first_touch-results.json"
 for _, c in ipairs {
-  { base, "needs at least two results JSON files" },
-  { base .. " /no/such.json", "cannot read /no/such.json" },
-  { base .. " " .. q(dir .. "/quick-raw.txt"), "not an ftrun results JSON" },
-  { base .. " " .. base .. " ALPHA=2", "ALPHA=2: expected a level between 0 and 1" },
-  { base .. " " .. base .. " FAIL_ABOVE=-1", "FAIL_ABOVE=-1: expected a percent above 0" },
-  { base .. " " .. base .. " MIB=4", "MIB=4: not a knob of compare.lua" },
+  { q(base), "needs OLD... -- NEW..., two results JSON files, or one AB run" },
+  { q(base) .. " /no/such.json", "cannot read /no/such.json" },
+  { q(base) .. " " .. q(dir .. "/quick-raw.txt"), "not an ftrun results JSON" },
+  { q(base) .. " " .. q(nops), "nops.json: has no page_size" },
+  { q(base) .. " " .. q(strs), "strs.json: row A mmap: values[1] is string, expected a number or null" },
+  { q(base) .. " " .. q(huge), "huge.json: row A thp_bytes: values[1] = 1e+308 is beyond 2^53" },
+  { q(base) .. " " .. q(other), "not the same measurement (FORCE=1 compares them anyway)" },
+  { q(base) .. " " .. q(other) .. " FORCE=1", "have no row in common" },
+  { q(base) .. " -- ", "both sides need at least one results JSON" },
+  { q(base) .. " -- " .. q(base) .. " -- " .. q(base), "'--' given twice" },
+  { q(dir .. "/old4/nothing"), "cannot read" },
+  { q(base) .. " " .. q(base) .. " ALPHA=2", "ALPHA=2: expected a level between 0 and 1" },
+  { q(base) .. " " .. q(base) .. " FAIL_ABOVE=-1", "FAIL_ABOVE=-1: expected a percent above 0" },
+  { q(base) .. " " .. q(base) .. " MIB=4", "argument 'MIB=4' is not one of this script's knobs" },
 } do
-  out, code = t.ftrun_run("compare.lua " .. c[1])
+  out, code = cmp(c[1])
   t.is(code, 2, c[2] .. ": exit 2")
   t.like(out, c[2], "names it: " .. c[2])
+end
+out, code = cmp(q(base) .. " " .. q(base), "ALPHA=7")
+t.is(code, 2, "a bad ALPHA in the environment is refused too")
+t.like(out, "ALPHA=7: expected a level between 0 and 1", "naming it")
+
+out, code = cmp("--help")
+t.is(code, 0, "--help exits 0")
+for _, k in ipairs { "ALPHA", "FAIL_ABOVE", "FORCE", "CALIBRATION", "SEED", "OLD... -- NEW...", "AB=" } do
+  t.like(out, k, "--help explains " .. k)
 end
 
 os.execute("rm -rf " .. q(dir))

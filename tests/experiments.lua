@@ -221,6 +221,50 @@ h:finish()
   t.like(out, "unknown option 'param'", "and names it")
 end
 
+do -- CLOCK_GHZ is a knob like the others: an argument, or the environment; a bad value exits 2
+  local out, code = t.ftrun_run("first_touch.lua MIB=4 REPS=1 CLOCK_GHZ=2.5 RESULTS=" .. q(dir .. "/ghz"))
+  t.is(code, 0, "CLOCK_GHZ=2.5 as an argument runs")
+  local ix = summary.index(t.read(dir .. "/ghz/exp-first_touch-raw.txt") or "")
+  local v = ix.value("clock_ghz") or {}
+  t.ok(v.x == 2.5 and v.source == "CLOCK_GHZ", "and is the clock rate the run uses, named as given")
+  out, code = t.ftrun_run("first_touch.lua MIB=4 REPS=1 RESULTS=" .. q(dir .. "/ghz2"), "CLOCK_GHZ=3")
+  ix = summary.index(t.read(dir .. "/ghz2/exp-first_touch-raw.txt") or "")
+  t.ok(code == 0 and (ix.value("clock_ghz") or {}).x == 3, "CLOCK_GHZ=3 in the environment likewise")
+  for _, bad in ipairs { "fast", "0", "100", "-1" } do
+    out, code = t.ftrun_run("first_touch.lua CLOCK_GHZ=" .. bad .. " RESULTS=" .. q(dir .. "/ghz3"))
+    t.is(code, 2, "CLOCK_GHZ=" .. bad .. " exits 2")
+    t.like(out, "CLOCK_GHZ=" .. bad .. ": expected a clock rate in GHz", "and says what is expected")
+  end
+end
+
+do -- the map of knobs only some scripts take is derived from the scripts: every such knob a
+  -- script's --help lists is in the map under that script
+  local root = t.ftrun:gsub("[^/]+$", "")
+  local function listed(script)
+    local out = t.ftrun_run(script .. " --help")
+    local names = {}
+    for name in out:gmatch("\n  ([%u_][%u%d_]*) ") do names[name] = true end
+    return names
+  end
+  local common, elsewhere, missing = listed("first_touch.lua"), require("knobs").elsewhere, {}
+  local p = io.popen("ls " .. q(root .. "scripts"))
+  local checked = 0
+  for file in p:lines() do
+    if file:match("%.lua$") and file ~= "compare.lua" and file ~= "plot.lua" then
+      checked = checked + 1
+      for name in pairs(listed(file)) do
+        local takes = false
+        for _, s in ipairs(elsewhere[name] or {}) do takes = takes or s == file end
+        if not common[name] and not takes then missing[#missing + 1] = file .. ": " .. name end
+      end
+    end
+  end
+  p:close()
+  t.ok(checked >= 12, ("every experiment's --help read (%d)"):format(checked))
+  t.is(#missing, 0, "every knob a script takes beyond the common ones is in the derived map")
+  for _, m in ipairs(missing) do t.diag("not in the map: " .. m) end
+end
+
 do -- a new experiment needs no rebuild: a script written here runs as is
   local path = dir .. "/mine.lua"
   local f = assert(io.open(path, "w"))

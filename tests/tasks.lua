@@ -114,6 +114,17 @@ for _, mode in ipairs(MODES) do
     errors(1, "return function() end", { args = { print } }, "args[1] is a function", "a function argument")
     errors(1, "return function() end", { args = { { x = { 1, print } } } }, "args[1].x[2] is a function", "a nested function")
     errors(1, "return function() end", { args = { io.stdout } }, "args[1] is a userdata", "a userdata argument")
+    errors(1, "return function() end", { args = { ft.samples(2) } }, "args[1] is a userdata (ft.samples)",
+      "a userdata argument is named by its type")
+    local function nest(levels)
+      local v = {}
+      for _ = 2, levels do v = { v } end
+      return v
+    end
+    local deep = tasks(1, "return function(i, v) return type(v) end", { args = { nest(98) } })
+    t.is(deep.tasks[1].values[1], "table", mode .. ": 98 levels of tables cross")
+    errors(1, "return function() end", { args = { nest(99) } }, "may hold tables 98 levels deep",
+      "99 levels: the message gives the limit the user can count")
     local cyc = { a = {} }
     cyc.a.back = cyc
     errors(1, "return function() end", { args = { cyc } }, "args[1].a.back is a table that contains itself (a cycle)", "a cyclic table")
@@ -126,9 +137,28 @@ for _, mode in ipairs(MODES) do
     t.ok(same(r.tasks[1].values[1], { { 1 }, { 1 } }), mode .. ": a table met twice (no cycle) arrives twice")
   end
 
+  do -- a nil among the arguments: args.n or the caller's #args says how many
+    local count = "return function(i, ...) return select('#', ...), (select(3, ...)) end"
+    local r = tasks(1, count, { args = { 1, nil, 3 } })
+    t.is(r.tasks[1].values[1], 3, mode .. ": {1, nil, 3} gives the function three arguments")
+    t.is(r.tasks[1].values[2], 3, mode .. ": the third one arrives")
+    r = tasks(1, count, { args = { n = 4, nil, 2 } })
+    t.is(r.tasks[1].values[1], 4, mode .. ": args.n counts trailing nils")
+    r = tasks(1, "local i, a, b = ... return function() return b end", { args = { nil, 2 } })
+    t.is(r.tasks[1].values[1], 2, mode .. ": the set-up gets them too")
+  end
+
   do -- the chunk, the options, what a task may not do
     errors(1, "return 1", nil, "the task chunk must return a function", "a chunk that returns no function")
-    errors(1, "return function(", nil, "(set-up)", "a syntax error is a set-up failure")
+    do -- the chunk is compiled once, by the starter, before any task exists
+      local ok, msg = pcall(tasks, 8, "return function(")
+      t.ok(not ok, mode .. ": a syntax error fails the call")
+      t.like(msg, 'the task chunk does not compile: [string "return function("]:1:',
+        mode .. ": it is the starter's one compile error")
+      t.ok(not msg:find("task %d+ of"), mode .. ": no task was started to report it", msg)
+      local _, compiles = msg:gsub("expected near", "")
+      t.is(compiles, 1, mode .. ": one error, not one per task")
+    end
     errors(1, "@no/such/script.lua", nil, "cannot open task script 'no/such/script.lua'", "a missing script")
     errors(1, "return function() os.exit(3) end", nil, "os.exit inside a task", "os.exit in a task")
     errors(1, "return function() ft.tasks(1, 'return function() end') end", nil, "cannot be called inside a task", "tasks inside a task")

@@ -17,6 +17,7 @@
 --   h:run()
 --   h:ratio("first_touch", { "THP=never", "pass1" }, { "THP=never", "retouch" })
 --   h:finish()
+local ab = require "ab"
 local ft = require "ft"
 local knobs = require "knobs"
 local measure = require "measure"
@@ -84,7 +85,7 @@ function Record:check_words(...) return self._h.meter:check_words(...) end
 -- defaults), quick ({MIB =, REPS =}, default 16 MiB and 2 reps), knobs
 -- (more knob specs), warmup (repetitions run first and discarded, default
 -- 0), run (cfg -> the run's name; default "exp-<script>", QUICK=1
--- "quick-<script>"), check (cfg -> nil, or why the knobs cannot be run:
+-- "quick-<script>"), check (cfg, clock -> nil, or why the knobs cannot be run:
 -- exit 2 before anything is made), memory (cfg,
 -- bytes, pages -> bytes mapped at once; default one buffer). args: the
 -- script's arguments (default the chunk's `arg`).
@@ -107,19 +108,25 @@ function harness.start(opts, args)
       desc = ("1: %d MiB and %d reps, never published"):format(quick.MIB, quick.REPS) },
   }
   for _, k in ipairs(opts.knobs or {}) do spec[#spec + 1] = k end
+  spec[#spec + 1] = { name = "CLOCK_GHZ", kind = "ghz", default = "measured",
+    desc = "the clock rate cycles per page are counted at; measured: estimated at the start" }
   spec[#spec + 1] = { name = "COUNTERS", kind = "flag", default = false,
     desc = "1: perf software counters around every pass, beside each row (they add about 5 % to a fault)" }
   if opts.shuffle then
     spec[#spec + 1] = { name = "SEED", kind = "count", default = "the start time in ns",
       desc = "seed of the order the cases run in, shuffled anew every repetition" }
   end
+  spec[#spec + 1] = ab.knob()
   for _, k in ipairs(runfiles.spec()) do spec[#spec + 1] = k end
   local cfg = knobs.setup(script, opts.about, spec, quick, args or _G.arg or {})
-  local refused = opts.check and opts.check(cfg)
+  local ab_plan = ab.plan(script, spec, cfg) -- AB's knobs checked before anything is mapped
+  local clock = ft.clock() -- measured once (0.1 s): the check may need it
+  local refused = opts.check and opts.check(cfg, clock)
   if refused then knobs.fail(script, refused) end
 
   local h = setmetatable({ script = script, about = opts.about, cfg = cfg, spec = spec, meter = measure.meter(),
-    warmup = opts.warmup or 0, cases = {}, cols = {}, values = {}, notes = {}, start_ns = ft.now_ns() }, H)
+    warmup = opts.warmup or 0, cases = {}, cols = {}, values = {}, notes = {}, start_ns = ft.now_ns(),
+    ab = ab_plan }, H)
   if opts.shuffle then
     if not cfg.given.SEED then cfg.SEED = ft.now_ns() % (1 << 40) + 1 end
     h.seed = cfg.SEED
@@ -129,11 +136,16 @@ function harness.start(opts, args)
   h.bytes = cfg.MIB << 20
   h.pages = h.bytes // h.page
   knobs.check_memory(script, cfg.MIB, opts.memory and opts.memory(cfg, h.bytes, h.pages) or h.bytes)
-  h.ghz, h.ghz_source = knobs.clock_ghz(script)
-  h.run_name = opts.run and opts.run(cfg) or (cfg.QUICK and "quick-" or "exp-") .. opts.script
+  if cfg.CLOCK_GHZ == "measured" then
+    h.ghz, h.ghz_source = knobs.clock_ghz(script)
+  else
+    h.ghz, h.ghz_source = cfg.CLOCK_GHZ, "CLOCK_GHZ"
+  end
+  h.run_name = (opts.run and opts.run(cfg) or (cfg.QUICK and "quick-" or "exp-") .. opts.script)
+    .. (ab_plan and "-ab" or "")
   h.prefix = h.run_name == "main" and "" or h.run_name .. "-"
   h.plan = runfiles.plan(script, h.run_name, cfg) -- made and checked before anything is mapped
-  h.clock = ft.clock()
+  h.clock = clock
   h.provenance = provenance.collect()
   -- An open page-fault event makes the kernel count every fault (___perf_sw_event):
   -- 2152 against 2038 ns per page at the median here, so only on request.
@@ -186,6 +198,12 @@ function H:case(name, fn, opts)
     end
   end
   self.cases[#self.cases + 1] = { name = name, fn = fn, once = opts.once, params = opts.params, records = {} }
+  if self.ab then -- side B's twin: the same case under B's knobs
+    local a = self.cases[#self.cases]
+    a.side, a.ab_case = "A", name
+    self.cases[#self.cases + 1] = { name = name .. ab.B_SUFFIX, fn = fn, once = opts.once, params = opts.params,
+      records = {}, side = "B", ab_case = name }
+  end
 end
 
 -- Each column: {name, label, unit [, from] [, shown =] [, optional =]}. from is the record's field
@@ -269,7 +287,21 @@ function H:run()
     local t0 = ft.now_ns()
     io.stderr:write(("%s: %s:"):format(self.script,
       timed and ("rep %d/%d"):format(i - self.warmup, self.cfg.REPS) or "warm-up"))
-    for k, case in ipairs(order(self)) do run_case(self, case, timed and i - self.warmup or 0, timed, k == 1) end
+    local rep = timed and i - self.warmup or 0
+    if self.ab then -- every case under one side, then under the other, ABBA
+      ab.repetition(self.ab, self.cfg, rep, function(side)
+        io.stderr:write(" ", side, ":")
+        local first = true
+        for _, case in ipairs(order(self)) do
+          if case.side == side then
+            run_case(self, case, rep, timed, first)
+            first = false
+          end
+        end
+      end)
+    else
+      for k, case in ipairs(order(self)) do run_case(self, case, rep, timed, k == 1) end
+    end
     io.stderr:write((" (%.1f s)\n"):format((ft.now_ns() - t0) / 1e9))
   end
 end

@@ -14,13 +14,27 @@ knobs.fail = fail
 
 -- The knobs only some scripts take, and which: a user who sets one for a
 -- script that ignores it would otherwise get a run of something else.
--- tests/results.lua checks this table against every script's --help.
-knobs.elsewhere = {
-  THP = { "cycles.lua" }, CYCLES = { "cycles.lua" }, SLOW_NS = { "cycles.lua" },
-  STALL_NS = { "cycles.lua" }, WAITS = { "coldness.lua" }, SECONDS = { "faults.lua" }, FREQ = { "attribution.lua" },
-  SEED = { "thp.lua", "populate.lua", "zeropage.lua", "placement.lua", "scaling.lua", "recycle.lua", "coldness.lua",
-    "pagesize.lua", "attribution.lua", "faults.lua" },
-}
+-- Derived from the scripts beside this library, as they declare them: a
+-- knob spec ({ name = "THP", kind = ... }) in the script's text, and SEED
+-- where its cases are shuffled (shuffle = true). tests/results.lua checks
+-- the map against every script's --help, tests/experiments.lua the other way.
+local function script_knobs()
+  local map = {}
+  local lib = package.searchpath("knobs", package.path)
+  local dir = lib and lib:match("^(.*)/lib/knobs%.lua$")
+  local ls = dir and io.popen("ls -- '" .. dir:gsub("'", "'\\''") .. "' 2>/dev/null")
+  for file in ls and ls:lines() or function() end do
+    local f = file:match("%.lua$") and io.open(dir .. "/" .. file)
+    local text = f and f:read("a") or ""
+    if f then f:close() end
+    local function add(name) map[name] = map[name] or {}; table.insert(map[name], file) end
+    for name in text:gmatch('{%s*name%s*=%s*"([%u_][%u%d_]*)"%s*,%s*kind%s*=') do add(name) end
+    if text:find("shuffle%s*=%s*true") then add("SEED") end
+  end
+  if ls then ls:close() end
+  return map
+end
+knobs.elsewhere = script_knobs()
 
 -- MIB's largest value: MIB << 20 bytes must fit in a signed 64-bit integer.
 knobs.MIB_MAX = (1 << 43) - 1
@@ -67,6 +81,14 @@ function parsers.seconds(value)
     list[#list + 1] = s
   end
   return list
+end
+
+-- a clock rate in GHz, above 0 and below 100; "measured" (or empty): the estimate
+function parsers.ghz(value)
+  if value == "" or value == "measured" then return "measured" end
+  local ghz = value:match("^%d*%.?%d+$") and tonumber(value)
+  if not ghz or ghz <= 0 or ghz >= 100 then return nil, "a clock rate in GHz, a number above 0 and below 100" end
+  return ghz
 end
 
 -- one duration in seconds, above 0 and at most 600
@@ -163,7 +185,7 @@ function knobs.setup(script, about, spec, quick, args)
   args = args or {}
   if args[1] == "--help" or args[1] == "-h" then
     print(("usage: ./ftrun %s [KNOB=value ...]   (or KNOB=value in the environment)\n\n%s\n\n"
-      .. "knobs:\n%s\n\nCLOCK_GHZ overrides the measured clock estimate."):format(
+      .. "knobs:\n%s"):format(
       script, about, knobs.describe(spec)))
     os.exit(0, true)
   end

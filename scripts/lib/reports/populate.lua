@@ -1,10 +1,10 @@
--- populate.lua's report: where each method's faults go.
+-- populate.lua's report: where each method's faults go, its time split
+-- into the call, the populate step and the first pass.
 local plots = require "plots"
 local units = require "units"
 
 local report = {}
 
--- Populate: each method's time split into the call, the populate step and the first pass.
 function report.plots(list, doc, _, prefix)
   local lines = { "# method  mapping_call  populate_step  first_pass  (ns per page, medians)" }
   for _, c in ipairs(doc.reps) do

@@ -1,10 +1,10 @@
--- thp.lua's report: faults and ns per 4 KiB against the page obtained.
+-- thp.lua's report: faults per GiB and ns per 4 KiB against the page the
+-- kernel gave.
 local plots = require "plots"
 local units = require "units"
 
 local report = {}
 
--- thp: faults per GiB and ns per 4 KiB against the page the kernel gave.
 function report.plots(list, doc, _, prefix)
   local lines = { "# case  page_bytes  faults_per_GiB  pass1_ns_per_page lo hi  retouch_ns_per_page lo hi" }
   for _, c in ipairs(doc.reps) do

@@ -1,0 +1,419 @@
+-- make calibrate: how far runs of one configuration differ by chance on
+-- this machine, and what that means for comparisons (Kalibera and Jones,
+-- "Rigorous Benchmarking in Reasonable Time", ISMM 2013). It runs one short
+-- configuration RUNS times back to back (A/A: nothing changes), splits each
+-- row's variance into its levels (between runs, between repetitions of a
+-- run), and from the same runs measures:
+--   - the share of rows a comparison calls different when nothing changed:
+--     the U test on one run a side, the calibrated test on one run a side
+--     (its spread taken from the other runs), 4 runs a side (permutation
+--     test and Benjamini-Hochberg), and an AB run whose sides are the same;
+--   - the power: +10 % planted into one side of 4 runs a side, and an AB run
+--     of THP=never | THP=16K;
+--   - the smallest change of pass 1 each design detects with 80 % power at
+--     ALPHA = 0.05, and the wall time each costs.
+-- It writes the calibration file compare.lua uses for one run a side
+-- (calibration-<script>.json: the machine, the knobs, each row's
+-- run-to-run spread) and the table (calibration.md) in RESULTS.
+--   ./ftrun bench/calibrate.lua [RUNS=20] [CONFIG="CYCLES=A MIB=256 REPS=15"] [QUICK=1] [RESULTS=dir]
+local ft = require "ft"
+local inference = require "inference"
+local json = require "json"
+local knobs = require "knobs"
+local stats = require "stats"
+
+local NAME = "calibrate.lua"
+local SPEC = {
+  { name = "RUNS", kind = "count", default = 20, desc = "A/A runs of the configuration (at least 6)" },
+  { name = "CONFIG", kind = "path", default = "CYCLES=A MIB=256 REPS=15",
+    desc = "cycles.lua's knobs for every run (the calibration applies to runs with these knobs)" },
+  { name = "QUICK", kind = "flag", default = false,
+    desc = "1: 6 runs of CYCLES=A MIB=16 REPS=8, for the tests (figures too rough to use)" },
+  { name = "AB_CHECK", kind = "flag", default = true,
+    desc = "0: skip the two AB runs (same sides; THP=never | THP=16K)" },
+  { name = "RESULTS", kind = "path", default = "results/ beside ftrun",
+    desc = "directory for calibration-cycles.json and calibration.md" },
+  { name = "KEEP", kind = "flag", default = false, desc = "1: keep the runs' directories" },
+  { name = "REUSE", kind = "path", default = "none",
+    desc = "a directory KEEP=1 kept: its runs are read instead of run again (the figures recomputed)" },
+}
+local args = { ... }
+if args[1] == "--help" or args[1] == "-h" then
+  print("usage: ./ftrun bench/calibrate.lua [KNOB=value ...]   (or in the environment)\n\n"
+    .. "A/A runs of one configuration: the variance of each level, false-positive rates, power, and\n"
+    .. "the calibration file compare.lua uses with one run a side.\n\nknobs:\n" .. knobs.describe(SPEC))
+  os.exit(0, true)
+end
+local cfg = knobs.read(NAME, SPEC, args)
+if cfg.QUICK then
+  if not cfg.given.RUNS then cfg.RUNS = 6 end
+  if not cfg.given.CONFIG then cfg.CONFIG = "CYCLES=A MIB=16 REPS=8" end
+end
+if cfg.RUNS < 6 then knobs.fail(NAME, ("RUNS=%d: expected at least 6 (the calibrated test leaves two runs out "
+  .. "and needs at least 4 to estimate the spread from)"):format(cfg.RUNS)) end
+for word in cfg.CONFIG:gmatch("%S+") do
+  if not word:match("^[%u_][%u%d_]*=[%w.,_-]*$") or word:match("^RESULTS=") or word:match("^AB=") then
+    knobs.fail(NAME, ("CONFIG=%s: '%s' is not a plain KNOB=value of cycles.lua (RESULTS and AB are set here)")
+      :format(cfg.CONFIG, word))
+  end
+end
+local out_dir = cfg.given.RESULTS and cfg.RESULTS or ft.project_dir .. "/results"
+local FTRUN = os.getenv("FTRUN") or arg[-1]
+if FTRUN:sub(1, 1) ~= "/" then FTRUN = os.getenv("PWD") .. "/" .. FTRUN end
+local ALPHA, POWER = 0.05, 0.80
+
+local function quote(s) return "'" .. s:gsub("'", "'\\''") .. "'" end
+local function say(fmt, ...) io.stderr:write(NAME, ": ", fmt:format(...), "\n") end
+
+local work = os.tmpname()
+os.remove(work)
+if cfg.given.REUSE then work, cfg.KEEP = cfg.REUSE, true end
+assert(os.execute("mkdir -p " .. quote(work)))
+
+-- One run of cycles.lua; returns its JSON and its wall time in s.
+local function run(label, extra)
+  local dir = work .. "/" .. label
+  local t0 = ft.now_ns()
+  local cmd = ("%s cycles.lua %s %s RESULTS=%s >%s/stdout 2>&1"):format(quote(FTRUN), cfg.CONFIG, extra or "",
+    quote(dir), quote(work))
+  local ok = true
+  if not cfg.given.REUSE then ok = os.execute("mkdir -p " .. quote(dir) .. " && " .. cmd) end
+  local wall = (ft.now_ns() - t0) / 1e9
+  local p = io.popen("ls " .. quote(dir) .. "/*results.json 2>/dev/null")
+  local path = p:read("l")
+  p:close()
+  local f = path and io.open(path)
+  local doc = f and json.decode(f:read("a"))
+  if f then f:close() end
+  if cfg.given.REUSE and type(doc) == "table" then -- the wall time the run took, from its own record
+    for _, v in ipairs(doc.values or {}) do
+      if v.value == "own_time" and v.wall_ms then wall = v.wall_ms / 1000 end
+    end
+  end
+  if not ok or type(doc) ~= "table" then
+    local log = io.open(work .. "/stdout")
+    local text = log and log:read("a") or ""
+    if log then log:close() end
+    return nil, ("run %s failed: %s"):format(label, text:sub(-600))
+  end
+  return doc, wall
+end
+
+local function stop(msg)
+  io.stderr:write(NAME, ": ", msg, "\n")
+  if not cfg.KEEP then os.execute("rm -rf " .. quote(work)) end
+  os.exit(1, true)
+end
+
+-- Rows measured in time or rate (the ones a comparison judges).
+local TIMED = { ["ns/page"] = true, ns = true, us = true, ms = true, ["GB/s"] = true, ["faults/s"] = true }
+
+local function rows_of(doc)
+  local out = {}
+  for _, r in ipairs(doc.rows) do
+    if TIMED[r.unit] and r.side ~= "B" then
+      local v = {}
+      for _, x in ipairs(r.values) do if type(x) == "number" and x > 0 then v[#v + 1] = x end end
+      if #v >= 2 then out[#out + 1] = { key = r.case .. " " .. r.column, case = r.case, column = r.column,
+        unit = r.unit, values = v } end
+    end
+  end
+  return out
+end
+
+-- 1. The A/A runs.
+local started = ft.now_ns()
+local docs, walls = {}, {}
+for i = 1, cfg.RUNS do
+  local doc, wall = run(("aa-%02d"):format(i))
+  if not doc then stop(wall) end
+  docs[i], walls[i] = doc, wall
+  say("A/A run %d/%d: %.1f s", i, cfg.RUNS, wall)
+end
+local run_wall = stats.median(walls)
+
+-- Each row: its runs' values (logs), in run order.
+local keys, by_key = {}, {}
+for i, doc in ipairs(docs) do
+  for _, r in ipairs(rows_of(doc)) do
+    local row = by_key[r.key]
+    if not row then
+      row = { key = r.key, case = r.case, column = r.column, unit = r.unit, runs = {} }
+      by_key[r.key] = row
+      keys[#keys + 1] = r.key
+    end
+    row.runs[i] = r.values
+  end
+end
+local rows = {}
+for _, k in ipairs(keys) do
+  local row = by_key[k]
+  local complete = true
+  for i = 1, cfg.RUNS do if not row.runs[i] then complete = false end end
+  if complete then rows[#rows + 1] = row end
+end
+if #rows == 0 then stop("no timed row in every run") end
+
+local function logs(values) return stats.map(values, math.log) end
+local function log_median(values) return math.log(stats.median(values)) end
+local function sd(xs)
+  local m, s = stats.mean(xs), 0
+  for _, x in ipairs(xs) do s = s + (x - m) ^ 2 end
+  return math.sqrt(s / (#xs - 1))
+end
+
+for _, row in ipairs(rows) do
+  local log_runs = {}
+  for i, v in ipairs(row.runs) do log_runs[i] = logs(v) end
+  row.var_between, row.var_within = inference.variance_components(log_runs)
+  row.medians = stats.map(row.runs, log_median)
+  row.sd_medians = sd(row.medians) -- what one run's median varies by from run to run (logs)
+end
+
+-- 2. False positives, one run a side: every pair of runs, every timed row.
+local pairs_n, u_calls, cal_calls, cal_called_bh, tests_n = 0, 0, 0, 0, 0
+for i = 1, cfg.RUNS do
+  for j = i + 1, cfg.RUNS do
+    pairs_n = pairs_n + 1
+    local ps = {}
+    for _, row in ipairs(rows) do
+      tests_n = tests_n + 1
+      if stats.mann_whitney(row.runs[i], row.runs[j]) < ALPHA then u_calls = u_calls + 1 end
+      -- the calibrated test, its spread from the other runs only
+      local others = {}
+      for k = 1, cfg.RUNS do if k ~= i and k ~= j then others[#others + 1] = row.medians[k] end end
+      local s, df = sd(others), #others - 1
+      local d = row.medians[j] - row.medians[i]
+      local p = s > 0 and 2 * inference.t_upper_tail(math.abs(d) / (s * math.sqrt(2)), df) or (d == 0 and 1 or 0)
+      if p < ALPHA then cal_calls = cal_calls + 1 end
+      ps[#ps + 1] = p
+    end
+    for _, q in ipairs(inference.bh(ps)) do if q <= ALPHA then cal_called_bh = cal_called_bh + 1 end end
+  end
+end
+
+-- 3. k runs a side: random splits of distinct runs, the permutation test
+-- over run medians and BH over the rows; the same splits with +10 %
+-- planted into the new side's values (all timed rows) for the power.
+local K = math.min(4, cfg.RUNS // 2)
+local SPLITS = 40
+local rng = inference.rng(20261203)
+local split_calls, split_raw, split_tests = 0, 0, 0
+local planted_hits, planted_tries = 0, 0
+for _ = 1, SPLITS do
+  local idx = {}
+  for i = 1, cfg.RUNS do idx[i] = i end
+  for i = cfg.RUNS, 2, -1 do
+    local j = rng(i)
+    idx[i], idx[j] = idx[j], idx[i]
+  end
+  local ps, ps_planted, pass1_at = {}, {}, nil
+  for r, row in ipairs(rows) do
+    local old, new = {}, {}
+    for k = 1, K do old[k], new[k] = row.medians[idx[k]], row.medians[idx[K + k]] end
+    ps[r] = inference.permutation(old, new)
+    if ps[r] < ALPHA then split_raw = split_raw + 1 end
+    local planted = {}
+    local factor = row.unit == "GB/s" and 1 / 1.10 or 1.10 -- 10 % more time is 10 % less bandwidth
+    for k = 1, K do planted[k] = new[k] + math.log(factor) end
+    ps_planted[r] = inference.permutation(old, planted)
+    if row.case == "A" and row.column == "pass1" then pass1_at = r end
+  end
+  split_tests = split_tests + #rows
+  for _, q in ipairs(inference.bh(ps)) do if q <= ALPHA then split_calls = split_calls + 1 end end
+  if pass1_at then
+    planted_tries = planted_tries + 1
+    -- called, and slower: the right sign
+    if inference.bh(ps_planted)[pass1_at] <= ALPHA then planted_hits = planted_hits + 1 end
+  end
+end
+
+-- 4. AB runs: the same knobs on both sides (A/A), and THP=never | THP=16K.
+local ab_aa, ab_thp, ab_wall
+local function paired(doc)
+  local a, b = {}, {}
+  for _, r in ipairs(doc.rows) do
+    if TIMED[r.unit] then
+      local key = (r.ab_case or r.case) .. " " .. r.column
+      if r.side == "A" then a[key] = r elseif r.side == "B" then b[key] = r end
+    end
+  end
+  local out = {}
+  for key, ra in pairs(a) do
+    local rb = b[key]
+    if rb then
+      local d = {}
+      for i = 1, #ra.values do
+        local x, y = ra.values[i], rb.values[i]
+        if type(x) == "number" and type(y) == "number" and x > 0 and y > 0 then d[#d + 1] = math.log(y / x) end
+      end
+      if #d >= 2 then out[#out + 1] = { key = key, d = d, p = inference.wilcoxon(d) } end
+    end
+  end
+  table.sort(out, function(x, y) return x.key < y.key end)
+  local q = inference.bh(stats.map(out, "p"))
+  for i, r in ipairs(out) do r.q = q[i] end
+  return out
+end
+if cfg.AB_CHECK then
+  local doc, wall = run("ab-aa", "'AB=SLOW_NS=200 | SLOW_NS=200'")
+  if not doc then stop(wall) end
+  ab_aa, ab_wall = paired(doc), wall
+  say("AB A/A run: %.1f s", wall)
+  doc, wall = run("ab-thp", "'AB=THP=never | THP=16K'")
+  if doc then
+    ab_thp = paired(doc)
+    say("AB THP=never | THP=16K run: %.1f s", wall)
+  else
+    ab_thp = { refused = wall }
+  end
+end
+
+-- 5. Dimensioning (Kalibera and Jones): the smallest change of pass 1 each
+-- design detects with 80 % power at ALPHA, from the spreads measured.
+local pass1 = by_key["A pass1"]
+local z_a, z_b = 1.959963984540054, 0.8416212335729143
+local function tq(df, share) return inference.t_quantile(share, df) end
+local designs = {}
+local reps = tonumber(cfg.CONFIG:match("REPS=(%d+)")) or 15
+if pass1 then
+  local s, df = pass1.sd_medians, cfg.RUNS - 1
+  designs[#designs + 1] = { what = "one run a side, judged against this calibration",
+    mde = (tq(df, ALPHA / 2) + tq(df, 1 - POWER)) * s * math.sqrt(2), wall = 2 * run_wall }
+  for _, k in ipairs { 4, 6, 8, 12 } do
+    local dfk = 2 * k - 2
+    designs[#designs + 1] = { what = ("%d runs a side (permutation test)"):format(k),
+      mde = (tq(dfk, ALPHA / 2) + tq(dfk, 1 - POWER)) * s * math.sqrt(2 / k), wall = 2 * k * run_wall }
+  end
+  local d = ab_aa and (function()
+    for _, r in ipairs(ab_aa) do if r.key == "A pass1" then return r.d end end
+  end)()
+  if d then
+    -- Wilcoxon's efficiency against the t test on normal data is 3/pi
+    local sdd = sd(d)
+    local per_pair = ab_wall / (reps + 1) -- the warm-up repetition runs both sides too
+    local function ab_mde(n) return (z_a + z_b) * sdd / math.sqrt(n * 3 / math.pi) end
+    designs[#designs + 1] = { what = ("an AB run of %d repetitions (pairs)"):format(reps), mde = ab_mde(reps),
+      wall = ab_wall }
+    local n5 = math.floor((300 - (ab_wall - per_pair * (reps + 1))) / per_pair) - 1
+    if n5 >= 6 then
+      designs[#designs + 1] = { what = ("an AB run of 5 minutes (%d pairs)"):format(n5), mde = ab_mde(n5),
+        wall = 300 }
+    end
+    local need = math.ceil(((z_a + z_b) * sdd / math.log(1.03)) ^ 2 * math.pi / 3)
+    designs.ab_for_3 = { pairs = need, wall = per_pair * (need + 1) + (ab_wall - per_pair * (reps + 1)),
+      sd = sdd }
+  end
+end
+
+-- The report.
+local lines = {}
+local function add(fmt, ...) lines[#lines + 1] = select("#", ...) > 0 and fmt:format(...) or fmt end
+local m = docs[1].machine
+add("**make calibrate**: %d A/A runs of `cycles.lua %s` on %s (%d CPUs), kernel %s, %s UTC; %.1f min in all.",
+  cfg.RUNS, cfg.CONFIG, m.cpu, m.cpus, m.kernel, os.date("!%Y-%m-%d %H:%M"), (ft.now_ns() - started) / 60e9)
+add("")
+add("Variance of each level, as sd of the logs (≈ % of the value): between runs (of a run's mean), between "
+  .. "repetitions of one run, and of a run's median from run to run.")
+add("")
+add("| row | median | between runs % | between repetitions % | run median sd % |")
+add("|---|---|---|---|---|")
+for _, row in ipairs(rows) do
+  local all = {}
+  for _, v in ipairs(row.runs) do table.move(v, 1, #v, #all + 1, all) end
+  add("| %s | %.1f %s | %.1f | %.1f | %.1f |", row.key, stats.median(all), row.unit, 100 * math.sqrt(row.var_between),
+    100 * math.sqrt(row.var_within), 100 * row.sd_medians)
+end
+add("")
+local function rate(k, n)
+  local lo, hi = inference.wilson(k, n)
+  return ("%d of %d = %.1f %% [%.1f, %.1f]"):format(k, n, n > 0 and 100 * k / n or 0, 100 * lo, 100 * hi)
+end
+add("False calls when nothing changed (A/A), ALPHA = %g, 95 %% Wilson intervals:", ALPHA)
+add("")
+add("| comparison | tests | called |")
+add("|---|---|---|")
+add("| one run a side, U test on the repetitions (the old compare.lua) | %d pairs × %d rows | %s |", pairs_n, #rows,
+  rate(u_calls, tests_n))
+add("| one run a side, t against the spread of the other %d runs, p < ALPHA | %d pairs × %d rows | %s |",
+  cfg.RUNS - 2, pairs_n, #rows, rate(cal_calls, tests_n))
+add("| the same with Benjamini-Hochberg over the rows (compare.lua) | %d pairs × %d rows | %s |", pairs_n, #rows,
+  rate(cal_called_bh, tests_n))
+add("| %d runs a side, permutation test, p < ALPHA (random splits, not independent) | %d splits × %d rows | %s |",
+  K, SPLITS, #rows, rate(split_raw, split_tests))
+add("| the same with Benjamini-Hochberg (compare.lua) | %d splits × %d rows | %s |", SPLITS, #rows,
+  rate(split_calls, split_tests))
+if ab_aa then
+  local raw, bh = 0, 0
+  for _, r in ipairs(ab_aa) do
+    if r.p < ALPHA then raw = raw + 1 end
+    if r.q <= ALPHA then bh = bh + 1 end
+  end
+  add("| an AB run, the same knobs both sides (Wilcoxon, p < ALPHA) | 1 run × %d rows | %s |", #ab_aa,
+    rate(raw, #ab_aa))
+  add("| the same with Benjamini-Hochberg | 1 run × %d rows | %s |", #ab_aa, rate(bh, #ab_aa))
+end
+add("")
+add("Power:")
+add("")
+if planted_tries > 0 then
+  add("- +10 %% planted into the new side of %d runs a side (every timed row): pass 1 called in %s of the splits.",
+    K, rate(planted_hits, planted_tries))
+end
+if ab_thp and ab_thp.refused then
+  add("- the AB run of THP=never | THP=16K could not run here: %s", (ab_thp.refused:gsub("\n", " ")))
+elseif ab_thp then
+  for _, r in ipairs(ab_thp) do
+    if r.key == "A pass1" then
+      local ratio = math.exp(stats.median(r.d))
+      add("- an AB run of THP=never | THP=16K: pass 1 B/A = %+.1f %% (median of %d per-repetition ratios), "
+        .. "p = %.3g, q = %.3g: %s.", 100 * (ratio - 1), #r.d, r.p, r.q,
+        r.q <= ALPHA and (ratio < 1 and "called, 16 KiB folios cheaper" or "called, 16 KiB folios dearer")
+          or "not called")
+    end
+  end
+end
+add("")
+if #designs > 0 then
+  add("The smallest change of pass 1 detected with %d %% power at ALPHA = %g (normal approximation from the "
+    .. "spreads above; a single row, before any correction over rows), and its wall time:", 100 * POWER, ALPHA)
+  add("")
+  add("| design | smallest change | wall time |")
+  add("|---|---|---|")
+  for _, d in ipairs(designs) do
+    add("| %s | %.1f %% | %.1f min |", d.what, 100 * (math.exp(d.mde) - 1), d.wall / 60)
+  end
+  if designs.ab_for_3 then
+    local a3 = designs.ab_for_3
+    add("")
+    add("A 3 %% change of pass 1 needs an AB run of about %d pairs (%.1f min; per-pair sd of the log ratio "
+      .. "%.1f %%)%s",
+      a3.pairs, a3.wall / 60, 100 * a3.sd, a3.wall <= 300 and "." or ": more than the goal of 5 minutes, because "
+      .. "the ratio of two neighbouring repetitions already varies by that much here.")
+  end
+end
+add("")
+add("The machine was shared while these ran (other processes' load shows in the runs' noisy repetitions), which "
+  .. "inflates the spreads; on a quiet machine the figures would be smaller.")
+local md = table.concat(lines, "\n") .. "\n"
+io.stdout:write(md)
+
+-- The calibration file compare.lua reads.
+local cal_knobs = {}
+for k, v in pairs(docs[1].knobs or {}) do
+  if k ~= "RESULTS" and k ~= "README" and k ~= "PUBLISH" and k ~= "SEED" then cal_knobs[k] = v end
+end
+local cal = { kind = "ftrun calibration", script = docs[1].script, machine = docs[1].machine, knobs = cal_knobs,
+  config = cfg.CONFIG, runs = cfg.RUNS, date = os.date("!%Y-%m-%dT%H:%M:%SZ"), run_wall_s = run_wall, rows = {} }
+for _, row in ipairs(rows) do
+  cal.rows[#cal.rows + 1] = { case = row.case, column = row.column, unit = row.unit,
+    between_run_sd_log = row.sd_medians, df = cfg.RUNS - 1, var_between_log = row.var_between,
+    var_within_log = row.var_within }
+end
+local script_name = docs[1].script:gsub("%.lua$", "")
+os.execute("mkdir -p " .. quote(out_dir))
+local ok, err = ft.write_files { { out_dir .. "/calibration-" .. script_name .. ".json", json.encode(cal) .. "\n" },
+  { out_dir .. "/calibration.md", md } }
+if not cfg.KEEP then os.execute("rm -rf " .. quote(work)) else say("runs kept in %s", work) end
+if not ok then stop(("cannot write the calibration in %s: %s"):format(out_dir, tostring(err))) end
+say("wrote %s/calibration-%s.json and %s/calibration.md", out_dir, script_name, out_dir)

@@ -1,0 +1,388 @@
+#include "ft_aux.h"
+
+#include <limits.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <lualib.h>
+
+#include "../core/interrupt.h"
+
+/* --- arguments ----------------------------------------------------------- */
+
+void ft_check_nargs(lua_State *L, int max)
+{
+	int n = lua_gettop(L);
+	if (n > max)
+		luaL_error(L, "too many arguments: got %d, expected at most %d", n, max);
+}
+
+/* Methods count as the user wrote them: b:touch(1, 2) has 2, not 3. */
+void ft_check_method_nargs(lua_State *L, int max)
+{
+	int n = lua_gettop(L);
+	if (n > max)
+		luaL_error(L, "too many arguments: got %d, expected %d", n - 1, max - 1);
+}
+
+/* luaL_checkoption compares with strcmp, so "dontneed\0x" would pass. */
+int ft_check_option(lua_State *L, int arg, const char *const names[])
+{
+	size_t len;
+	const char *s = luaL_checklstring(L, arg, &len);
+	if (strlen(s) != len)
+		return luaL_argerror(L, arg, lua_pushfstring(L,
+			"invalid option '%s' (it holds an embedded NUL)", s));
+	return luaL_checkoption(L, arg, NULL, names);
+}
+
+unsigned char ft_check_byte(lua_State *L, int arg)
+{
+	lua_Integer v = luaL_checkinteger(L, arg);
+	luaL_argcheck(L, v >= 0 && v <= 255, arg, "value must be a byte, 0 to 255");
+	return (unsigned char)v;
+}
+
+/* --- option tables ------------------------------------------------------- */
+
+/* "a, b or c" from a NULL-ended list, each quoted when quote is set. */
+static const char *push_list(lua_State *L, const char *const *names, const char *fmt)
+{
+	luaL_Buffer b;
+	luaL_buffinit(L, &b);
+	for (int i = 0; names[i]; i++) {
+		if (i > 0)
+			luaL_addstring(&b, names[i + 1] ? ", " : " or ");
+		lua_pushfstring(L, fmt, names[i]);
+		luaL_addvalue(&b);
+	}
+	luaL_pushresult(&b);
+	return lua_tostring(L, -1);
+}
+
+static const char *const kind_want[] = {
+	[FT_OPT_BOOLEAN] = "a boolean", [FT_OPT_INTEGER] = "an integer",
+	[FT_OPT_NUMBER] = "a number", [FT_OPT_TABLE] = "a table",
+};
+
+/* What the value at idx is, for a message: a number as written, else its type. */
+static const char *shown(lua_State *L, int idx)
+{
+	return lua_type(L, idx) == LUA_TNUMBER ? luaL_tolstring(L, idx, NULL) : luaL_typename(L, idx);
+}
+
+static void check_choice(lua_State *L, int idx, const char *what, const struct ft_opt *o)
+{
+	size_t len;
+	const char *s = lua_type(L, idx) == LUA_TSTRING ? lua_tolstring(L, idx, &len) : NULL;
+	for (int i = 0; s && strlen(s) == len && o->choices[i]; i++)
+		if (strcmp(s, o->choices[i]) == 0) {
+			lua_pushinteger(L, i);
+			lua_replace(L, idx);
+			return;
+		}
+	const char *list = push_list(L, o->choices, "\"%s\"");
+	if (s)
+		luaL_error(L, "%s option %s = %s (expected %s)", what, o->name, s, list);
+	luaL_error(L, "%s option %s must be %s, got %s", what, o->name, list, luaL_typename(L, idx));
+}
+
+static void check_kind(lua_State *L, int idx, const char *what, const struct ft_opt *o)
+{
+	bool ok = true;
+	switch (o->kind) {
+	case FT_OPT_BOOLEAN:
+		ok = lua_isboolean(L, idx);
+		break;
+	case FT_OPT_INTEGER: {
+		int isint;
+		lua_Integer v = lua_tointegerx(L, idx, &isint);
+		if ((ok = isint && lua_type(L, idx) == LUA_TNUMBER)) {
+			lua_pushinteger(L, v); /* 2.0 is 2 */
+			lua_replace(L, idx);
+		}
+		break;
+	}
+	case FT_OPT_NUMBER:
+		ok = lua_type(L, idx) == LUA_TNUMBER;
+		break;
+	case FT_OPT_TABLE:
+		ok = lua_istable(L, idx);
+		break;
+	case FT_OPT_CHOICE:
+		check_choice(L, idx, what, o);
+		return;
+	case FT_OPT_ANY:
+		return;
+	}
+	if (!ok)
+		luaL_error(L, "%s option %s must be %s, got %s", what, o->name,
+		           o->want ? o->want : kind_want[o->kind],
+		           o->kind == FT_OPT_INTEGER ? shown(L, idx) : luaL_typename(L, idx));
+}
+
+int ft_check_opts(lua_State *L, int arg, const char *what, const struct ft_opt opts[])
+{
+	int n = 0;
+	while (opts[n].name)
+		n++;
+	bool given = !lua_isnoneornil(L, arg);
+	if (given) {
+		luaL_checktype(L, arg, LUA_TTABLE);
+		arg = lua_absindex(L, arg);
+		for (lua_pushnil(L); lua_next(L, arg); lua_pop(L, 1)) {
+			size_t len = 0;
+			const char *key = lua_type(L, -2) == LUA_TSTRING ? lua_tolstring(L, -2, &len) : NULL;
+			int i = 0;
+			while (key && i < n && !(strlen(key) == len && strcmp(key, opts[i].name) == 0))
+				i++;
+			if (!key || i == n) {
+				const char *names[n + 1];
+				for (i = 0; i <= n; i++)
+					names[i] = opts[i].name;
+				const char *shown_key = key ? key : luaL_typename(L, -2);
+				luaL_error(L, "unknown %s option '%s' (expected %s)", what, shown_key,
+				           push_list(L, names, "%s"));
+			}
+		}
+	}
+	luaL_checkstack(L, n, "too many options");
+	int first = lua_gettop(L) + 1;
+	for (int i = 0; i < n; i++) {
+		if (!given)
+			lua_pushnil(L);
+		else if (lua_getfield(L, arg, opts[i].name) != LUA_TNIL)
+			check_kind(L, first + i, what, &opts[i]);
+	}
+	return first;
+}
+
+/* --- refusals and errors ------------------------------------------------- */
+
+int ft_fail_errno(lua_State *L, int err, const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	lua_pushnil(L);
+	lua_pushvfstring(L, fmt, ap);
+	va_end(ap);
+	lua_pushfstring(L, ": %s", strerror(err));
+	lua_concat(L, 2);
+	lua_pushinteger(L, err);
+	return 3;
+}
+
+int ft_fail(lua_State *L, int err, const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	lua_pushnil(L);
+	lua_pushvfstring(L, fmt, ap);
+	va_end(ap);
+	lua_pushinteger(L, err);
+	return 3;
+}
+
+int ft_error_errno(lua_State *L, int err, const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	luaL_where(L, 1);
+	lua_pushvfstring(L, fmt, ap);
+	va_end(ap);
+	lua_pushfstring(L, ": %s", strerror(err));
+	lua_concat(L, 3);
+	return lua_error(L);
+}
+
+int ft_stopped_error(lua_State *L)
+{
+	if (ft_interrupted)
+		return luaL_error(L, "interrupted");
+	int a = ft_stop_request ? atomic_load(ft_stop_request) : 0;
+	if (a > 0)
+		return luaL_error(L, "stopped: task %d failed", a);
+	return luaL_error(L, "stopped: the task group was closed");
+}
+
+int ft_msghandler(lua_State *L)
+{
+	const char *msg = lua_tostring(L, 1);
+	if (msg == NULL) {
+		if (luaL_callmeta(L, 1, "__tostring") && lua_type(L, -1) == LUA_TSTRING)
+			return 1;
+		msg = lua_pushfstring(L, "(error object is a %s value)", luaL_typename(L, 1));
+	}
+	luaL_traceback(L, L, msg, 1);
+	return 1;
+}
+
+/* --- fields -------------------------------------------------------------- */
+
+void ft_set_integer(lua_State *L, const char *key, lua_Integer v)
+{
+	lua_pushinteger(L, v);
+	lua_setfield(L, -2, key);
+}
+
+void ft_set_number(lua_State *L, const char *key, lua_Number v)
+{
+	lua_pushnumber(L, v);
+	lua_setfield(L, -2, key);
+}
+
+void ft_set_string(lua_State *L, const char *key, const char *v)
+{
+	lua_pushstring(L, v);
+	lua_setfield(L, -2, key);
+}
+
+void ft_set_boolean(lua_State *L, const char *key, bool v)
+{
+	lua_pushboolean(L, v);
+	lua_setfield(L, -2, key);
+}
+
+/* --- resources ----------------------------------------------------------- */
+
+/* upvalues: the methods, the fields function, the type's name */
+static int resource_index(lua_State *L)
+{
+	const char *key = luaL_checkstring(L, 2);
+	lua_pushvalue(L, 2);
+	if (lua_rawget(L, lua_upvalueindex(1)) != LUA_TNIL)
+		return 1;
+	lua_settop(L, 2);
+	if (lua_tocfunction(L, lua_upvalueindex(2))(L) == 1)
+		return 1;
+	return luaL_error(L, "%s has no field or method '%s'", lua_tostring(L, lua_upvalueindex(3)),
+	                  key);
+}
+
+void ft_new_resource_meta(lua_State *L, const char *name, lua_CFunction release,
+                          lua_CFunction tostring, const luaL_Reg *methods, lua_CFunction fields)
+{
+	luaL_newmetatable(L, name);
+	lua_pushcfunction(L, release);
+	lua_setfield(L, -2, "__gc");
+	lua_pushcfunction(L, release);
+	lua_setfield(L, -2, "__close");
+	lua_pushcfunction(L, tostring);
+	lua_setfield(L, -2, "__tostring");
+	if (methods) {
+		lua_newtable(L);
+		luaL_setfuncs(L, methods, 0);
+		if (fields) {
+			lua_pushcfunction(L, fields);
+			lua_pushstring(L, name);
+			lua_pushcclosure(L, resource_index, 3);
+		}
+		lua_setfield(L, -2, "__index");
+	}
+	lua_pop(L, 1);
+}
+
+struct ft_lendable *ft_test_lendable(lua_State *L, int idx)
+{
+	struct ft_lendable *h = luaL_testudata(L, idx, FT_BUFFER_META);
+	return h ? h : luaL_testudata(L, idx, FT_MEMFD_META);
+}
+
+void ft_check_releasable(lua_State *L, const struct ft_lendable *h, const char *what,
+                         const char *verb)
+{
+	if (h->view)
+		luaL_error(L, "this %s is a view lent to a task: it cannot be %s here (its owner in "
+		           "the main state releases it)", what, verb);
+	if (h->lent)
+		luaL_error(L, "%s is in use by %d running task group%s: it cannot be %s before their "
+		           "wait()", what, h->lent, h->lent > 1 ? "s" : "", verb);
+}
+
+/* --- where things are ---------------------------------------------------- */
+
+const char *ft_exe_dir(void)
+{
+	static char dir[PATH_MAX];
+	if (!dir[0]) { /* found once; the same in every thread */
+		char exe[PATH_MAX];
+		char *slash = realpath("/proc/self/exe", exe) ? strrchr(exe, '/') : NULL;
+		if (slash && slash != exe)
+			*slash = '\0';
+		snprintf(dir, sizeof dir, "%s", slash ? exe : ".");
+	}
+	return dir;
+}
+
+/* Where the scripts are, beside the executable or installed, in order. */
+static const char *const script_dirs[] = { "%s/scripts", "%s/../share/ftrun/scripts", NULL };
+
+static bool found_in(const char *dir_fmt, const char *name, char *out, size_t size)
+{
+	char path[PATH_MAX];
+	int n = snprintf(path, sizeof path, dir_fmt, ft_exe_dir());
+	if (n < 0 || (size_t)n >= sizeof path ||
+	    (size_t)snprintf(path + n, sizeof path - (size_t)n, "%s%s", name[0] ? "/" : "", name) >=
+	    sizeof path - (size_t)n || access(path, R_OK) != 0)
+		return false;
+	char real[PATH_MAX];
+	return (size_t)snprintf(out, size, "%s", realpath(path, real) ? real : path) < size;
+}
+
+int ft_find_script(const char *name, char *out, size_t size)
+{
+	if ((size_t)snprintf(out, size, "%s", name) < size && access(out, R_OK) == 0)
+		return 0;
+	for (int i = 0; name[0] != '/' && script_dirs[i]; i++)
+		if (found_in(script_dirs[i], name, out, size))
+			return 0;
+	const char *dir = ft_exe_dir();
+	if ((size_t)snprintf(out, size, "%s, %s/scripts/%s and %s/../share/ftrun/scripts/%s", name,
+	                     dir, name, dir, name) >= size)
+		snprintf(out, size, "%s", name);
+	return -1;
+}
+
+const char *ft_script_lib_dir(void)
+{
+	static char dir[PATH_MAX];
+	for (int i = 0; !dir[0] && script_dirs[i]; i++)
+		found_in(script_dirs[i], "lib", dir, sizeof dir);
+	if (!dir[0] && (size_t)snprintf(dir, sizeof dir, "%s/scripts/lib", ft_exe_dir()) >= sizeof dir)
+		dir[0] = '\0';
+	return dir;
+}
+
+const char *ft_proc_sys(void)
+{
+	const char *dir = getenv("FTRUN_PROC_SYS");
+	return dir && *dir ? dir : NULL;
+}
+
+/* --- states -------------------------------------------------------------- */
+
+static int open_ft(lua_State *L)
+{
+	const ft_opener *openers = lua_touserdata(L, lua_upvalueindex(1));
+	lua_newtable(L);
+	for (int i = 0; openers[i]; i++)
+		openers[i](L);
+	return 1;
+}
+
+void ft_open_state(lua_State *L, const ft_opener *openers)
+{
+	luaL_openlibs(L);
+	luaL_getsubtable(L, LUA_REGISTRYINDEX, LUA_PRELOAD_TABLE);
+	lua_pushlightuserdata(L, (void *)openers);
+	lua_pushcclosure(L, open_ft, 1);
+	lua_setfield(L, -2, "ft");
+	lua_pop(L, 1);
+	lua_getglobal(L, "require");
+	lua_pushliteral(L, "ft");
+	lua_call(L, 1, 1);
+	lua_setglobal(L, "ft");
+}

@@ -1,0 +1,97 @@
+/* The results' plumbing: ft.mkdir, ft.symlink, ft.write_files and
+ * ft.project_dir (the directory holding the executable). */
+#include <stdlib.h>
+
+#include <lauxlib.h>
+
+#include "../core/files.h"
+#include "ft_aux.h"
+#include "ft_openers.h"
+
+/* A test hook, not a setting: FTRUN_TEST_WRITE_PAUSE=SECONDS holds
+ * ft.write_files between writing its temporaries and renaming them, so
+ * the tests can signal or race a run inside that window. */
+static long long test_write_pause_ns(void)
+{
+	const char *env = getenv("FTRUN_TEST_WRITE_PAUSE");
+	return env && *env ? (long long)(strtod(env, NULL) * 1e9) : 0;
+}
+
+/* ft.mkdir(path) -> true | nil, message, errno: with its parents */
+static int l_mkdir(lua_State *L)
+{
+	ft_check_nargs(L, 1);
+	const char *path = luaL_checkstring(L, 1);
+	int err = ft_mkdir_p(path);
+	if (err)
+		return ft_fail_errno(L, err, "mkdir %s failed", path);
+	lua_pushboolean(L, 1);
+	return 1;
+}
+
+/* ft.symlink(target, linkpath) -> true | nil, message, errno: replaces an
+ * existing link atomically */
+static int l_symlink(lua_State *L)
+{
+	ft_check_nargs(L, 2);
+	const char *target = luaL_checkstring(L, 1);
+	const char *link = luaL_checkstring(L, 2);
+	int err = ft_symlink_replace(target, link);
+	if (err)
+		return ft_fail_errno(L, err, "symlink %s -> %s failed", link, target);
+	lua_pushboolean(L, 1);
+	return 1;
+}
+
+/* ft.write_files({{path, text}, ...}) -> true | nil, message, errno: all
+ * the files appear, or none changes. */
+static int l_write_files(lua_State *L)
+{
+	ft_check_nargs(L, 1);
+	luaL_checktype(L, 1, LUA_TTABLE);
+	lua_Integer n = luaL_len(L, 1);
+	luaL_argcheck(L, n >= 0 && n < (1 << 20), 1, "too many files");
+	struct ft_file *files = lua_newuserdatauv(L, (size_t)(n ? n : 1) * sizeof *files, 0);
+	for (lua_Integer i = 0; i < n; i++) {
+		if (lua_rawgeti(L, 1, i + 1) != LUA_TTABLE)
+			return luaL_error(L, "ft.write_files: entry %I is a %s, expected {path, text}",
+			                  i + 1, luaL_typename(L, -1));
+		lua_rawgeti(L, -1, 1);
+		lua_rawgeti(L, -2, 2);
+		if (lua_type(L, -2) != LUA_TSTRING || lua_type(L, -1) != LUA_TSTRING)
+			return luaL_error(L, "ft.write_files: entry %I needs {path, text}, two strings", i + 1);
+		files[i].path = lua_tostring(L, -2);
+		files[i].text = lua_tolstring(L, -1, &files[i].len);
+		/* the strings stay alive in the list argument */
+		lua_pop(L, 3);
+	}
+	const char *failed = "?";
+	int err = ft_write_files(files, (size_t)n, test_write_pause_ns(), &failed);
+	if (err < 0)
+		return luaL_error(L, "interrupted");
+	if (err)
+		return ft_fail_errno(L, err, "writing %s failed", failed);
+	lua_pushboolean(L, 1);
+	return 1;
+}
+/* ft.temporary(path [, false]): path is a temporary (a plot being drawn),
+ * removed if a fatal signal ends the run; false: it no longer is. */
+static int l_temporary(lua_State *L)
+{
+	const char *path = luaL_checkstring(L, 1);
+	ft_files_track(path, lua_isnoneornil(L, 2) || lua_toboolean(L, 2));
+	return 0;
+}
+
+void ft_open_files(lua_State *L)
+{
+	static const luaL_Reg functions[] = {
+		{ "mkdir", l_mkdir },
+		{ "symlink", l_symlink },
+		{ "write_files", l_write_files },
+		{ "temporary", l_temporary },
+		{ NULL, NULL }
+	};
+	luaL_setfuncs(L, functions, 0);
+	ft_set_string(L, "project_dir", ft_exe_dir());
+}

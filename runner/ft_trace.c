@@ -1,0 +1,388 @@
+/* ft.trace(opts): kernel events of core/trace, timestamped on the clock of
+ * ft.now_ns, as a session whose start and stop bracket a window. */
+#include <errno.h>
+#include <sched.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <lauxlib.h>
+
+#include "../core/clock.h"
+#include "../core/interrupt.h"
+#include "../core/kernels.h"
+#include "../core/sink.h"
+#include "../core/samples.h"
+#include "../core/trace.h"
+#include "ft.h"
+#include "ft_aux.h"
+#include "ft_buffer.h"
+#include "ft_openers.h"
+#include "ft_samples.h"
+#include "ft_timer.h"
+
+#define TRACE_META "ft.trace"
+
+enum { DEFAULT_RING_KIB = 4096 };
+
+struct session {
+	struct ft_trace t;
+	bool open;
+};
+
+static struct session *check_open(lua_State *L)
+{
+	struct session *s = luaL_checkudata(L, 1, TRACE_META);
+	if (!s->open)
+		luaL_error(L, "attempt to use a closed ft.trace session");
+	return s;
+}
+
+static int l_close(lua_State *L)
+{
+	struct session *s = luaL_checkudata(L, 1, TRACE_META);
+	if (s->open)
+		ft_trace_close(&s->t);
+	s->open = false;
+	return 0;
+}
+
+static int l_tostring(lua_State *L)
+{
+	struct session *s = luaL_checkudata(L, 1, TRACE_META);
+	lua_pushfstring(L, s->open ? "ft.trace (%d events, %d rings)" : "ft.trace (closed)",
+	                s->t.opts.n_events, s->t.n_rings);
+	return 1;
+}
+
+/* opts[key], a list of "group:name" strings, appended to o->events. */
+static void add_names(lua_State *L, int opts, const char *key, bool per_cpu, struct ft_trace_opts *o)
+{
+	int t = lua_getfield(L, opts, key);
+	if (t == LUA_TNIL) {
+		lua_pop(L, 1);
+		return;
+	}
+	if (t != LUA_TTABLE)
+		luaL_error(L, "ft.trace option %s must be a list of \"group:name\" strings, got %s", key,
+		           luaL_typename(L, -1));
+	lua_Integer n = luaL_len(L, -1);
+	for (lua_Integer i = 1; i <= n; i++) {
+		size_t len = 0;
+		const char *name = lua_geti(L, -1, i) == LUA_TSTRING ? lua_tolstring(L, -1, &len) : "";
+		if (len == 0 || len >= FT_TRACE_NAME || strlen(name) != len)
+			luaL_error(L, "ft.trace option %s[%I] must be a \"group:name\" string of 1 to %d bytes",
+			           key, i, FT_TRACE_NAME - 1);
+		if (o->n_events == FT_TRACE_MAX_EVENTS)
+			luaL_error(L, "ft.trace: more than %d events", FT_TRACE_MAX_EVENTS);
+		struct ft_trace_spec *spec = &o->events[o->n_events++];
+		memcpy(spec->name, name, len + 1);
+		spec->per_cpu = per_cpu;
+		lua_pop(L, 1);
+	}
+	lua_pop(L, 1);
+}
+
+static void check_options(lua_State *L, int opts, struct ft_trace_opts *o)
+{
+	memset(o, 0, sizeof *o);
+	o->switches = true;
+	o->ring_bytes = (size_t)DEFAULT_RING_KIB << 10;
+	const char *dir = getenv("FTRUN_TRACEFS");
+	snprintf(o->tracefs, sizeof o->tracefs, "%s", dir && *dir ? dir : FT_TRACEFS);
+	o->may_mount = !(dir && *dir); /* a stand-in directory is never mounted on */
+	luaL_checktype(L, opts, LUA_TTABLE);
+	static const char *const known[] = { "events", "cpu_events", "switches", "ring_kib", NULL };
+	for (lua_pushnil(L); lua_next(L, opts); lua_pop(L, 1)) {
+		bool found = false;
+		for (int i = 0; known[i] && lua_type(L, -2) == LUA_TSTRING; i++)
+			found |= strcmp(lua_tostring(L, -2), known[i]) == 0;
+		if (!found)
+			luaL_error(L, "unknown ft.trace option '%s' (expected events, cpu_events, switches "
+			           "or ring_kib)", lua_type(L, -2) == LUA_TSTRING ? lua_tostring(L, -2)
+			           : luaL_typename(L, -2));
+	}
+	add_names(L, opts, "events", false, o);
+	add_names(L, opts, "cpu_events", true, o);
+	int t = lua_getfield(L, opts, "switches");
+	if (t != LUA_TNIL && t != LUA_TBOOLEAN)
+		luaL_error(L, "ft.trace option switches must be a boolean, got %s", luaL_typename(L, -1));
+	if (t == LUA_TBOOLEAN)
+		o->switches = lua_toboolean(L, -1);
+	lua_pop(L, 1);
+	if (lua_getfield(L, opts, "ring_kib") != LUA_TNIL) {
+		lua_Integer kib = lua_isinteger(L, -1) ? lua_tointeger(L, -1) : 0;
+		lua_Integer min_kib = (lua_Integer)(ft_page_size() / 1024);
+		if (kib < min_kib || kib > (1 << 20) || (kib & (kib - 1)))
+			luaL_error(L, "ft.trace option ring_kib = %s: expected a power of two from %I to %d",
+			           luaL_tolstring(L, -1, NULL), min_kib, 1 << 20);
+		o->ring_bytes = (size_t)kib << 10;
+	}
+	lua_pop(L, 1);
+	if (o->n_events == 0 && !o->switches)
+		luaL_error(L, "ft.trace: nothing to trace (no events and switches = false)");
+}
+
+/* ft.trace{events =, cpu_events =, switches =, ring_kib =}
+ *   -> session | nil, message, errno */
+static int l_trace(lua_State *L)
+{
+	ft_check_nargs(L, 1);
+	struct ft_trace_opts o;
+	check_options(L, 1, &o);
+	struct ft_perf_settings ps;
+	ft_perf_settings_read(&ps, ft_proc_sys());
+	struct session *s = lua_newuserdatauv(L, sizeof *s, 0);
+	memset(s, 0, sizeof *s);
+	luaL_setmetatable(L, TRACE_META);
+	char why[1024];
+	int err = ft_trace_open(&s->t, &o, &ps, why, sizeof why);
+	if (err) {
+		lua_pushnil(L);
+		lua_pushfstring(L, "ft.trace: %s", why);
+		lua_pushinteger(L, err);
+		return 3;
+	}
+	s->open = true;
+	return 1;
+}
+
+static int l_start(lua_State *L)
+{
+	ft_check_method_nargs(L, 1);
+	struct session *s = check_open(L);
+	if (s->t.enabled)
+		return luaL_error(L, "ft.trace session already started");
+	ft_trace_start(&s->t);
+	return 0;
+}
+
+static const char *event_name(const struct ft_trace *t, const struct ft_trace_event *e)
+{
+	if (e->kind == FT_TRACE_SWITCH_IN)
+		return "switch:in";
+	if (e->kind == FT_TRACE_SWITCH_OUT)
+		return e->preempt ? "switch:preempt" : "switch:out";
+	return t->opts.events[e->kind].name;
+}
+
+static void set_integer(lua_State *L, const char *key, int64_t v)
+{
+	lua_pushinteger(L, v);
+	lua_setfield(L, -2, key);
+}
+
+/* s:stop() -> {n, time = {}, name = {}, cpu = {}, tid = {}, lost, counts,
+ * start_ns, stop_ns, ring_bytes, rings}: the events in time order, as
+ * columns. */
+static int l_stop(lua_State *L)
+{
+	ft_check_method_nargs(L, 1);
+	struct session *s = check_open(L);
+	if (!s->t.enabled)
+		return luaL_error(L, "ft.trace session not started");
+	struct ft_trace *t = &s->t;
+	ft_trace_stop(t);
+	int n = (int)t->n;
+	lua_createtable(L, 0, 12);
+	set_integer(L, "n", (int64_t)t->n);
+	set_integer(L, "lost", t->lost);
+	set_integer(L, "start_ns", t->start_ns);
+	set_integer(L, "stop_ns", t->stop_ns);
+	set_integer(L, "ring_bytes", (int64_t)t->opts.ring_bytes);
+	set_integer(L, "rings", t->n_rings);
+	lua_createtable(L, 0, t->opts.n_events);
+	for (int e = 0; e < t->opts.n_events; e++) {
+		lua_pushinteger(L, t->counts[e]);
+		lua_setfield(L, -2, t->opts.events[e].name);
+	}
+	lua_setfield(L, -2, "counts");
+	static const char *const columns[] = { "time", "name", "cpu", "tid" };
+	for (int c = 0; c < 4; c++) {
+		lua_createtable(L, n, 0);
+		for (int i = 0; i < n; i++) {
+			const struct ft_trace_event *e = &t->events[i];
+			switch (c) {
+			case 0: lua_pushinteger(L, e->time); break;
+			case 1: lua_pushstring(L, event_name(t, e)); break;
+			case 2: lua_pushinteger(L, e->cpu); break;
+			default: lua_pushinteger(L, e->tid); break;
+			}
+			lua_rawseti(L, -2, i + 1);
+		}
+		lua_setfield(L, -2, columns[c]);
+	}
+	return 1;
+}
+
+/* A (TSC, CLOCK_MONOTONIC) pair: the TSC read between two clock readings,
+ * from the closest of a few tries. */
+static void clock_pair(uint64_t *tsc, int64_t *ns)
+{
+	int64_t best = INT64_MAX;
+	for (int i = 0; i < 8; i++) {
+		int64_t a = ft_now_ns();
+#ifdef FT_HAVE_TSC
+		uint64_t t = ft_tsc();
+#else
+		uint64_t t = 0;
+#endif
+		int64_t b = ft_now_ns();
+		if (b - a < best) {
+			best = b - a;
+			*tsc = t;
+			*ns = a + (b - a) / 2;
+		}
+	}
+}
+
+enum { CHUNK_BYTES = 64 << 20 }; /* as core/pass.c walks a buffer */
+
+/* ft.touch_timed_at(b, value, samples) -> ns, start_ns, scale, chunks:
+ * b:touch_timed with what puts its samples on the clock of ft.trace's
+ * events. The pass is walked in 64 MiB chunks as core/pass.c walks it,
+ * and the time between two chunks is in no sample (a few microseconds
+ * each, measured: a 256 MiB first touch's faults fell one page later per
+ * chunk), so each chunk's start is read here on CLOCK_MONOTONIC, the
+ * events' own clock, just before its kernel: chunks = {{first = page
+ * index from 0, start_ns}, ...}. Page i of a
+ * chunk ended at its start_ns + scale * (the chunk's samples up to i).
+ * The samples are TSC ticks converted at the rate the timer was calibrated
+ * at when the program started; CLOCK_MONOTONIC is slewed by NTP meanwhile,
+ * so the rate is measured again over the pass from (TSC, CLOCK_MONOTONIC)
+ * pairs taken just before and after it: scale is that rate over the
+ * calibrated one (1 for the clock_gettime timer). */
+static int l_touch_timed_at(lua_State *L)
+{
+	ft_check_nargs(L, 3);
+	struct ft_buffer *b = ft_check_buffer(L, 1);
+	lua_Integer v = luaL_checkinteger(L, 2);
+	luaL_argcheck(L, v >= 0 && v <= 255, 2, "value must be a byte, 0 to 255");
+	struct ft_samples *s = ft_check_samples(L, 3);
+	if (s->capacity < b->pages)
+		return luaL_argerror(L, 3, lua_pushfstring(L,
+			"samples hold %I entries, the pass needs %I (one per page)",
+			(lua_Integer)s->capacity, (lua_Integer)b->pages));
+	const struct ft_timer *timer = ft_timer(L); /* calibrated before the pass */
+	bool tsc = false;
+	void (*kernel)(unsigned char *, size_t, size_t, unsigned char, int64_t *) = ft_touch_timed;
+#ifdef FT_HAVE_TSC
+	if (timer->kind == FT_TIMER_TSC) {
+		kernel = ft_touch_timed_tsc;
+		tsc = true;
+	}
+#endif
+	size_t step = CHUNK_BYTES / b->page_size, stride = b->page_size;
+	size_t nchunks = (b->pages + step - 1) / step;
+	/* written now: the pass stores into it */
+	int64_t *at = lua_newuserdatauv(L, (nchunks ? nchunks : 1) * sizeof *at, 0);
+	memset(at, 0, (nchunks ? nchunks : 1) * sizeof *at);
+	uint64_t tsc0, tsc1;
+	int64_t start, end;
+	clock_pair(&tsc0, &start);
+	size_t i = 0, k = 0;
+	int64_t t0 = ft_now_ns();
+	for (; i < b->pages && !ft_should_stop(); i += step, k++) {
+		at[k] = ft_now_ns();
+		size_t n = b->pages - i < step ? b->pages - i : step;
+		kernel(b->addr + i * stride, n, stride, (unsigned char)v, s->v + i);
+	}
+	int64_t t1 = ft_now_ns();
+	FT_SINK(b->addr);
+	FT_SINK(s->v);
+	ft_timer_to_ns(timer, s->v, i < b->pages ? i : b->pages);
+	clock_pair(&tsc1, &end);
+	s->n = b->pages;
+	ft_samples_changed(s);
+	if (ft_should_stop())
+		return ft_stopped_error(L);
+	double scale = 1, ns_per_tick = 0;
+	if (tsc && tsc1 > tsc0 && timer->ns_q32 > 0) {
+		ns_per_tick = (double)(end - start) / (double)(tsc1 - tsc0);
+		scale = ns_per_tick / ((double)timer->ns_q32 / 4294967296.0);
+	}
+	lua_pushinteger(L, t1 - t0);
+	lua_pushinteger(L, start);
+	lua_pushnumber(L, scale);
+	lua_createtable(L, (int)k, 0);
+	for (size_t c = 0; c < k; c++) {
+		lua_createtable(L, 0, 2);
+		lua_pushinteger(L, (lua_Integer)(c * step));
+		lua_setfield(L, -2, "first");
+		lua_pushinteger(L, at[c]);
+		lua_setfield(L, -2, "start_ns");
+		lua_rawseti(L, -2, (lua_Integer)c + 1);
+	}
+	return 4;
+}
+
+/* ft.plant_dontneed(b, stride) -> pages advised | nil, message, errno */
+static int l_plant_dontneed(lua_State *L)
+{
+	ft_check_nargs(L, 2);
+	struct ft_buffer *b = ft_check_buffer(L, 1);
+	lua_Integer stride = luaL_checkinteger(L, 2);
+	luaL_argcheck(L, stride >= 1, 2, "stride must be a positive number of pages");
+	size_t pages;
+	int err = ft_trace_plant_dontneed(b, (size_t)stride, &pages);
+	if (err)
+		return ft_fail_errno(L, err, "madvise(dontneed) every %I pages failed", stride);
+	lua_pushinteger(L, (lua_Integer)pages);
+	return 1;
+}
+
+/* ft.affinity([cpus]) -> the calling thread's CPUs before the call; with a
+ * list, the thread is moved onto those (a planted task shares one CPU with
+ * the pass only if both are pinned). A refusal: nil, message, errno. */
+static int l_affinity(lua_State *L)
+{
+	ft_check_nargs(L, 1);
+	cpu_set_t old, set;
+	if (sched_getaffinity(0, sizeof old, &old) != 0)
+		return ft_fail_errno(L, errno, "sched_getaffinity failed");
+	if (!lua_isnoneornil(L, 1)) {
+		luaL_checktype(L, 1, LUA_TTABLE);
+		CPU_ZERO(&set);
+		lua_Integer n = luaL_len(L, 1);
+		luaL_argcheck(L, n >= 1, 1, "expected a non-empty list of CPU numbers");
+		for (lua_Integer i = 1; i <= n; i++) {
+			lua_geti(L, 1, i);
+			lua_Integer c = lua_isinteger(L, -1) ? lua_tointeger(L, -1) : -1;
+			if (c < 0 || c >= CPU_SETSIZE)
+				return luaL_error(L, "ft.affinity: cpus[%I] must be a CPU number from 0 to %d", i,
+				                  CPU_SETSIZE - 1);
+			CPU_SET((int)c, &set);
+			lua_pop(L, 1);
+		}
+		if (sched_setaffinity(0, sizeof set, &set) != 0)
+			return ft_fail_errno(L, errno, "sched_setaffinity failed");
+	}
+	lua_newtable(L);
+	lua_Integer k = 0;
+	for (int c = 0; c < CPU_SETSIZE; c++) {
+		if (CPU_ISSET(c, &old)) {
+			lua_pushinteger(L, c);
+			lua_rawseti(L, -2, ++k);
+		}
+	}
+	return 1;
+}
+
+static const luaL_Reg methods[] = {
+	{ "start", l_start },
+	{ "stop", l_stop },
+	{ "close", l_close },
+	{ NULL, NULL }
+};
+
+void ft_open_trace(lua_State *L)
+{
+	ft_new_resource_meta(L, TRACE_META, l_close, l_tostring, methods, NULL);
+	lua_pushcfunction(L, l_trace);
+	lua_setfield(L, -2, "trace");
+	lua_pushcfunction(L, l_touch_timed_at);
+	lua_setfield(L, -2, "touch_timed_at");
+	lua_pushcfunction(L, l_plant_dontneed);
+	lua_setfield(L, -2, "plant_dontneed");
+	lua_pushcfunction(L, l_affinity);
+	lua_setfield(L, -2, "affinity");
+}

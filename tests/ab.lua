@@ -1,0 +1,90 @@
+-- AB="A knobs | B knobs": both sides in every repetition in ABBA order, each
+-- side's knobs set and the run's own restored, both sides and the paired
+-- change reported, compare.lua's paired table and gate; knobs that cannot
+-- change inside a run refused before anything runs.
+local t = require "tap"
+local json = require "json"
+local q = t.quote
+
+local dir = t.tmpdir()
+local script = dir .. "/order.lua"
+t.write(script, [[
+local harness = require "harness"
+local seq = 0
+local h = harness.start({ script = "order", about = "AB order", mib = 1, reps = 6,
+  knobs = { { name = "LEVEL", kind = "count", default = 1, ab = true, desc = "a value the cases read" } } }, { ... })
+for _, name in ipairs { "x", "y" } do
+  h:case(name, function(r)
+    seq = seq + 1
+    r.seq, r.level = seq, h.cfg.LEVEL
+    r.ns = 1000 * h.cfg.LEVEL + seq % 7
+  end)
+end
+h:columns { { "seq", "sequence", "count" }, { "level", "LEVEL", "count" }, { "ns", "time", "ns" } }
+h:run()
+h:note(("LEVEL after the repetitions: %d"):format(h.cfg.LEVEL))
+h:finish()
+]])
+
+local out, code = t.ftrun_run(q(script) .. " 'AB=LEVEL=1 | LEVEL=2' LEVEL=3", "RESULTS=" .. q(dir))
+t.is(code, 0, "an AB run")
+local doc = json.decode(t.read(dir .. "/exp-order-ab-results.json") or "null") or { reps = {}, rows = {} }
+t.is(doc.ab and doc.ab.a, "LEVEL=1", "the JSON names side A")
+t.is(doc.ab and doc.ab.b, "LEVEL=2", "and side B")
+
+-- ABBA: in odd repetitions every case of A runs before any of B, in even ones after.
+local seqs = {}
+for _, c in ipairs(doc.reps) do seqs[c.case] = c.records end
+local abba, levels = true, true
+for i = 1, 6 do
+  local a_last = math.max(seqs.x[i].seq, seqs.y[i].seq)
+  local b_first = math.min(seqs["x [B]"][i].seq, seqs["y [B]"][i].seq)
+  local a_first = math.min(seqs.x[i].seq, seqs.y[i].seq)
+  local b_last = math.max(seqs["x [B]"][i].seq, seqs["y [B]"][i].seq)
+  if i % 2 == 1 and a_last >= b_first or i % 2 == 0 and b_last >= a_first then abba = false end
+  if seqs.x[i].level ~= 1 or seqs["x [B]"][i].level ~= 2 then levels = false end
+end
+t.ok(abba, "A B in odd repetitions, B A in even ones (ABBA)", json.encode(seqs))
+t.ok(levels, "each side ran with its own knob value")
+t.like(out, "LEVEL after the repetitions: 3", "the run's own value is back after the repetitions")
+
+local rows = {}
+for _, r in ipairs(doc.rows) do rows[r.case .. " " .. r.column] = r end
+t.is(rows["x ns"] and rows["x ns"].side, "A", "side A's rows carry their side")
+t.is(rows["x [B] ns"] and rows["x [B] ns"].ab_case, "x", "side B's rows name their case")
+t.is(rows["x [B] ns"] and #rows["x [B] ns"].values, 6, "and keep every repetition's value by index")
+t.like(out, "**AB: the paired change B/A**", "the run prints the paired table")
+t.like(out, "| x | ns | ns | ", "a paired row")
+t.like(out, "| 0.0312 | ", "six pairs all one way: Wilcoxon p = 2/64")
+
+out, code = t.ftrun_run("compare.lua " .. q(dir .. "/exp-order-ab-results.json"))
+t.is(code, 0, "compare.lua on one AB run")
+t.like(out, "| x | ns | ns | ", "prints the paired table")
+t.like(out, "+100.0 % (worse)", "and calls the doubled time")
+out, code = t.ftrun_run("compare.lua " .. q(dir .. "/exp-order-ab-results.json"), "FAIL_ABOVE=50")
+t.is(code, 1, "FAIL_ABOVE gates an AB run")
+t.like(out, "x ns: B/A +100.0 %", "naming the row")
+out, code = t.ftrun_run("compare.lua " .. q(dir .. "/exp-order-ab-results.json"), "FAIL_ABOVE=150")
+t.is(code, 0, "and lets a smaller change through")
+
+-- Refused before anything runs: no repetition starts, no file is written.
+local refused = dir .. "/refused"
+for _, c in ipairs {
+  { "AB=MIB=4 | MIB=8", "AB=MIB=4 | MIB=8: MIB cannot change inside a run of order.lua (in AB: LEVEL)" },
+  { "AB=REPS=2 | ", "REPS cannot change inside a run" },
+  { "AB= | RESULTS=/tmp", "RESULTS cannot change inside a run" },
+  { "AB=NOPE=1 | ", "NOPE is not a knob of order.lua" },
+  { "AB=LEVEL=0 | LEVEL=1", "LEVEL=0: expected a positive integer" },
+  { "AB=LEVEL=1", "'A knobs | B knobs' (one |)" },
+  { "AB= | ", "at least one knob on one side" },
+  { "AB=LEVEL=1 LEVEL=2 | ", "LEVEL twice on side A" },
+} do
+  out, code = t.ftrun_run(q(script) .. " " .. q(c[1]), "RESULTS=" .. q(refused))
+  t.is(code, 2, c[1] .. ": exit 2")
+  t.like(out, c[2], "names why: " .. c[2])
+  t.ok(not out:find("rep 1/", 1, true), "before any repetition", out)
+end
+t.ok(not io.open(refused), "nothing written")
+
+os.execute("rm -rf " .. q(dir))
+t.done()

@@ -1,0 +1,52 @@
+-- make calibrate's script in its QUICK form: its table and calibration
+-- file, and compare.lua judging one run a side with that file.
+local t = require "tap"
+local json = require "json"
+local q = t.quote
+
+local dir = t.tmpdir()
+local out, code = t.ftrun_run("bench/calibrate.lua QUICK=1 AB_CHECK=0 RESULTS=" .. q(dir))
+t.is(code, 0, "a QUICK calibration", out)
+t.like(out, "| A pass1 | ", "the table has pass 1's levels")
+t.like(out, "one run a side, U test on the repetitions", "the U test's false calls")
+t.like(out, "the same with Benjamini-Hochberg over the rows (compare.lua)", "the calibrated test's")
+t.like(out, "+10 % planted into the new side", "the planted power")
+t.like(out, "| one run a side, judged against this calibration | ", "the smallest change per design")
+t.like(out, "The machine was shared while these ran", "and the caveat")
+local cal = json.decode(t.read(dir .. "/calibration-cycles.json") or "null")
+t.ok(cal and cal.kind == "ftrun calibration" and cal.runs == 6, "the calibration file")
+local row
+for _, r in ipairs(cal and cal.rows or {}) do if r.case == "A" and r.column == "pass1" then row = r end end
+t.ok(row and row.between_run_sd_log > 0 and row.df == 5, "with pass 1's run-to-run spread and its df")
+t.like(t.read(dir .. "/calibration.md") or "", "| A pass1 | ", "and the table beside it")
+
+-- Two runs of the calibrated configuration: one run a side is judged.
+for i = 1, 2 do
+  t.ftrun_run(("cycles.lua CYCLES=A MIB=16 REPS=8 RESULTS=%s"):format(q(dir .. "/r" .. i)))
+end
+out, code = t.ftrun_run(("compare.lua %s %s CALIBRATION=%s"):format(q(dir .. "/r1/cycles-A-results.json"),
+  q(dir .. "/r2/cycles-A-results.json"), q(dir .. "/calibration-cycles.json")))
+t.is(code, 0, "compare.lua with the calibration")
+t.like(out, "p from Student's t of the log ratio against the run-to-run spread", "judges one run a side with it")
+local line = out:match("\n(| A | pass1 | [^\n]*)") or ""
+t.ok(line ~= "" and not line:find("?", 1, true), "pass 1 is judged", line)
+out, code = t.ftrun_run(("compare.lua %s %s CALIBRATION=%s"):format(q(dir .. "/r1/cycles-A-results.json"),
+  q(dir .. "/r2/cycles-A-results.json"), q(dir .. "/calibration.md")))
+t.is(code, 2, "a CALIBRATION that is no calibration file: exit 2")
+t.like(out, "not a calibration file of ftrun", "saying so")
+
+for _, c in ipairs {
+  { "RUNS=3", "RUNS=3: expected at least 6" },
+  { "CONFIG='RESULTS=/tmp'", "is not a plain KNOB=value of cycles.lua" },
+  { "NOPE=1", "argument 'NOPE=1' is not one of this script's knobs" },
+} do
+  out, code = t.ftrun_run("bench/calibrate.lua " .. c[1] .. " RESULTS=" .. q(dir .. "/no"))
+  t.is(code, 2, c[1] .. ": exit 2")
+  t.like(out, c[2], "names it")
+end
+out, code = t.ftrun_run("bench/calibrate.lua --help")
+t.is(code, 0, "--help")
+t.like(out, "RUNS", "lists the knobs")
+
+os.execute("rm -rf " .. q(dir))
+t.done()

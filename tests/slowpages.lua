@@ -1,0 +1,103 @@
+-- slowpages.lua at a tiny size: a planted cause is found in the pages it
+-- was planted in, the JSON keeps every slow page, bad knobs exit 2.
+local t = require "tap"
+local json = require "json"
+local q = t.quote
+
+local out, code = t.ftrun_run("slowpages.lua PLANT=sometimes")
+t.is(code, 2, "PLANT=sometimes exits 2")
+t.like(out, "one of none, dontneed, tlb, preempt", "and names the values allowed")
+out = t.ftrun_run("slowpages.lua --help")
+t.like(out, "  PLANT ", "--help lists PLANT")
+t.like(out, "  SLOW_NS ", "and SLOW_NS")
+
+if t.run("id -u") ~= "0\n" then
+  t.diag("skipped: the traced runs need root")
+  do -- cycles.lua CAUSES=1: cycle C's slow pages by cause, in the table, the JSON and a page map
+  local dir = t.tmpdir()
+  local o, c = t.ftrun_run("cycles.lua MIB=16 REPS=1 CYCLES=C CAUSES=1 RESULTS=" .. q(dir))
+  t.is(c, 0, "cycles.lua CAUSES=1 runs clean", o)
+  t.like(o, "**C, pass 2**: ", "its table gives cycle C's pass 2 slow pages by cause")
+  local ls = io.popen("ls " .. q(dir) .. "/*results.json")
+  local path = ls:read("l")
+  ls:close()
+  local doc = json.decode(path and t.read(path) or "null")
+  local rec = doc and doc.reps[1].records[1] or {}
+  t.ok(rec.slow_pages and rec.slow_pages[1] and rec.slow_pages[1].cause, "the JSON keeps slow_pages with causes")
+  t.is(rec.pass1_faults, 16 * 256, "pass 1 still counts its faults")
+  local p = io.popen("ls " .. q(dir) .. "/*pass2-c-causes.svg 2>/dev/null")
+  local svg = p:read("l")
+  p:close()
+  t.ok(svg ~= nil or t.run("command -v gnuplot") == "", "pass 2's page map by cause is drawn")
+  os.execute("rm -rf " .. q(dir))
+end
+
+t.done()
+end
+
+local function run(args)
+  local dir = t.tmpdir()
+  local o, c = t.ftrun_run("slowpages.lua MIB=16 REPS=1 " .. args .. " RESULTS=" .. q(dir))
+  local doc = json.decode(t.read(dir .. "/exp-slowpages-results.json") or "null")
+  local map = t.read(dir .. "/exp-slowpages-pass2-thp-never" .. (args:match("PLANT=(%w+)") and "-plant-"
+    .. args:match("PLANT=(%w+)") or "") .. "-causes.dat")
+  os.execute("rm -rf " .. q(dir))
+  return doc, o, c, map
+end
+local function value(doc, name, pass)
+  for _, v in ipairs(doc and doc.values or {}) do
+    if v.value == name and (pass == nil or v.pass == pass) then return v end
+  end
+end
+
+do -- dontneed: the planted pages fault again in pass 2 and are named `fault`
+  local doc, o, c, map = run("PLANT=dontneed THP_CASES=never")
+  t.like(map, "# fault: page index, ns, repetition", "pass 2's page map has a series of fault pages")
+  t.is(c, 0, "PLANT=dontneed runs clean", o)
+  t.like(o, "Planted dontneed: recall ", "the table gives recall and precision")
+  local recall = value(doc, "recall", 2)
+  t.ok(recall and recall.x >= 99, ("at least 99 %% of the planted slow pages are faults: %s"):format(
+    recall and recall.x or "none"))
+  local precision = value(doc, "precision", 2)
+  t.ok(precision and precision.x >= 99, "and the fault pages are the planted ones")
+  local rec = doc and doc.reps[1].records[1] or {}
+  t.is(rec.pass2_faults, 16 * 256 // 16, "pass 2 took one fault per planted page")
+  local pages, planted, fields = rec.slow_pages or {}, 0, true
+  for _, p in ipairs(pages) do
+    fields = fields and p.pass and p.rep == 1 and math.type(p.index) == "integer" and p.ns > 200
+      and type(p.cause) == "string"
+    if p.pass == 2 and p.index % 16 == 0 and p.cause == "fault" then planted = planted + 1 end
+  end
+  t.ok(#pages > 0 and fields, "slow_pages = {{pass, rep, index, ns, cause}, ...} in the JSON")
+  t.ok(planted > 0, "planted pages among them, as fault: " .. planted)
+end
+
+do -- none: both THP modes, traced and untraced, and tracing's cost
+  local doc, o, c = run("")
+  t.is(c, 0, "PLANT=none runs clean", o)
+  t.like(o, "THP=always, no events", "the untraced cases run beside the traced ones")
+  t.ok(value(doc, "trace_cost", 1) and value(doc, "trace_cost", 2), "tracing's cost for both passes")
+  local share = value(doc, "slow_share", 1)
+  t.ok(share and share.cause and share.pages > 0, "pass 1's slow pages by cause")
+end
+
+do -- cycles.lua CAUSES=1: cycle C's slow pages by cause, in the table, the JSON and a page map
+  local dir = t.tmpdir()
+  local o, c = t.ftrun_run("cycles.lua MIB=16 REPS=1 CYCLES=C CAUSES=1 RESULTS=" .. q(dir))
+  t.is(c, 0, "cycles.lua CAUSES=1 runs clean", o)
+  t.like(o, "**C, pass 2**: ", "its table gives cycle C's pass 2 slow pages by cause")
+  local ls = io.popen("ls " .. q(dir) .. "/*results.json")
+  local path = ls:read("l")
+  ls:close()
+  local doc = json.decode(path and t.read(path) or "null")
+  local rec = doc and doc.reps[1].records[1] or {}
+  t.ok(rec.slow_pages and rec.slow_pages[1] and rec.slow_pages[1].cause, "the JSON keeps slow_pages with causes")
+  t.is(rec.pass1_faults, 16 * 256, "pass 1 still counts its faults")
+  local p = io.popen("ls " .. q(dir) .. "/*pass2-c-causes.svg 2>/dev/null")
+  local svg = p:read("l")
+  p:close()
+  t.ok(svg ~= nil or t.run("command -v gnuplot") == "", "pass 2's page map by cause is drawn")
+  os.execute("rm -rf " .. q(dir))
+end
+
+t.done()
