@@ -181,12 +181,10 @@ end
 for _, c in ipairs(columns) do c.optional = true end
 h:columns(columns)
 h:run()
-if samples then -- the last repetition's per-page samples, for the page map
-  for pass, s in pairs(samples) do h:attach(("C-%s-samples.i32"):format(pass), report.pack_samples(s)) end
-end
+-- the last repetition's per-page samples, for the page map
+for pass, s in pairs(samples or {}) do h:attach(("C-%s-samples.i32"):format(pass), report.pack_samples(s)) end
 
--- The headline ratios, each taken within every repetition; the other
--- figures derived from the rows are the report's (reports/cycles.lua).
+-- The headline ratios, each within every repetition (the other figures: reports/cycles.lua).
 local pass1 = { "A", "pass1" }
 h:ratio("first_touch", pass1, { "A", "pass2r" }, { minima = true })
 h:ratio("fill_bandwidth", { "A", "fill" }, { "B", "fill" })

@@ -10,7 +10,7 @@ local reports = {}
 
 local loaded = {}
 
--- The report module of a script ("cycles.lua" or "cycles"), or {} when it has none.
+-- The report module of a script ("<name>.lua" or "<name>"), or {} when it has none.
 function reports.of(script)
   local name = tostring(script):gsub("%.lua$", "")
   if loaded[name] == nil then
