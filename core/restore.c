@@ -327,6 +327,7 @@ int ft_settings_restore(void)
 		char now[FT_SETTING_VALUE];
 		if (ft_setting_read(e->path, now, sizeof now) == 0 && strcmp(now, e->after) != 0) {
 			copy(e->found, sizeof e->found, now, strlen(now));
+			copy(e->left, sizeof e->left, e->after, strlen(e->after));
 			e->foreign = 1; /* not what this run left: said by the caller */
 		}
 		int err = write_value(e->path, e->before);

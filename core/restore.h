@@ -44,7 +44,8 @@ struct ft_setting {
 	char after[FT_SETTING_VALUE];      /* as read back after the write */
 	volatile sig_atomic_t restored;
 	int err;                            /* why the last restore failed, or 0 */
-	char found[FT_SETTING_VALUE];       /* at the restore, when not `after`: */
+	char found[FT_SETTING_VALUE];       /* at the restore, when not `left` */
+	char left[FT_SETTING_VALUE];        /* (what this run left there): */
 	volatile sig_atomic_t foreign;      /* someone else changed the file */
 };
 

@@ -247,7 +247,7 @@ static int restore_settings(void)
 		if (e->foreign)
 			fprintf(stderr, "ftrun: warning: %s read %s at the end, not %s as this run left it: "
 			        "something else changed it meanwhile; written back to %s\n",
-			        e->path, e->found, e->after, e->before);
+			        e->path, e->found, e->left, e->before);
 	}
 	for (size_t i = 0; err && i < ft_settings_count(); i++) {
 		const struct ft_setting *e = ft_setting_at(i);
