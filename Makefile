@@ -4,7 +4,8 @@
 # the runner itself costs, `make publish` writes the committed results and
 # the README's tables, `make fuzz` runs the API fuzz on the sanitizer build,
 # `make lint` runs luacheck on the Lua and builds the C warning-free with
-# gcc and clang.
+# gcc and clang, `make numa` checks the placement claims in qemu guests with
+# several NUMA nodes.
 
 CC      ?= cc
 COMPILER := $(notdir $(CC))
@@ -45,7 +46,7 @@ RUNNER  := main repl ft ft_aux ft_buffer ft_memfd ft_samples ft_timer ft_system 
 OBJS    := $(CORE:%=$(BUILD)/core/%.o) $(RUNNER:%=$(BUILD)/runner/%.o)
 DEPS    := $(BUILD)/.packages
 
-.PHONY: all run test bench bench-tools publish repeats plots fuzz lint clean packages calibrate
+.PHONY: all run test bench bench-tools publish repeats plots fuzz lint clean packages calibrate numa numa-publish
 
 all: $(BIN) $(ASM)
 
@@ -117,6 +118,7 @@ publish: all $(REF) bench-tools
 	PUBLISH=1 ./$(BIN) cycles.lua THP=always
 	PUBLISH=1 ./$(BIN) cycles.lua THP=16K
 	for e in $(EXPERIMENTS); do PUBLISH=1 ./$(BIN) $$e.lua || exit 1; done
+	$(MAKE) numa-publish
 	PUBLISH=1 ./$(BIN) bench/bench.lua $(REF)
 	./$(BIN) plot.lua results
 
@@ -152,6 +154,24 @@ $(TEST_TOOLS):
 test: lint $(BIN) $(ASM) | $(TEST_TOOLS)
 	FTRUN=./$(BIN) FTRUN_ASM=$(ASM) prove --exec ./$(BIN) tests/*.lua
 
+# The placement claims on a kernel with several NUMA nodes: Debian's cloud
+# kernel (downloaded, never installed) booted under qemu -accel tcg with a
+# busybox initramfs holding ./ftrun; numa/run.sh names the knobs (NODES,
+# NODE_MEM, LAYOUTS, NODE_MEMS, MIB, REPS, APPEND, TIMEOUT).
+NUMA_TOOLS := build/.numa-tools
+$(NUMA_TOOLS):
+	@$(call need,command -v qemu-system-x86_64 >/dev/null,qemu-system-x86,qemu for make numa)
+	@$(call need,command -v busybox >/dev/null && ! ldd "$$(command -v busybox)" >/dev/null 2>&1,busybox-static,a static busybox for make numa)
+	@$(call need,command -v cpio >/dev/null,cpio,cpio for make numa)
+	@mkdir -p $(@D) && touch $@
+
+numa: $(BIN) | $(NUMA_TOOLS)
+	numa/run.sh ./$(BIN)
+
+# One 2-node guest run of placement.lua at its default size, into results/numa/.
+numa-publish: $(BIN) | $(NUMA_TOOLS)
+	NODE_MEMS=3072,3072 MIB=256 FAILURES=0 PUBLISH_DIR=results/numa numa/run.sh ./$(BIN)
+
 # luacheck (Debian's lua-check) with .luacheckrc, and the C under both
 # compilers with the warnings as errors (CFLAGS has -Wall -Wextra -Werror).
 LINT_TOOLS := build/.lint-tools
@@ -160,7 +180,7 @@ $(LINT_TOOLS):
 	@mkdir -p $(@D) && touch $@
 
 lint: | $(LINT_TOOLS) $(DEPS)
-	luacheck --no-color -q scripts tests bench
+	luacheck --no-color -q scripts tests bench numa
 	for cc in gcc clang; do \
 	  for f in core/*.c runner/*.c bench/ref.c; do \
 	    $$cc $(CFLAGS) $(LUA_CFLAGS) -c -o /dev/null $$f || exit 1; \

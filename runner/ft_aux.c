@@ -39,6 +39,14 @@ int ft_check_option(lua_State *L, int arg, const char *const names[])
 	return luaL_checkoption(L, arg, NULL, names);
 }
 
+lua_Integer ft_check_positive(lua_State *L, int arg, const char *what)
+{
+	lua_Integer v = luaL_checkinteger(L, arg);
+	if (v <= 0)
+		luaL_argerror(L, arg, lua_pushfstring(L, "%s, got %I", what, v));
+	return v;
+}
+
 unsigned char ft_check_byte(lua_State *L, int arg)
 {
 	lua_Integer v = luaL_checkinteger(L, arg);
@@ -226,6 +234,14 @@ void ft_set_integer(lua_State *L, const char *key, lua_Integer v)
 {
 	lua_pushinteger(L, v);
 	lua_setfield(L, -2, key);
+}
+
+lua_Integer ft_field_integer(lua_State *L, int t, const char *key, lua_Integer dflt)
+{
+	lua_getfield(L, t, key);
+	lua_Integer v = lua_isinteger(L, -1) ? lua_tointeger(L, -1) : dflt;
+	lua_pop(L, 1);
+	return v;
 }
 
 void ft_set_number(lua_State *L, const char *key, lua_Number v)

@@ -24,6 +24,9 @@ void ft_check_nargs(lua_State *L, int max);
 void ft_check_method_nargs(lua_State *L, int max);
 /* luaL_checkoption that also rejects an embedded NUL. */
 int ft_check_option(lua_State *L, int arg, const char *const names[]);
+/* An integer above 0 at arg; what says what it must be ("size must be a
+ * positive number of bytes"), and the message adds what it got. */
+lua_Integer ft_check_positive(lua_State *L, int arg, const char *what);
 /* A byte value, 0 to 255, at arg. */
 unsigned char ft_check_byte(lua_State *L, int arg);
 
@@ -64,6 +67,8 @@ int ft_msghandler(lua_State *L);
 /* --- fields of the table on top ------------------------------------------ */
 
 void ft_set_integer(lua_State *L, const char *key, lua_Integer v);
+/* t[key] of the table at t when it is an integer, else dflt. */
+lua_Integer ft_field_integer(lua_State *L, int t, const char *key, lua_Integer dflt);
 void ft_set_number(lua_State *L, const char *key, lua_Number v);
 void ft_set_string(lua_State *L, const char *key, const char *v);
 void ft_set_boolean(lua_State *L, const char *key, bool v);

@@ -19,13 +19,6 @@
 
 #define BUFFER_META FT_BUFFER_META
 
-/* h.owns: __gc releases b (an owner, or a task process's own mapping of a
- * shared memfd); h.view: no unmap or free through this object. */
-struct lbuffer {
-	struct ft_lendable h; /* first: lent and given back through it */
-	struct ft_buffer b;
-};
-
 static const char *kind_name(const struct ft_buffer *b)
 {
 	return b->kind == FT_MALLOC ? "malloc" : "mmap";
@@ -36,15 +29,15 @@ static const char *backing_name(const struct ft_buffer *b)
 	return b->kind == FT_MALLOC ? "malloc" : b->file ? "memfd" : "anonymous";
 }
 
-static bool is_open(const struct lbuffer *lb)
+bool ft_buffer_is_open(const struct ft_lbuffer *lb)
 {
-	return lb->b.addr && ((const struct lbuffer *)lb->h.root)->b.addr;
+	return lb->b.addr && ((const struct ft_lbuffer *)lb->h.root)->b.addr;
 }
 
-static struct lbuffer *check_lbuffer(lua_State *L, int arg)
+static struct ft_lbuffer *check_lbuffer(lua_State *L, int arg)
 {
-	struct lbuffer *lb = luaL_checkudata(L, arg, BUFFER_META);
-	if (!is_open(lb))
+	struct ft_lbuffer *lb = luaL_checkudata(L, arg, BUFFER_META);
+	if (!ft_buffer_is_open(lb))
 		luaL_error(L, "buffer is %s", lb->b.kind == FT_MALLOC ? "freed" : "unmapped");
 	return lb;
 }
@@ -61,18 +54,14 @@ static struct ft_buffer *check_buffer(lua_State *L)
 
 static size_t check_bytes(lua_State *L, int arg)
 {
-	lua_Integer bytes = luaL_checkinteger(L, arg);
-	if (bytes <= 0)
-		luaL_argerror(L, arg, lua_pushfstring(L,
-			"size must be a positive number of bytes, got %I", bytes));
-	return (size_t)bytes;
+	return (size_t)ft_check_positive(L, arg, "size must be a positive number of bytes");
 }
 
 /* User value 1: the memfd a file mapping was made from, so a task
  * process can be handed the same file. */
-static struct lbuffer *new_buffer(lua_State *L)
+struct ft_lbuffer *ft_push_buffer(lua_State *L)
 {
-	struct lbuffer *lb = lua_newuserdatauv(L, sizeof *lb, 1);
+	struct ft_lbuffer *lb = lua_newuserdatauv(L, sizeof *lb, 1);
 	memset(lb, 0, sizeof *lb);
 	lb->h.root = &lb->h;
 	lb->h.owns = true;
@@ -144,7 +133,7 @@ static int l_mmap(lua_State *L)
 				(lua_Integer)bytes, (lua_Integer)m->bytes));
 		fd = m->fd;
 	}
-	struct ft_buffer *b = &new_buffer(L)->b;
+	struct ft_buffer *b = &ft_push_buffer(L)->b;
 	if (o.memfd) {
 		lua_pushvalue(L, o.memfd);
 		lua_setiuservalue(L, -2, 1);
@@ -169,7 +158,7 @@ static int l_malloc(lua_State *L)
 {
 	ft_check_nargs(L, 1);
 	size_t bytes = check_bytes(L, 1);
-	struct ft_buffer *b = &new_buffer(L)->b;
+	struct ft_buffer *b = &ft_push_buffer(L)->b;
 	int err = ft_buffer_malloc(b, bytes);
 	if (err)
 		return ft_fail_errno(L, err, "malloc of %I bytes failed", (lua_Integer)bytes);
@@ -326,14 +315,10 @@ static int l_nodes(lua_State *L)
 			other++;
 		}
 	}
-	lua_pushinteger(L, absent);
-	lua_setfield(L, -2, "absent");
-	lua_pushinteger(L, zero);
-	lua_setfield(L, -2, "zero_page");
-	lua_pushinteger(L, other);
-	lua_setfield(L, -2, "error");
-	lua_pushinteger(L, (lua_Integer)count);
-	lua_setfield(L, -2, "sampled");
+	ft_set_integer(L, "absent", absent);
+	ft_set_integer(L, "zero_page", zero);
+	ft_set_integer(L, "error", other);
+	ft_set_integer(L, "sampled", (lua_Integer)count);
 	return 1;
 }
 
@@ -457,7 +442,7 @@ static int l_thp_bytes(lua_State *L)
 static int release(lua_State *L, enum ft_kind kind)
 {
 	ft_check_method_nargs(L, 1);
-	struct lbuffer *lb = check_lbuffer(L, 1);
+	struct ft_lbuffer *lb = check_lbuffer(L, 1);
 	struct ft_buffer *b = &lb->b;
 	ft_check_releasable(L, &lb->h, "buffer", kind == FT_MALLOC ? "freed" : "unmapped");
 	if (b->kind != kind)
@@ -488,7 +473,7 @@ static int l_free(lua_State *L)
  * leaking it beats unmapping memory a thread is touching. */
 static int l_gc(lua_State *L)
 {
-	struct lbuffer *lb = luaL_checkudata(L, 1, BUFFER_META);
+	struct ft_lbuffer *lb = luaL_checkudata(L, 1, BUFFER_META);
 	if (lb->h.owns && lb->b.addr && !lb->h.lent)
 		ft_buffer_release(&lb->b, NULL);
 	return 0;
@@ -496,14 +481,14 @@ static int l_gc(lua_State *L)
 
 static int l_tostring(lua_State *L)
 {
-	struct lbuffer *lb = luaL_checkudata(L, 1, BUFFER_META);
+	struct ft_lbuffer *lb = luaL_checkudata(L, 1, BUFFER_META);
 	struct ft_buffer *b = &lb->b;
-	if (is_open(lb) && b->hugetlb_size)
+	if (ft_buffer_is_open(lb) && b->hugetlb_size)
 		lua_pushfstring(L, "ft.buffer (%smmap hugetlb, %I bytes, %I pages of %I in huge "
 		                "pages of %I, at %p)", lb->h.view ? "view of " : "", (lua_Integer)b->bytes,
 		                (lua_Integer)b->pages, (lua_Integer)b->page_size,
 		                (lua_Integer)b->hugetlb_size, (void *)b->addr);
-	else if (is_open(lb))
+	else if (ft_buffer_is_open(lb))
 		lua_pushfstring(L, "ft.buffer (%s%s%s%s, %I bytes, %I pages of %I, at %p)",
 		                lb->h.view ? "view of " : "", kind_name(b),
 		                b->kind == FT_MMAP ? (b->shared ? " shared " : " private ") : "",
@@ -539,7 +524,7 @@ static const luaL_Reg methods[] = {
  * backing, shared, view, map_ns, released. */
 static int l_fields(lua_State *L)
 {
-	struct lbuffer *lb = luaL_checkudata(L, 1, BUFFER_META);
+	struct ft_lbuffer *lb = luaL_checkudata(L, 1, BUFFER_META);
 	struct ft_buffer *b = &lb->b;
 	const char *key = lua_tostring(L, 2);
 	if (strcmp(key, "addr") == 0)
@@ -563,65 +548,10 @@ static int l_fields(lua_State *L)
 	else if (strcmp(key, "map_ns") == 0)
 		lua_pushinteger(L, b->map_ns);
 	else if (strcmp(key, "released") == 0)
-		lua_pushboolean(L, !is_open(lb));
+		lua_pushboolean(L, !ft_buffer_is_open(lb));
 	else
 		return 0;
 	return 1;
-}
-
-/* --- crossing into tasks --------------------------------------------- */
-
-const char *ft_buffer_export(lua_State *L, int idx, enum ft_cross cross, int keep,
-                             struct ft_buffer_wire *w)
-{
-	struct lbuffer *lb = luaL_checkudata(L, idx, BUFFER_META);
-	if (!is_open(lb))
-		return "a released buffer";
-	memset(w, 0, sizeof *w);
-	w->b = lb->b;
-	w->fd = -1;
-	if (cross == FT_CROSS_RESULT)
-		return "a buffer (a task's buffers stay in the task)";
-	if (cross == FT_CROSS_THREAD) {
-		w->root = lb->h.root;
-		lua_pushvalue(L, idx);
-		lua_pushboolean(L, 1);
-		lua_rawset(L, keep);
-		return NULL;
-	}
-	/* A process has its own memory: only a file mapped shared is the
-	 * same memory there; a private page would be a copy. */
-	if (!lb->b.file || !lb->b.shared)
-		return "a private buffer: a task process would only have a copy of it; map a memfd "
-		       "shared (ft.mmap(n, {memfd = m, shared = true})) or pass the memfd";
-	if (lua_getiuservalue(L, idx, 1) != LUA_TUSERDATA) {
-		lua_pop(L, 1);
-		return "a buffer whose memfd is not known here";
-	}
-	struct ft_memfd_wire mw;
-	const char *why = ft_memfd_export(L, lua_gettop(L), cross, keep, &mw);
-	lua_pop(L, 1);
-	if (why)
-		return "a buffer whose memfd is closed (a task process maps the memfd itself)";
-	w->fd = mw.m.fd;
-	return NULL;
-}
-
-void ft_buffer_import(lua_State *L, const struct ft_buffer_wire *w, enum ft_cross cross)
-{
-	struct lbuffer *lb = new_buffer(L);
-	struct ft_buffer *b = &lb->b;
-	lb->h.view = true;
-	if (cross == FT_CROSS_THREAD) {
-		*b = w->b;
-		lb->h.root = w->root;
-		lb->h.owns = false;
-		return;
-	}
-	int err = ft_buffer_map_fd(b, w->b.bytes, w->fd, w->b.offset, true, FT_THP_DEFAULT, false);
-	if (err)
-		ft_error_errno(L, err, "a task could not map the shared buffer of %I bytes",
-		               (lua_Integer)w->b.bytes);
 }
 
 void ft_open_buffer(lua_State *L)

@@ -9,20 +9,15 @@
 #include "ft_memfd.h"
 #include "ft_openers.h"
 
-struct lmemfd {
-	struct ft_lendable h; /* first: lent and given back through it */
-	struct ft_memfd m;
-};
-
-static bool is_open(const struct lmemfd *lm)
+bool ft_memfd_is_open(const struct ft_lmemfd *lm)
 {
-	return lm->m.fd >= 0 && ((const struct lmemfd *)lm->h.root)->m.fd >= 0;
+	return lm->m.fd >= 0 && ((const struct ft_lmemfd *)lm->h.root)->m.fd >= 0;
 }
 
-static struct lmemfd *check_lmemfd(lua_State *L, int arg)
+static struct ft_lmemfd *check_lmemfd(lua_State *L, int arg)
 {
-	struct lmemfd *lm = luaL_checkudata(L, arg, FT_MEMFD_META);
-	if (!is_open(lm))
+	struct ft_lmemfd *lm = luaL_checkudata(L, arg, FT_MEMFD_META);
+	if (!ft_memfd_is_open(lm))
 		luaL_error(L, "memfd is closed");
 	return lm;
 }
@@ -32,9 +27,9 @@ struct ft_memfd *ft_check_memfd(lua_State *L, int arg)
 	return &check_lmemfd(L, arg)->m;
 }
 
-static struct lmemfd *new_memfd(lua_State *L)
+struct ft_lmemfd *ft_push_memfd(lua_State *L)
 {
-	struct lmemfd *lm = lua_newuserdatauv(L, sizeof *lm, 0);
+	struct ft_lmemfd *lm = lua_newuserdatauv(L, sizeof *lm, 0);
 	memset(lm, 0, sizeof *lm);
 	lm->m.fd = -1;
 	lm->h.root = &lm->h;
@@ -47,11 +42,8 @@ static struct lmemfd *new_memfd(lua_State *L)
 static int l_memfd(lua_State *L)
 {
 	ft_check_nargs(L, 1);
-	lua_Integer bytes = luaL_checkinteger(L, 1);
-	if (bytes <= 0)
-		return luaL_argerror(L, 1, lua_pushfstring(L,
-			"size must be a positive number of bytes, got %I", bytes));
-	struct lmemfd *lm = new_memfd(L);
+	lua_Integer bytes = ft_check_positive(L, 1, "size must be a positive number of bytes");
+	struct ft_lmemfd *lm = ft_push_memfd(L);
 	int err = ft_memfd_create(&lm->m, "ftrun", (size_t)bytes);
 	if (err)
 		return ft_fail_errno(L, err, "memfd of %I bytes failed", bytes);
@@ -63,7 +55,7 @@ static int l_memfd(lua_State *L)
 static int l_close(lua_State *L)
 {
 	ft_check_method_nargs(L, 1);
-	struct lmemfd *lm = check_lmemfd(L, 1);
+	struct ft_lmemfd *lm = check_lmemfd(L, 1);
 	ft_check_releasable(L, &lm->h, "memfd", "closed");
 	int err = ft_memfd_close(&lm->m);
 	if (err)
@@ -74,7 +66,7 @@ static int l_close(lua_State *L)
 
 static int l_gc(lua_State *L)
 {
-	struct lmemfd *lm = luaL_checkudata(L, 1, FT_MEMFD_META);
+	struct ft_lmemfd *lm = luaL_checkudata(L, 1, FT_MEMFD_META);
 	if (lm->h.owns && lm->m.fd >= 0 && !lm->h.lent)
 		ft_memfd_close(&lm->m);
 	return 0;
@@ -82,8 +74,8 @@ static int l_gc(lua_State *L)
 
 static int l_tostring(lua_State *L)
 {
-	struct lmemfd *lm = luaL_checkudata(L, 1, FT_MEMFD_META);
-	if (is_open(lm))
+	struct ft_lmemfd *lm = luaL_checkudata(L, 1, FT_MEMFD_META);
+	if (ft_memfd_is_open(lm))
 		lua_pushfstring(L, "ft.memfd (%s%I bytes, fd %d)", lm->h.view ? "view, " : "",
 		                (lua_Integer)lm->m.bytes, lm->m.fd);
 	else
@@ -94,14 +86,14 @@ static int l_tostring(lua_State *L)
 /* Fields: bytes, fd, closed, view. */
 static int l_fields(lua_State *L)
 {
-	struct lmemfd *lm = luaL_checkudata(L, 1, FT_MEMFD_META);
+	struct ft_lmemfd *lm = luaL_checkudata(L, 1, FT_MEMFD_META);
 	const char *key = lua_tostring(L, 2);
 	if (strcmp(key, "bytes") == 0)
 		lua_pushinteger(L, (lua_Integer)lm->m.bytes);
 	else if (strcmp(key, "fd") == 0)
 		lua_pushinteger(L, lm->m.fd);
 	else if (strcmp(key, "closed") == 0)
-		lua_pushboolean(L, !is_open(lm));
+		lua_pushboolean(L, !ft_memfd_is_open(lm));
 	else if (strcmp(key, "view") == 0)
 		lua_pushboolean(L, lm->h.view);
 	else
@@ -109,39 +101,10 @@ static int l_fields(lua_State *L)
 	return 1;
 }
 
-const char *ft_memfd_export(lua_State *L, int idx, enum ft_cross cross, int keep,
-                            struct ft_memfd_wire *w)
-{
-	struct lmemfd *lm = luaL_checkudata(L, idx, FT_MEMFD_META);
-	if (!is_open(lm))
-		return "a closed memfd";
-	if (cross == FT_CROSS_RESULT)
-		return "a memfd (a task's memfds stay in the task)";
-	w->m = lm->m;
-	w->root = lm->h.root;
-	lua_pushvalue(L, idx);
-	lua_pushboolean(L, 1);
-	lua_rawset(L, keep);
-	return NULL;
-}
-
-/* In a thread the view shares the main state's descriptor; in a process
- * the descriptor was inherited under the same number and stays open until
- * the process ends (two views of one memfd must not close it twice). */
-void ft_memfd_import(lua_State *L, const struct ft_memfd_wire *w, enum ft_cross cross)
-{
-	struct lmemfd *lm = new_memfd(L);
-	lm->m = w->m;
-	lm->h.view = true;
-	lm->h.owns = false;
-	if (cross == FT_CROSS_THREAD)
-		lm->h.root = w->root;
-}
-
 int ft_memfd_fd(lua_State *L, int idx)
 {
-	struct lmemfd *lm = luaL_testudata(L, idx, FT_MEMFD_META);
-	return lm && is_open(lm) ? lm->m.fd : -1;
+	struct ft_lmemfd *lm = luaL_testudata(L, idx, FT_MEMFD_META);
+	return lm && ft_memfd_is_open(lm) ? lm->m.fd : -1;
 }
 
 void ft_open_memfd(lua_State *L)

@@ -139,6 +139,23 @@ static int by_count(const void *a, const void *b)
 	return strcmp(x->name, y->name);
 }
 
+/* {{[key] = name, samples [, kernel]}, ...}, most samples first; kernel
+ * only for symbols (key "name"). */
+static void push_by_count(lua_State *L, struct symbol *s, size_t n, const char *key)
+{
+	bool symbols = strcmp(key, "name") == 0;
+	qsort(s, n, sizeof *s, by_count);
+	lua_createtable(L, (int)n, 0);
+	for (size_t i = 0; i < n; i++) {
+		lua_createtable(L, 0, 3);
+		ft_set_string(L, key, s[i].name);
+		ft_set_integer(L, "samples", s[i].count);
+		if (symbols)
+			ft_set_boolean(L, "kernel", s[i].kernel);
+		lua_rawseti(L, -2, (lua_Integer)i + 1);
+	}
+}
+
 /* symbols = {{name, samples, kernel}, ...}, most samples first */
 static void push_symbols(lua_State *L, const struct ft_profile *p)
 {
@@ -167,18 +184,7 @@ static void push_symbols(lua_State *L, const struct ft_profile *p)
 		else
 			s[m++] = s[i];
 	}
-	qsort(s, m, sizeof *s, by_count);
-	lua_createtable(L, (int)m, 0);
-	for (size_t i = 0; i < m; i++) {
-		lua_createtable(L, 0, 3);
-		lua_pushstring(L, s[i].name);
-		lua_setfield(L, -2, "name");
-		lua_pushinteger(L, s[i].count);
-		lua_setfield(L, -2, "samples");
-		lua_pushboolean(L, s[i].kernel);
-		lua_setfield(L, -2, "kernel");
-		lua_rawseti(L, -2, (lua_Integer)i + 1);
-	}
+	push_by_count(L, s, m, "name");
 	lua_replace(L, names - 1); /* over the scratch array */
 	lua_settop(L, names - 1);
 }
@@ -235,16 +241,7 @@ static void push_chains(lua_State *L, const struct ft_profile *p)
 	size_t k = 0;
 	for (lua_pushnil(L); lua_next(L, map); lua_pop(L, 1))
 		s[k++] = (struct symbol){ lua_tostring(L, -2), lua_tointeger(L, -1), false };
-	qsort(s, n, sizeof *s, by_count);
-	lua_createtable(L, (int)n, 0);
-	for (size_t i = 0; i < n; i++) {
-		lua_createtable(L, 0, 2);
-		lua_pushstring(L, s[i].name);
-		lua_setfield(L, -2, "stack");
-		lua_pushinteger(L, s[i].count);
-		lua_setfield(L, -2, "samples");
-		lua_rawseti(L, -2, (lua_Integer)i + 1);
-	}
+	push_by_count(L, s, n, "stack");
 	/* stack: map, prefixes, scratch, list -> list, prefixes */
 	lua_replace(L, map);
 	lua_pop(L, 1);

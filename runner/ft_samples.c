@@ -27,10 +27,7 @@ static struct ft_samples *check_nonempty(lua_State *L)
 static int l_samples(lua_State *L)
 {
 	ft_check_nargs(L, 1);
-	lua_Integer n = luaL_checkinteger(L, 1);
-	if (n <= 0)
-		return luaL_argerror(L, 1, lua_pushfstring(L,
-			"count must be a positive integer, got %I", n));
+	lua_Integer n = ft_check_positive(L, 1, "count must be a positive integer");
 	struct ft_samples *s = lua_newuserdatauv(L, sizeof *s, 0);
 	memset(s, 0, sizeof *s);
 	luaL_setmetatable(L, SAMPLES_META);

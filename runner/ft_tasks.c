@@ -43,14 +43,6 @@ struct group {
 	int64_t release_ns;
 };
 
-static lua_Integer field_integer(lua_State *L, int t, const char *key, lua_Integer dflt)
-{
-	lua_getfield(L, t, key);
-	lua_Integer v = lua_isinteger(L, -1) ? lua_tointeger(L, -1) : dflt;
-	lua_pop(L, 1);
-	return v;
-}
-
 struct options {
 	enum ft_task_mode mode;
 	bool pin;
@@ -246,7 +238,7 @@ static int collect(lua_State *L, int handle, struct group *g)
 			failed = i + 1;
 		lua_pushnil(L);
 		lua_setfield(L, -2, "ok");
-		int64_t start = field_integer(L, -1, "start_ns", 0), end = field_integer(L, -1, "end_ns", 0);
+		int64_t start = ft_field_integer(L, -1, "start_ns", 0), end = ft_field_integer(L, -1, "end_ns", 0);
 		if (start)
 			ft_set_integer(L, "lag_ns", start - g->release_ns);
 		if (end > last)
@@ -381,7 +373,7 @@ static void push_job(lua_State *L, const struct group *g, const struct options *
 	if (o->args) {
 		lua_pushvalue(L, o->args);
 		lua_setfield(L, -2, "args");
-		lua_Integer n = field_integer(L, o->args, "n", -1);
+		lua_Integer n = ft_field_integer(L, o->args, "n", -1);
 		ft_set_integer(L, "nargs", n >= 0 ? n : luaL_len(L, o->args));
 	}
 	if (g->mode == FT_TASK_PROCESSES)

@@ -56,6 +56,106 @@ char *ft_blob_take(struct ft_blob *b, size_t *n)
 	return p;
 }
 
+/* --- buffers and memfds: their wire form -------------------------------- */
+
+/* A buffer or memfd as it crosses: threads share the memory (root is the
+ * main state's object, lent while the tasks run); a process inherits the
+ * memfd's descriptor (fd) and maps it itself. */
+struct ft_memfd_wire {
+	struct ft_memfd m;
+	void *root;
+};
+struct ft_buffer_wire {
+	struct ft_buffer b;
+	void *root;
+	int fd;
+};
+
+/* Each export fills *w, or returns why the value cannot cross, and adds
+ * to keep what must be lent (threads) or inherited (processes); each
+ * import pushes a view: the same methods, no release. */
+static const char *memfd_export(lua_State *L, int idx, enum ft_cross cross, int keep,
+                                struct ft_memfd_wire *w)
+{
+	struct ft_lmemfd *lm = luaL_checkudata(L, idx, FT_MEMFD_META);
+	if (!ft_memfd_is_open(lm))
+		return "a closed memfd";
+	if (cross == FT_CROSS_RESULT)
+		return "a memfd (a task's memfds stay in the task)";
+	w->m = lm->m;
+	w->root = lm->h.root;
+	lua_pushvalue(L, idx);
+	lua_pushboolean(L, 1);
+	lua_rawset(L, keep);
+	return NULL;
+}
+
+/* In a thread the view shares the main state's descriptor; in a process
+ * the descriptor was inherited under the same number and stays open until
+ * the process ends (two views of one memfd must not close it twice). */
+static void memfd_import(lua_State *L, const struct ft_memfd_wire *w, enum ft_cross cross)
+{
+	struct ft_lmemfd *lm = ft_push_memfd(L);
+	lm->m = w->m;
+	lm->h.view = true;
+	lm->h.owns = false;
+	if (cross == FT_CROSS_THREAD)
+		lm->h.root = w->root;
+}
+
+static const char *buffer_export(lua_State *L, int idx, enum ft_cross cross, int keep,
+                                 struct ft_buffer_wire *w)
+{
+	struct ft_lbuffer *lb = luaL_checkudata(L, idx, FT_BUFFER_META);
+	if (!ft_buffer_is_open(lb))
+		return "a released buffer";
+	memset(w, 0, sizeof *w);
+	w->b = lb->b;
+	w->fd = -1;
+	if (cross == FT_CROSS_RESULT)
+		return "a buffer (a task's buffers stay in the task)";
+	if (cross == FT_CROSS_THREAD) {
+		w->root = lb->h.root;
+		lua_pushvalue(L, idx);
+		lua_pushboolean(L, 1);
+		lua_rawset(L, keep);
+		return NULL;
+	}
+	/* A process has its own memory: only a file mapped shared is the
+	 * same memory there; a private page would be a copy. */
+	if (!lb->b.file || !lb->b.shared)
+		return "a private buffer: a task process would only have a copy of it; map a memfd "
+		       "shared (ft.mmap(n, {memfd = m, shared = true})) or pass the memfd";
+	if (lua_getiuservalue(L, idx, 1) != LUA_TUSERDATA) {
+		lua_pop(L, 1);
+		return "a buffer whose memfd is not known here";
+	}
+	struct ft_memfd_wire mw;
+	const char *why = memfd_export(L, lua_gettop(L), cross, keep, &mw);
+	lua_pop(L, 1);
+	if (why)
+		return "a buffer whose memfd is closed (a task process maps the memfd itself)";
+	w->fd = mw.m.fd;
+	return NULL;
+}
+
+static void buffer_import(lua_State *L, const struct ft_buffer_wire *w, enum ft_cross cross)
+{
+	struct ft_lbuffer *lb = ft_push_buffer(L);
+	struct ft_buffer *b = &lb->b;
+	lb->h.view = true;
+	if (cross == FT_CROSS_THREAD) {
+		*b = w->b;
+		lb->h.root = w->root;
+		lb->h.owns = false;
+		return;
+	}
+	int err = ft_buffer_map_fd(b, w->b.bytes, w->fd, w->b.offset, true, FT_THP_DEFAULT, false);
+	if (err)
+		ft_error_errno(L, err, "a task could not map the shared buffer of %I bytes",
+		               (lua_Integer)w->b.bytes);
+}
+
 /* --- encoding --------------------------------------------------------- */
 
 struct enc {
@@ -212,13 +312,13 @@ static void encode(struct enc *e, int idx)
 		const char *why = NULL;
 		if (luaL_testudata(L, idx, FT_BUFFER_META)) {
 			struct ft_buffer_wire w;
-			if (!(why = ft_buffer_export(L, idx, e->cross, e->keep, &w))) {
+			if (!(why = buffer_export(L, idx, e->cross, e->keep, &w))) {
 				put_tag(e, T_BUFFER);
 				put(e, &w, sizeof w);
 			}
 		} else if (luaL_testudata(L, idx, FT_MEMFD_META)) {
 			struct ft_memfd_wire w;
-			if (!(why = ft_memfd_export(L, idx, e->cross, e->keep, &w))) {
+			if (!(why = memfd_export(L, idx, e->cross, e->keep, &w))) {
 				put_tag(e, T_MEMFD);
 				put(e, &w, sizeof w);
 			}
@@ -326,7 +426,7 @@ static void decode(struct dec *d, char tag)
 		get(d, &w, sizeof w);
 		if (d->cross == FT_CROSS_RESULT)
 			luaL_error(L, "values between states: a buffer among results");
-		ft_buffer_import(L, &w, d->cross);
+		buffer_import(L, &w, d->cross);
 		break;
 	}
 	case T_MEMFD: {
@@ -334,7 +434,7 @@ static void decode(struct dec *d, char tag)
 		get(d, &w, sizeof w);
 		if (d->cross == FT_CROSS_RESULT)
 			luaL_error(L, "values between states: a memfd among results");
-		ft_memfd_import(L, &w, d->cross);
+		memfd_import(L, &w, d->cross);
 		break;
 	}
 	default:

@@ -1,6 +1,7 @@
-/* ftrun: arguments, the Lua state, the REPL. Modelled on lua.c: every chunk
- * runs under lua_pcall with a message handler that appends a traceback, and
- * SIGINT stops Lua code through a hook and long C passes through a flag. */
+/* ftrun: arguments, the Lua state, running a script or -e code (the REPL
+ * is repl.c). Modelled on lua.c: every chunk runs under lua_pcall with a
+ * message handler that appends a traceback, and SIGINT stops Lua code
+ * through a hook and long C passes through a flag. */
 #include <errno.h>
 #include <libgen.h>
 #include <limits.h>
@@ -64,6 +65,12 @@ static const char usage_text[] =
 	"SIGQUIT and SIGPIPE; a run killed otherwise is undone by the next start.\n"
 	"A run changing them holds /run/lock/ftrun-settings.lock: another waits,\n"
 	"or with NOWAIT=1 is refused.\n"
+	"\n"
+	"environment: FTRUN_TIMER=clock_gettime times pages with CLOCK_MONOTONIC\n"
+	"instead of the TSC; FTRUN_PROC_SYS=DIR reads perf's settings from DIR\n"
+	"instead of /proc/sys/kernel. Test hooks, not settings:\n"
+	"FTRUN_TEST_WRITE_PAUSE=SECONDS holds ft.write_files before its renames;\n"
+	"FTRUN_TEST_REPL_COMPILES=1 prints how many chunks the REPL compiled.\n"
 	"\n"
 	"The main job: `./ftrun cycles.lua` (see README.md for its knobs).\n";
 

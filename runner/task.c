@@ -107,14 +107,6 @@ static void mark_failed(struct ft_task *t)
 		atomic_compare_exchange_strong(&t->ctl->abort, &none, t->index);
 }
 
-static lua_Integer field_integer(lua_State *L, int t, const char *key, lua_Integer dflt)
-{
-	lua_getfield(L, t, key);
-	lua_Integer v = lua_isinteger(L, -1) ? lua_tointeger(L, -1) : dflt;
-	lua_pop(L, 1);
-	return v;
-}
-
 /* ft.task: what the task is, and whether its time is up. */
 static void push_task_table(lua_State *L, struct ft_task *t, int job)
 {
@@ -175,11 +167,11 @@ static int task_setup(lua_State *L)
 	ft_values_decode(L, t->job, t->job_len,
 	                 t->mode == FT_TASK_THREADS ? FT_CROSS_THREAD : FT_CROSS_PROCESS);
 	int job = lua_gettop(L);
-	t->index = (int)field_integer(L, job, "index", 0);
-	t->count = (int)field_integer(L, job, "count", 0);
-	t->nargs = (int)field_integer(L, job, "nargs", 0);
+	t->index = (int)ft_field_integer(L, job, "index", 0);
+	t->count = (int)ft_field_integer(L, job, "count", 0);
+	t->nargs = (int)ft_field_integer(L, job, "nargs", 0);
 	if (t->mode == FT_TASK_PROCESSES) {
-		int err = ft_task_shared_attach(&t->mapped, (int)field_integer(L, job, "control_fd", -1),
+		int err = ft_task_shared_attach(&t->mapped, (int)ft_field_integer(L, job, "control_fd", -1),
 		                                t->count);
 		if (err)
 			return ft_error_errno(L, err, "task %d could not map its group's control block",

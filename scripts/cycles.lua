@@ -151,35 +151,9 @@ for letter in ("ABCD"):gmatch(".") do
   if cfg.CYCLES:find(letter, 1, true) then h:case(letter, CYCLE[letter], { params = { cycle = letter } }) end
 end
 
--- What a row of the table is: the timed steps (each with its faults), then
--- what cycle A learns of THP, cycle C of the pages and cycle D of malloc.
-local TIMED = {
-  { "mmap", "mmap (the call alone)", "us" }, { "pass1", "pass 1: first touch", "ns/page" },
-  { "pass2", "pass 2", "ns/page" }, { "pass2r", "pass 2 repeated", "ns/page" },
-  { "fill", "fill", "GB/s" }, { "munmap", "munmap (the call alone)", "ns/page" },
-  { "malloc", "malloc (the call alone)", "us" }, { "touch1", "touch 1 after malloc", "ns/page" },
-  { "touch2", "touch 2", "ns/page" }, { "free", "free (the call alone)", "us" },
-}
-local PAGES = {
-  { "median_page", "median page", "ns" }, { "p90", "90th percentile page", "ns" },
-  { "p99", "99th percentile page", "ns" }, { "slow_pct", "pages above SLOW_NS", "%" },
-  { "slow_mean", "their mean", "ns" }, { "runs", "runs they form", "count" }, { "longest", "longest run", "pages" },
-}
-local columns = {
-  { "thp_bytes", "bytes in huge pages", "bytes" }, { "thp_fault_alloc", "thp_fault_alloc", "count" },
-  { "folio_alloc", "the folio size's anon_fault_alloc", "count" },
-  { "same_block", "malloc gave the address just freed", "count" },
-}
-for _, c in ipairs(TIMED) do
-  columns[#columns + 1] = c
-  columns[#columns + 1] = { c[1] .. "_faults", c[2] .. ": faults", "faults" }
-end
-for _, pass in ipairs { "pass1", "pass2" } do
-  for _, c in ipairs(PAGES) do columns[#columns + 1] = { pass .. "_" .. c[1], pass .. ", " .. c[2], c[3] } end
-end
 -- every column is recorded only when its cycle runs (CYCLES) or, folio_alloc, with THP=<size>
-for _, c in ipairs(columns) do c.optional = true end
-h:columns(columns)
+for _, c in ipairs(report.COLUMNS) do c.optional = true end
+h:columns(report.COLUMNS) -- what a row of the table is
 h:run()
 -- the last repetition's per-page samples, for the page map
 for pass, s in pairs(samples or {}) do h:attach(("C-%s-samples.i32"):format(pass), report.pack_samples(s)) end

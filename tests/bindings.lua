@@ -47,4 +47,21 @@ do -- mbind on a malloc block covers its whole pages, as madvise does
   t.errors(function() small:mbind(0) end, "mbind: the malloc buffer of 64 bytes", "a block with no whole page says so")
 end
 
+do -- percentiles come from a sorted copy (a radix sort): the same ranks as table.sort
+  local s, r = ft.samples(50000), {}
+  math.randomseed(7)
+  for i = 1, #s do
+    local v = i % 7 == 0 and -math.random(1, 1 << 40) or math.random(0, 1 << 50)
+    s[i], r[i] = v, v
+  end
+  table.sort(r)
+  local same = true
+  for _, p in ipairs { 0.001, 1, 10, 50, 90, 99, 100 } do
+    same = same and s:percentile(p) == r[math.max(1, math.ceil(p / 100 * #r))]
+  end
+  t.ok(same, "percentiles of negative and 50-bit values match table.sort's order")
+  s[1] = math.mininteger
+  t.is(s:percentile(0.001), math.mininteger, "a changed sample is sorted again (mininteger first)")
+end
+
 t.done()

@@ -98,17 +98,6 @@ do
 end
 
 do
-  local r, ix = run("placement", "MIB=8 REPS=1")
-  local pages = (8 << 20) // PAGE
-  local main = "first touch by the main thread"
-  t.is(r(main, "node0") + r(main, "node1"), pages, "touched pages are all on a node")
-  t.is(r(main, "elsewhere"), 0, "none elsewhere or missing")
-  t.is(r(main, "touch_faults"), pages, "the main thread took a fault per page")
-  t.is(r(ix.cases[2], "touch_faults"), pages, "the threads took a fault per page between them")
-  t.is(#ix.cases, 5, "all five cases ran")
-end
-
-do
   local r, ix = run("scaling", "MIB=8 REPS=1")
   local pages = (8 << 20) // PAGE
   local all = true

@@ -178,6 +178,34 @@ function report.plots(list, doc, dir, prefix)
   slowrun.page_maps(list, doc, prefix) -- CAUSES=1: cycle C's slow pages coloured by cause
 end
 
+-- The columns, what a row of the table is: the timed steps (each with its
+-- faults), then what cycle A learns of THP, cycle C of the pages and cycle D of malloc.
+local TIMED = {
+  { "mmap", "mmap (the call alone)", "us" }, { "pass1", "pass 1: first touch", "ns/page" },
+  { "pass2", "pass 2", "ns/page" }, { "pass2r", "pass 2 repeated", "ns/page" },
+  { "fill", "fill", "GB/s" }, { "munmap", "munmap (the call alone)", "ns/page" },
+  { "malloc", "malloc (the call alone)", "us" }, { "touch1", "touch 1 after malloc", "ns/page" },
+  { "touch2", "touch 2", "ns/page" }, { "free", "free (the call alone)", "us" },
+}
+local PAGES = {
+  { "median_page", "median page", "ns" }, { "p90", "90th percentile page", "ns" },
+  { "p99", "99th percentile page", "ns" }, { "slow_pct", "pages above SLOW_NS", "%" },
+  { "slow_mean", "their mean", "ns" }, { "runs", "runs they form", "count" }, { "longest", "longest run", "pages" },
+}
+local COLUMNS = {
+  { "thp_bytes", "bytes in huge pages", "bytes" }, { "thp_fault_alloc", "thp_fault_alloc", "count" },
+  { "folio_alloc", "the folio size's anon_fault_alloc", "count" },
+  { "same_block", "malloc gave the address just freed", "count" },
+}
+for _, c in ipairs(TIMED) do
+  COLUMNS[#COLUMNS + 1] = c
+  COLUMNS[#COLUMNS + 1] = { c[1] .. "_faults", c[2] .. ": faults", "faults" }
+end
+for _, pass in ipairs { "pass1", "pass2" } do
+  for _, c in ipairs(PAGES) do COLUMNS[#COLUMNS + 1] = { pass .. "_" .. c[1], pass .. ", " .. c[2], c[3] } end
+end
+report.COLUMNS = COLUMNS
+
 -- The figures derived from the rows, before the files are written: the
 -- stall threshold and the passes above it, the page cycle A obtained,
 -- cycle C's SLOW_NS and how often cycle D got its block back.
