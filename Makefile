@@ -46,7 +46,7 @@ RUNNER  := main repl ft ft_aux ft_buffer ft_memfd ft_samples ft_timer ft_system 
 OBJS    := $(CORE:%=$(BUILD)/core/%.o) $(RUNNER:%=$(BUILD)/runner/%.o)
 DEPS    := $(BUILD)/.packages
 
-.PHONY: all run test bench bench-tools publish repeats plots fuzz lint clean packages calibrate numa numa-publish
+.PHONY: all run test bench bench-tools publish claims repeats plots fuzz lint clean packages calibrate install uninstall numa numa-publish
 
 all: $(BIN) $(ASM)
 
@@ -111,18 +111,35 @@ calibrate: all
 	./$(BIN) bench/calibrate.lua
 
 # The committed set: every run with PUBLISH=1, each replacing its files in
-# results/ and its block in README.md only when it ran clean.
+# results/ and its block in results/README.md only when it ran clean. A tree
+# with uncommitted changes (outside results/, which publishing rewrites) is
+# refused with exit 2 naming the files, since no file could say what was
+# measured; ALLOW_DIRTY=1 publishes anyway and every file records the diff.
 EXPERIMENTS := thp populate zeropage placement scaling recycle coldness pagesize attribution faults
+export ALLOW_DIRTY
+# Then REPEATS more default runs replace results/repeats/ (the claims rest
+# on runs of one tree), compare.lua compares them, and claims.lua writes
+# every claim of results/README.md and README.md's headline from the JSON.
+REPEATS ?= 2
 publish: all $(REF) bench-tools
+	@./$(BIN) -e 'os.exit(require("provenance").check_clean())' || exit 2
 	PUBLISH=1 ./$(BIN) cycles.lua
 	PUBLISH=1 ./$(BIN) cycles.lua THP=always
 	PUBLISH=1 ./$(BIN) cycles.lua THP=16K
 	for e in $(EXPERIMENTS); do PUBLISH=1 ./$(BIN) $$e.lua || exit 1; done
 	$(MAKE) numa-publish
-	PUBLISH=1 ./$(BIN) bench/bench.lua $(REF)
+	PUBLISH=1 ./$(BIN) bench/bench.lua $(REF) README=bench/README.md
 	./$(BIN) plot.lua results
+	rm -rf results/repeats
+	for i in $$(seq $(REPEATS)); do $(MAKE) --no-print-directory repeats || exit 1; sleep 1; done
+	./$(BIN) compare.lua results/results.json results/repeats/*/results.json > results/repeats/compare.txt
+	./$(BIN) claims.lua
 
-# One more default run for README's claims, kept in results/repeats/ with
+# The claims alone, from the committed JSON (CHECK=1 in tests/claims.lua).
+claims: all
+	./$(BIN) claims.lua
+
+# One more default run for the claims, kept in results/repeats/ with
 # its raw file, summary and JSON (its plots and samples are left out: the
 # published run has them, and the committed results stay small).
 repeats: all
@@ -132,6 +149,23 @@ repeats: all
 # Every SVG of the published results, redrawn from their files alone.
 plots: all
 	./$(BIN) plot.lua results
+
+# make install PREFIX=/usr/local DESTDIR=: the executable in bin/, its
+# scripts and their Lua library in share/ftrun/scripts/ (where the runner
+# looks, relative to its own directory), the man page in share/man/man1/.
+PREFIX  ?= /usr/local
+INSTALL_BIN   = $(DESTDIR)$(PREFIX)/bin
+INSTALL_SHARE = $(DESTDIR)$(PREFIX)/share/ftrun
+INSTALL_MAN   = $(DESTDIR)$(PREFIX)/share/man/man1
+install: $(BIN)
+	install -d $(INSTALL_BIN) $(INSTALL_SHARE)/scripts $(INSTALL_MAN)
+	install -m 755 $(BIN) $(INSTALL_BIN)/ftrun
+	find scripts -name '*.lua' -exec install -D -m 644 {} $(INSTALL_SHARE)/{} \;
+	install -m 644 doc/ftrun.1 $(INSTALL_MAN)/ftrun.1
+
+uninstall:
+	rm -f $(INSTALL_BIN)/ftrun $(INSTALL_MAN)/ftrun.1
+	rm -rf $(INSTALL_SHARE)
 
 FUZZ_SECONDS ?= 60
 fuzz:

@@ -3,6 +3,7 @@
 -- one run; a seventh checks ft.profile against Debian's perf record. Usage: ./ftrun bench/bench.lua PATH_TO_REF
 local ft = require "ft"
 local knobs = require "knobs"
+local provenance = require "provenance"
 local runfiles = require "runfiles"
 local stats = require "stats"
 local summary = require "summary"
@@ -44,6 +45,7 @@ local machine = ft.machine()
 say("ftrun make bench, %s UTC, on %s (%d CPUs), kernel %s, hypervisor %s",
   os.date("!%Y-%m-%d %H:%M"), machine.cpu, machine.cpus, machine.kernel, machine.hypervisor)
 say("every figure: min / median / max over rounds; block 1's ratios also as median [95 %% CI]")
+say("%s", provenance.describe(provenance.collect()))
 
 -- 1. Lua-driven against C-driven ----------------------------------------
 say("")

@@ -20,6 +20,7 @@ local ft = require "ft"
 local inference = require "inference"
 local json = require "json"
 local knobs = require "knobs"
+local provenance = require "provenance"
 local stats = require "stats"
 local units = require "units"
 
@@ -186,7 +187,8 @@ local HIGHER_BETTER = { ["GB/s"] = true, ["faults/s"] = true }
 local function describe(doc)
   local p = doc.provenance or {}
   return ("%s (%s %s, %s, commit %s%s)%s"):format(doc.path, doc.script, doc.run or "", doc.date or "?",
-    tostring(p.git_commit):sub(1, 12), p.git_dirty and ", dirty" or "",
+    tostring(p.git_commit):sub(1, 12),
+    p.git_dirty and ", dirty" .. (p.git_diff_sha256 and ", diff " .. p.git_diff_sha256:sub(1, 16) or "") or "",
     doc.forced and ("  FORCED: verdict '%s'"):format(doc.forced) or "")
 end
 
@@ -484,13 +486,18 @@ local function load_all(paths)
   return docs
 end
 
+-- The tree and machine the comparison itself ran on, once every file is read.
+local function stamp() print("compared by " .. provenance.describe(provenance.collect()) .. "\n") end
+
 if dashes == 1 then
   if #sides[1] == 0 or #sides[2] == 0 then fail("OLD... -- NEW...: both sides need at least one results JSON") end
   local old, new = load_all(sides[1]), load_all(sides[2])
+  stamp()
   compare(old, new)
 else
   local docs = load_all(sides[1])
   if #docs == 1 and ab.is_ab(docs[1]) then
+    stamp()
     local failures, unjudged = ab.compare(docs[1], opts)
     for _, w in ipairs(failures) do gate_failures[#gate_failures + 1] = w end
     for _, w in ipairs(unjudged) do cannot_gate[#cannot_gate + 1] = w end
@@ -498,6 +505,7 @@ else
     fail("needs OLD... -- NEW..., two results JSON files, or one AB run\nusage: ./ftrun compare.lua OLD... -- NEW... "
       .. "(--help explains)")
   else
+    stamp()
     for i = 2, #docs do compare({ docs[1] }, { docs[i] }) end
   end
 end

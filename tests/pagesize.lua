@@ -203,8 +203,8 @@ do -- a size the kernel does not offer: exit 2 naming the offered sizes, nothing
   t.is(t.run("ls -A " .. q(dir .. "/3k") .. " 2>/dev/null"), "", "nothing written")
 end
 
-do -- README has the blocks a published run pastes into
-  local readme = t.read(ft.project_dir .. "/README.md") or ""
+do -- results/README.md has the blocks a published run pastes into
+  local readme = t.read(ft.project_dir .. "/results/README.md") or ""
   for _, run in ipairs { "thp-16K", "exp-pagesize" } do
     local b, e = require("runfiles").markers(run)
     t.ok(readme:find(b, 1, true) and readme:find(e, 1, true), "README has the markers of the run " .. run)

@@ -7,6 +7,7 @@
 -- script that has none; this module knows no script.
 local ft = require "ft"
 local json = require "json"
+local provenance = require "provenance"
 local reports = require "reports"
 local stats = require "stats"
 local units = require "units"
@@ -151,11 +152,11 @@ function plots.render(doc, dir, prefix, attached, mark)
   local ok_specs, list = pcall(plots.specs, doc, dir, prefix)
   pending = {}
   if not ok_specs then error(list, 0) end
-  if mark then
-    for _, spec in ipairs(list) do
-      spec.script = ('set label %s at screen 0.5, screen 0.97 center front tc rgb "#cc0000" noenhanced\n')
-        :format(plots.quoted(mark)) .. spec.script
-    end
+  local stamp = "# " .. provenance.describe(doc.provenance) .. "\n" -- where the plot sources came from
+  for _, spec in ipairs(list) do
+    local label = mark and ('set label %s at screen 0.5, screen 0.97 center front tc rgb "#cc0000" noenhanced\n')
+      :format(plots.quoted(mark)) or ""
+    spec.data, spec.script = stamp .. spec.data, stamp .. label .. spec.script
   end
   if #list == 0 or gnuplot_missing(dir) then return {}, 0 end
   local p = io.popen("mktemp -d -t ftrun-plots.XXXXXX") -- in TMPDIR or /tmp

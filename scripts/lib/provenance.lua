@@ -30,23 +30,67 @@ end
 
 local THP = "/sys/kernel/mm/transparent_hugepage"
 
--- The run's record: git, build, kernel, memory settings, load.
+local function quote(s) return "'" .. s:gsub("'", "'\\''") .. "'" end
+
+-- What the published files are made from is the tree less results/: the
+-- publish step writes there, so one run of `make publish` must not make
+-- the next one dirty. One pathspec for the record and for the refusal.
+provenance.PATHSPEC = "-- . ':(exclude)results'"
+
+-- The tree's state: commit, and when files differ from it, which ones and
+-- a hash of the difference (the tracked diff, then each untracked file's
+-- name and blob id), so two dirty runs can be told apart or matched.
+function provenance.tree(root)
+  local git = "git -C " .. quote(root)
+  local commit = command(git .. " rev-parse HEAD")
+  if not commit then return { commit = "unknown (not a git checkout)", dirty = false } end
+  local status = command(git .. " status --porcelain --untracked-files=normal " .. provenance.PATHSPEC) or ""
+  local changed = {}
+  for l in status:gmatch("[^\n]+") do changed[#changed + 1] = l:sub(4) end
+  local t = { commit = commit, dirty = #changed > 0, changed = table.concat(changed, " ") }
+  if t.dirty then
+    local hash = command(("cd %s && { git diff HEAD --binary %s; git ls-files --others --exclude-standard %s"
+      .. " | while IFS= read -r f; do printf '%%s %%s\\n' \"$f\" \"$(git hash-object -- \"$f\")\"; done; }"
+      .. " | sha256sum"):format(quote(root), provenance.PATHSPEC, provenance.PATHSPEC))
+    t.diff_sha256 = hash and hash:match("^(%x+)")
+  end
+  return t
+end
+
+-- CPU identity from /proc/cpuinfo's first processor.
+local function cpu_identity()
+  local text = read("/proc/cpuinfo") or ""
+  local function field(name) return text:match("\n?" .. name .. "%s*:%s*([^\n]*)") end
+  return { vendor = field("vendor_id"), family = tonumber(field("cpu family") or ""),
+    model = tonumber(field("model") or ""), stepping = tonumber(field("stepping") or ""),
+    microcode = field("microcode") }
+end
+
+local function glibc()
+  local v = command("getconf GNU_LIBC_VERSION")
+  return v and v:match("glibc%s+(%S+)") or v or "unknown"
+end
+
+-- The run's record: git, build, libc, CPU, kernel, memory settings, load.
 function provenance.collect()
   local root = ft.project_dir
-  local q = "'" .. root:gsub("'", "'\\''") .. "'"
-  local commit = command("git -C " .. q .. " rev-parse HEAD")
-  local status = commit and command("git -C " .. q .. " status --porcelain --untracked-files=no")
+  local tree = provenance.tree(root)
   local sizes = {}
   for _, kb in ipairs { 16, 32, 64, 128, 256, 512, 1024, 2048 } do
     local setting = line(("%s/hugepages-%dkB/enabled"):format(THP, kb))
     if setting then sizes[#sizes + 1] = ("%dkB: %s"):format(kb, setting:match("%[(%w+)%]") or setting) end
   end
   local function selected(path) local s = line(path); return s and (s:match("%[(%w+)%]") or s) end
+  local cpu = cpu_identity()
   return {
-    git_commit = commit or "unknown (not a git checkout)",
-    git_dirty = status and status ~= "" or false,
-    ftrun = ft.version, compiler = ft.build.compiler, cflags = ft.build.cflags, lua = _VERSION,
+    git_commit = tree.commit, git_dirty = tree.dirty, git_changed = tree.changed, git_diff_sha256 = tree.diff_sha256,
+    allow_dirty = tree.dirty and os.getenv("ALLOW_DIRTY") == "1" or nil,
+    ftrun = ft.version, compiler = ft.build.compiler, cflags = ft.build.cflags, lua = _VERSION, glibc = glibc(),
+    cpu_vendor = cpu.vendor, cpu_family = cpu.family, cpu_model = cpu.model, cpu_stepping = cpu.stepping,
+    cpu_microcode = cpu.microcode,
     kernel = line("/proc/sys/kernel/osrelease"), cmdline = line("/proc/cmdline"),
+    perf_event_paranoid = tonumber(line("/proc/sys/kernel/perf_event_paranoid") or ""),
+    kptr_restrict = tonumber(line("/proc/sys/kernel/kptr_restrict") or ""),
     thp_enabled = selected(THP .. "/enabled"), thp_defrag = selected(THP .. "/defrag"),
     thp_sizes = table.concat(sizes, ", "),
     khugepaged_defrag = line(THP .. "/khugepaged/defrag"),
@@ -58,9 +102,44 @@ function provenance.collect()
 end
 
 -- In the order the raw file lists them.
-provenance.ORDER = { "git_commit", "git_dirty", "ftrun", "lua", "compiler", "cflags", "kernel", "cmdline",
-  "thp_enabled", "thp_defrag", "thp_sizes", "khugepaged_defrag", "khugepaged_pages_to_scan",
-  "free_page_reporting", "cpufreq_driver", "loadavg" }
+provenance.ORDER = { "git_commit", "git_dirty", "git_changed", "git_diff_sha256", "allow_dirty", "ftrun", "lua",
+  "compiler", "cflags", "glibc", "cpu_vendor", "cpu_family", "cpu_model", "cpu_stepping", "cpu_microcode",
+  "kernel", "cmdline", "perf_event_paranoid", "kptr_restrict", "thp_enabled", "thp_defrag", "thp_sizes",
+  "khugepaged_defrag", "khugepaged_pages_to_scan", "free_page_reporting", "cpufreq_driver", "loadavg" }
+
+-- The record in one line, for the files that have no room for the whole
+-- (a summary's foot, bench.txt, compare.lua's output, a plot's sources).
+function provenance.describe(p)
+  if type(p) ~= "table" then return "provenance: not recorded" end
+  local function v(x) return x == nil and "?" or tostring(x) end
+  local tree = v(p.git_commit)
+  if p.git_dirty then
+    tree = p.git_diff_sha256 and ("%s + uncommitted changes (diff sha256 %s%s) in %s"):format(tree,
+      p.git_diff_sha256:sub(1, 16), p.allow_dirty and ", published with ALLOW_DIRTY=1" or "", v(p.git_changed))
+      or tree .. " + uncommitted changes (not recorded which)"
+  end
+  return ("provenance: commit %s; ftrun %s, %s, glibc %s; CPU %s family %s model %s stepping %s microcode %s; "
+    .. "kernel %s, perf_event_paranoid %s, kptr_restrict %s; THP %s, defrag %s, sizes %s (? = not recorded)"):format(
+    tree, v(p.ftrun), v(p.compiler), v(p.glibc), v(p.cpu_vendor), v(p.cpu_family), v(p.cpu_model), v(p.cpu_stepping),
+    v(p.cpu_microcode), v(p.kernel), v(p.perf_event_paranoid), v(p.kptr_restrict), v(p.thp_enabled),
+    v(p.thp_defrag), p.thp_sizes ~= "" and v(p.thp_sizes) or "none")
+end
+
+-- make publish's gate: a tree that differs from its commit (outside
+-- results/) is refused, naming the files, unless ALLOW_DIRTY=1, which the
+-- runs then record. Returns the exit status.
+function provenance.check_clean(root)
+  local t = provenance.tree(root or ft.project_dir)
+  if not t.dirty then return 0 end
+  if os.getenv("ALLOW_DIRTY") == "1" then
+    io.stderr:write("publish: the tree has uncommitted changes (" .. t.changed .. "); ALLOW_DIRTY=1: "
+      .. "publishing anyway, and every file records it\n")
+    return 0
+  end
+  io.stderr:write("publish: refused: the tree has uncommitted changes in " .. t.changed
+    .. "\n  commit them (or stash them), or give ALLOW_DIRTY=1 to publish anyway with the diff's hash on record\n")
+  return 2
+end
 
 -- Noise ---------------------------------------------------------------------
 

@@ -27,8 +27,10 @@ function results.failed(h, msg)
   if h.plan.publish then return end
   local verdict = "CHECKSUMS FAILED: " .. msg
   runfiles.write(h.plan, { { h.prefix .. "raw.txt", h.header .. "\n" .. verdict .. "\n" },
-    { h.prefix .. "summary.md", ("**%s**\n\n%s. No results.\n"):format(h.title, verdict) },
-    { h.prefix .. "results.json", json.encode { script = h.script, run = h.run_name, verdict = verdict } .. "\n" } })
+    { h.prefix .. "summary.md", ("**%s**\n\n%s. No results.\n\n%s\n"):format(h.title, verdict,
+      provenance.describe(h.provenance)) },
+    { h.prefix .. "results.json", json.encode { script = h.script, run = h.run_name, verdict = verdict,
+      provenance = h.provenance } .. "\n" } })
 end
 
 local function column_values(h, col, records)
@@ -237,6 +239,7 @@ function results.finish(h, render)
   -- its numbers are the rows' own, to the last bit.
   local md = (render or reports.of(h.script).table or summary.table)(raw)
   if h.ab then md = md .. ab.markdown(h.ab, h.rows) end
+  md = md .. "\n" .. provenance.describe(h.provenance) .. "\n"
 
   local reps = {}
   for _, case in ipairs(h.cases) do

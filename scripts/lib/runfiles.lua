@@ -1,7 +1,7 @@
 -- Where a run's files go, and how they are written. A plain run writes a
 -- directory of its own under results/runs/ (git-ignored) and points
 -- results/runs/latest at it; only PUBLISH=1 writes the committed files in
--- results/ and pastes into README.md. Everything is decided and checked
+-- results/ and pastes into results/README.md. Everything is decided and checked
 -- before anything is mapped; at the end every file, README included, is
 -- written to a temporary and renamed only when all are written
 -- (ft.write_files), so a failed or interrupted run leaves nothing torn.
@@ -13,14 +13,28 @@ local runfiles = {}
 -- The project: the directory of the executable (scripts/ and results/ sit beside it).
 runfiles.root = ft.project_dir
 
+-- Where a plain run goes. In a source tree (scripts/ beside the executable):
+-- results/runs/, git-ignored. An installed ftrun (PREFIX/bin, its scripts in
+-- PREFIX/share/ftrun): ./ftrun-runs/ in the current directory, since the
+-- prefix is shared and usually not writable, and a run's results belong to
+-- whoever ran it, where they ran it (as perf record's perf.data does).
+function runfiles.runs_dir()
+  local probe = io.open(runfiles.root .. "/scripts/lib/runfiles.lua")
+  if probe then
+    probe:close()
+    return runfiles.root .. "/results/runs"
+  end
+  return (os.getenv("PWD") or ".") .. "/ftrun-runs"
+end
+
 -- The knobs every script takes for its output.
 function runfiles.spec()
   return {
     { name = "PUBLISH", kind = "flag", default = false,
-      desc = "1: write the committed files in results/ and paste into README.md" },
+      desc = "1: write the committed files in results/ and paste into results/README.md" },
     { name = "RESULTS", kind = "path", default = "results/runs/<UTC time>-<run> (PUBLISH=1: results/)",
       desc = "directory for the results files" },
-    { name = "README", kind = "path", default = "README.md", desc = "README pasted into on PUBLISH=1" },
+    { name = "README", kind = "path", default = "results/README.md", desc = "README pasted into on PUBLISH=1" },
   }
 end
 
@@ -55,7 +69,7 @@ function runfiles.plan(script, run, cfg)
   local plan = { script = script, run = run, publish = cfg.PUBLISH }
   if cfg.PUBLISH then
     plan.dir = cfg.given.RESULTS and cfg.RESULTS or runfiles.root .. "/results"
-    plan.readme = cfg.given.README and cfg.README or runfiles.root .. "/README.md"
+    plan.readme = cfg.given.README and cfg.README or runfiles.root .. "/results/README.md"
     local readme, err = read(plan.readme)
     if not readme then knobs.fail(script, ("PUBLISH=1: cannot read README=%s: %s"):format(plan.readme, err)) end
     local ok, why = replace_block(readme, run, "")
@@ -63,7 +77,7 @@ function runfiles.plan(script, run, cfg)
   elseif cfg.given.RESULTS then
     plan.dir = cfg.RESULTS
   else -- the run's own directory is made when its files are written, exclusively
-    local runs = runfiles.root .. "/results/runs"
+    local runs = runfiles.runs_dir()
     plan.name = os.date("!%Y%m%dT%H%M%SZ") .. "-" .. run
     plan.runs, plan.dir = runs, runs .. "/" .. plan.name
     plan.latest = { runs .. "/latest", runs .. "/latest-" .. script:gsub("%.lua$", "") }

@@ -1,0 +1,51 @@
+-- claims.lua: the results prose's claims, computed from the committed JSON
+-- (results/results.json, results/repeats/*/results.json, the THP runs and
+-- the experiments) and written between their markers in results/README.md
+-- and README.md; `make publish` runs it after the runs. CHECK=1 writes
+-- nothing and exits 1 naming every claim the prose states differently from
+-- the data, and every number typed by hand in the results prose.
+local claims = require "claims"
+local ft = require "ft"
+local knobs = require "knobs"
+
+local SCRIPT = "claims.lua"
+local spec = {
+  { name = "CHECK", kind = "flag", default = false,
+    desc = "1: write nothing; exit 1 naming every claim the prose states differently from the data" },
+  { name = "ROOT", kind = "path", default = "the project (beside ftrun)",
+    desc = "the tree whose results/ is read and whose README files are written or checked" },
+}
+local args = { ... }
+if args[1] == "--help" or args[1] == "-h" then
+  print(("usage: ./ftrun %s [KNOB=value ...]   (or KNOB=value in the environment)\n\n%s\n\nknobs:\n%s"):format(SCRIPT,
+    "every claim of the results prose, computed from the committed JSON, and the documents' other generated blocks",
+    knobs.describe(spec)))
+  os.exit(0, true)
+end
+local cfg = knobs.read(SCRIPT, spec, args)
+local root = cfg.given.ROOT and cfg.ROOT or ft.project_dir
+local self = arg and arg[-1] or "ftrun"
+-- compare.lua runs from ROOT, under the ftrun running this script
+if not self:find("/", 1, true) then self = ft.project_dir .. "/ftrun"
+elseif self:sub(1, 1) ~= "/" then self = os.getenv("PWD") .. "/" .. self end
+local ftrun = "'" .. self:gsub("'", "'\\''") .. "'"
+
+local ok, result = pcall(cfg.CHECK and claims.check or claims.write, root, ftrun)
+if not ok then
+  io.stderr:write(SCRIPT, ": ", tostring(result), "\n")
+  os.exit(1, true)
+end
+if cfg.CHECK then
+  if #result > 0 then
+    io.stderr:write(SCRIPT, ": the prose and the data disagree:\n  ", table.concat(result, "\n  "), "\n")
+    os.exit(1, true)
+  end
+  print(SCRIPT .. ": every claim matches the data")
+else
+  local written, err = ft.write_files(result)
+  if not written then
+    io.stderr:write(SCRIPT, ": not written: ", err, "\n")
+    os.exit(1, true)
+  end
+  for _, f in ipairs(result) do io.stderr:write(SCRIPT, ": wrote ", f[1], "\n") end
+end

@@ -1,0 +1,717 @@
+-- The results prose's claims, computed from the committed JSON. Each claim
+-- is a block of sentences between two marker lines
+--   <!-- ftrun claims NAME: begin --> ... <!-- ftrun claims NAME: end -->
+-- in results/README.md (and README.md's headline); claims.write puts
+-- them there, claims.check recomputes them and lists every block that
+-- differs, and every digit typed by hand outside the generated blocks.
+--
+-- One rounding rule for every measured figure: three significant digits,
+-- half away from zero (counts of pages, faults and repetitions are exact).
+-- Each claim says in how many runs it held, and where runs are compared,
+-- what compare.lua said.
+local json = require "json"
+
+local claims = {}
+
+function claims.round(x)
+  if x ~= x or x == math.huge or x == -math.huge then return tostring(x) end
+  if x == 0 then return "0" end
+  local e = math.floor(math.log(math.abs(x), 10))
+  local decimals = 2 - e
+  local m = 10.0 ^ -decimals
+  local r = math.floor(math.abs(x) / m + 0.5) * m
+  if r >= 10.0 ^ (e + 1) then decimals = decimals - 1 end -- 999.6 -> 1000
+  local s = ("%." .. math.max(0, decimals) .. "f"):format(r)
+  return (x < 0 and "-" or "") .. s
+end
+local R = claims.round
+
+local function interval(row) return ("%s [%s, %s]"):format(R(row.median), R(row.lo), R(row.hi)) end
+local function ms(us) return { median = us.median / 1e3, lo = us.lo / 1e3, hi = us.hi / 1e3 } end
+local function vinterval(v) return ("%s [%s, %s]"):format(R(v.x), R(v.lo), R(v.hi)) end
+
+-- "in all 3 runs", "in 2 of 3 runs", "in none of the 3 runs"; one run: "in the one run".
+local function held(k, n)
+  if n == 1 then return k == 1 and "in the one run" or "not in the one run" end
+  if k == n then return ("in all %d runs"):format(n) end
+  if k == 0 then return ("in none of the %d runs"):format(n) end
+  return ("in %d of %d runs"):format(k, n)
+end
+claims.held = held
+
+local function read(path)
+  local f = io.open(path)
+  if not f then return nil end
+  local s = f:read("a")
+  f:close()
+  return s
+end
+
+local function load(path)
+  local text = read(path)
+  if not text then error(("claims: %s: cannot read it"):format(path), 0) end
+  local ok, doc = pcall(json.decode, text)
+  if not ok or type(doc) ~= "table" or type(doc.rows) ~= "table" then
+    error(("claims: %s: not an ftrun results JSON"):format(path), 0)
+  end
+  doc.path = path
+  return doc
+end
+
+local function row(doc, case, column)
+  for _, r in ipairs(doc.rows) do
+    if r.case == case and r.column == column then return r end
+  end
+  error(("claims: %s has no row %s %s"):format(doc.path, case, column), 0)
+end
+
+local function value(doc, name, key, want)
+  for _, v in ipairs(doc.values) do
+    if v.value == name and (not key or v[key] == want) then return v end
+  end
+  error(("claims: %s has no value %s%s"):format(doc.path, name, key and " " .. key .. "=" .. tostring(want) or ""), 0)
+end
+
+local function list(xs, f)
+  local out = {}
+  for i, x in ipairs(xs) do out[i] = f(x) end
+  return table.concat(out, ", ")
+end
+
+local function count(xs, pred)
+  local k = 0
+  for _, x in ipairs(xs) do if pred(x) then k = k + 1 end end
+  return k
+end
+
+local function ls(dir, pattern)
+  local p = io.popen("ls -1 '" .. dir:gsub("'", "'\\''") .. "' 2>/dev/null")
+  local out = {}
+  for name in p:lines() do if name:match(pattern) then out[#out + 1] = name end end
+  p:close()
+  table.sort(out)
+  return out
+end
+
+-- The default runs: the published one first, then every repeat.
+function claims.runs(root)
+  local runs = { load(root .. "/results/results.json") }
+  for _, d in ipairs(ls(root .. "/results/repeats", "^%d+T%d+Z$")) do
+    runs[#runs + 1] = load(("%s/results/repeats/%s/results.json"):format(root, d))
+  end
+  return runs
+end
+
+-- A markdown table line's cells, trimmed; nil for a line that is not one.
+local function cells_of(l)
+  if not l:match("^|.*|$") then return nil end
+  local out = {}
+  for c in l:sub(2, -2):gmatch("([^|]*)|?") do out[#out + 1] = c:match("^%s*(.-)%s*$") end
+  if out[#out] == "" then out[#out] = nil end
+  return out
+end
+
+-- compare.lua's output, read by its header: the column that holds the
+-- verdict ("verdict", else "change": "~" for no difference shown, "= ..."
+-- for a constant row, "? ..." for a row it would not judge) and "p".
+local function compare_rows(text)
+  local rows, pairs_seen, at = {}, 0, nil
+  for l in text:gmatch("[^\n]+") do
+    if l:match("^old: ") then pairs_seen = pairs_seen + 1 end
+    local c = cells_of(l)
+    if c and c[1] == "case" and c[2] == "column" then
+      at = {}
+      for k, name in ipairs(c) do at[name] = k end
+      at.verdict = at.verdict or at.change
+    elseif c and at and at.verdict and c[1] ~= "" and not c[1]:match("^%-+$") then
+      rows[#rows + 1] = { pair = pairs_seen, case = c[1], column = c[2], verdict = c[at.verdict],
+        p = at.p and tonumber(c[at.p]), line = l }
+    end
+  end
+  return rows, pairs_seen
+end
+
+local function significant(verdict)
+  return verdict ~= "~" and not verdict:match("^=") and not verdict:match("^%?") and verdict ~= "–"
+end
+
+-- compare.lua's verdicts, the published run against each repeat: for
+-- "case column", a list of { verdict = "~" or "+12.3 % (worse)" ..., p = 0.03 }.
+function claims.verdicts(root, runs, ftrun)
+  local paths = {}
+  for i, r in ipairs(runs) do paths[i] = "'" .. r.path:sub(#root + 2):gsub("'", "'\\''") .. "'" end
+  local p = assert(io.popen(("cd '%s' && %s compare.lua %s 2>&1"):format(root:gsub("'", "'\\''"), ftrun,
+    table.concat(paths, " "))))
+  local text = p:read("a")
+  p:close()
+  local out = {}
+  local rows, pairs_seen = compare_rows(text)
+  for _, r in ipairs(rows) do
+    local k = r.case .. " " .. r.column
+    out[k] = out[k] or {}
+    out[k][r.pair] = r
+  end
+  if #runs > 1 and (pairs_seen ~= #runs - 1 or #rows == 0) then
+    error(("claims: compare.lua's output not understood (%d comparisons for %d runs, %d rows):\n%s"):format(
+      pairs_seen, #runs, #rows, text), 0)
+  end
+  out.text, out.pairs, out.rows = text, pairs_seen, rows
+  return out
+end
+
+-- "compare.lua, the published run against each repeat: no significant
+-- difference (p 0.137; p 0.0613)".
+local function verdict(v, key)
+  local rows = v[key]
+  if v.pairs == 0 then return "one run: nothing to compare" end
+  if not rows then error("claims: compare.lua has no row " .. key, 0) end
+  local same = count(rows, function(r) return r.verdict == "~" or r.verdict:match("^=") ~= nil end)
+  local unjudged = count(rows, function(r) return r.verdict:match("^%?") ~= nil end)
+  local details = {}
+  for _, r in ipairs(rows) do
+    local p = r.p and "p " .. R(r.p) or "no p"
+    details[#details + 1] = significant(r.verdict)
+      and ("%s, %s"):format(r.verdict:gsub("(%d+%.?%d*)", function(n) return R(tonumber(n)) end), p)
+      or r.verdict:match("^%?") and r.verdict or p
+  end
+  local phrase = unjudged == #rows and "not judged"
+    or same == #rows and "no significant difference"
+    or same + unjudged == 0 and "a significant difference"
+    or ("no significant difference in %d of %d"):format(same, #rows)
+  return ("compare.lua, the published run against each repeat: %s (%s)"):format(phrase, table.concat(details, "; "))
+end
+
+-- The seed's figures (macOS, 16 KiB pages), quoted from its write-up: the
+-- first touch / second pass ratio and the touched / fresh fill ratio.
+claims.SEED = { first_touch_ratio = 155, fill_ratio = 5.0 }
+
+-- Every block, by file and marker name.
+function claims.compute(root, ftrun)
+  local runs = claims.runs(root)
+  local pub, n = runs[1], #runs
+  local v = claims.verdicts(root, runs, ftrun)
+  local others = { table.unpack(runs, 2) }
+  local function medians(case, column)
+    return #others == 0 and "" or (" (%s in the repeats)"):format(list(others, function(d)
+      return R(row(d, case, column).median) end))
+  end
+  local function vmedians(name)
+    return #others == 0 and "" or (" (%s in the repeats)"):format(list(others, function(d)
+      return R(value(d, name).x) end))
+  end
+  local pages, kib, mib = pub.pages, pub.page_size // 1024, pub.bytes >> 20
+  local R_ = {}
+
+  local p1 = row(pub, "A", "pass1")
+  local one_fault = count(runs, function(d)
+    local r = row(d, "A", "pass1_faults")
+    return r.min == d.pages and r.max == d.pages
+  end)
+  R_["first-touch"] = ("Pass 1 took one fault per page, %d faults for the %d MiB, in every repetition, %s. "
+    .. "Its median cost was **%s ns per %d KiB page** in the published run%s, the interval in brackets; "
+    .. "%s s to bring in the whole buffer at the median. %s.")
+    :format(pages, mib, held(one_fault, n), interval(p1), kib, medians("A", "pass1"),
+      R(p1.median * pages / 1e9), verdict(v, "A pass1"))
+
+  local ft_ratio = value(pub, "first_touch")
+  local above = count(runs, function(d) return value(d, "first_touch").lo > 100 end)
+  local seed_in = count(runs, function(d)
+    local x = value(d, "first_touch")
+    return x.lo <= claims.SEED.first_touch_ratio and claims.SEED.first_touch_ratio <= x.hi
+  end)
+  R_["headline-ratio"] = ("Taken within each repetition, pass 1 cost **%s times** pass 2 repeated in the "
+    .. "published run%s: more than a hundred later passes at the interval's lower end %s. The seed's %s lies "
+    .. "inside the interval %s. Pass 2 repeated: %s ns per page; %s.")
+    :format(vinterval(ft_ratio), vmedians("first_touch"), held(above, n), R(claims.SEED.first_touch_ratio),
+      held(seed_in, n), interval(row(pub, "A", "pass2r")), verdict(v, "A pass2r"))
+
+  local fill = value(pub, "fill_bandwidth")
+  local fill_above = count(runs, function(d) return value(d, "fill_bandwidth").lo > 1 end)
+  local fresh = value(pub, "fresh_fill_time")
+  local fresh_below = count(runs, function(d) return value(d, "fresh_fill_time").hi < 1 end)
+  R_["fill"] = ("Filling touched pages ran at %s GB/s, filling a fresh mapping (its %d faults inside) at %s "
+    .. "GB/s; within each repetition the touched fill was **%s times** the fresh one%s, above 1 %s "
+    .. "(the seed: %s). The fresh fill took %s of the time of pass 1 plus the touched fill%s: below 1 "
+    .. "(faulting while writing is cheaper than faulting first and writing after) %s. Touched fill: %s; "
+    .. "fresh fill: %s.")
+    :format(interval(row(pub, "A", "fill")), row(pub, "B", "fill_faults").median, interval(row(pub, "B", "fill")),
+      vinterval(fill), vmedians("fill_bandwidth"), held(fill_above, n), R(claims.SEED.fill_ratio),
+      vinterval(fresh), vmedians("fresh_fill_time"), held(fresh_below, n), verdict(v, "A fill"), verdict(v, "B fill"))
+
+  local function stalls(d, column) return value(d, "stalls", "column", column) end
+  local threshold = value(pub, "stall_threshold")
+  local stalled = count(runs, function(d) return stalls(d, "pass2").x > 0 end)
+  local clean2r = count(runs, function(d) return stalls(d, "pass2r").x == 0 end)
+  R_["stalls"] = ("With the stall threshold at %s ns per page, pass 2 had a stalled repetition %s (%s of %d; "
+    .. "the worst at %s ns per page), the second touch after malloc %s (%s; the worst at %s), and pass 2 "
+    .. "repeated stayed below it in every repetition, %s. Passes 2 and the second touch took no counted fault "
+    .. "in any repetition %s. Cycle C: %s %% of "
+    .. "pass 2's pages took more than %d ns, %s ns on average.")
+    :format(R(threshold.x), held(stalled, n), list(runs, function(d) return tostring(stalls(d, "pass2").x) end),
+      stalls(pub, "pass2").of, list(runs, function(d) return R(stalls(d, "pass2").worst) end),
+      held(count(runs, function(d) return stalls(d, "touch2").x > 0 end), n),
+      list(runs, function(d) return tostring(stalls(d, "touch2").x) end),
+      list(runs, function(d) return R(stalls(d, "touch2").worst) end), held(clean2r, n),
+      held(count(runs, function(d) return row(d, "A", "pass2_faults").max == 0 and row(d, "D", "touch2_faults").max == 0
+        end), n),
+      interval(row(pub, "C", "pass2_slow_pct")), value(pub, "slow_ns").x, interval(row(pub, "C", "pass2_slow_mean")))
+
+  local same = value(pub, "same_block")
+  local all_same = count(runs, function(d) local s = value(d, "same_block"); return s.x == s.of end)
+  local minus_one = count(runs, function(d)
+    local r = row(d, "D", "touch1_faults")
+    return r.min == d.pages - 1 and r.max == d.pages - 1
+  end)
+  local mft = value(pub, "malloc_first_touch")
+  local contains_one = count(runs, function(d)
+    local x = value(d, "malloc_first_touch")
+    return x.lo <= 1 and 1 <= x.hi
+  end)
+  R_["malloc"] = ("malloc returned the address just freed in %d of %d repetitions of the published run, and in "
+    .. "every repetition, %s; the first touch after it took %d faults (one fewer than the pages: malloc's chunk "
+    .. "header is in the first) in every repetition, %s, and cost **%s times** the first touch after mmap in the "
+    .. "same repetition%s, an interval holding 1 %s. free took %s ms. %s.")
+    :format(same.x, same.of, held(all_same, n), pages - 1, held(minus_one, n), vinterval(mft),
+      vmedians("malloc_first_touch"), held(contains_one, n), interval(ms(row(pub, "D", "free"))),
+      verdict(v, "D touch1"))
+
+  local mun = value(pub, "munmap_share")
+  R_["munmap"] = ("munmap returned the pages at %s ns per page, %s of what pass 1 cost per page%s.")
+    :format(interval(row(pub, "A", "munmap")), vinterval(mun), vmedians("munmap_share"))
+
+  local own = value(pub, "own_time")
+  R_["runner"] = ("The runner itself took %s %% of the published run's %s s (the rest: the timed windows, the "
+    .. "map and release calls and the read-backs)%s.")
+    :format(R(own.x), R(own.wall_ms / 1e3), #others == 0 and "" or (", %s %% in the repeats"):format(list(others,
+      function(d) return R(value(d, "own_time").x) end)))
+
+  -- compare.lua's table cut to what it found: every row significant in any
+  -- comparison, and pass 1's.
+  local keep, shown = {}, 0
+  for _, r in ipairs(v.rows) do
+    if significant(r.verdict) then shown = shown + 1 end
+    if significant(r.verdict) or (r.case == "A" and r.column == "pass1") then keep[r.line] = true end
+  end
+  local lines = {}
+  for l in v.text:gmatch("[^\n]+") do
+    if l:match("^old: ") or l:match("^new: ") or l:match("^geomean") or keep[l]
+      or (cells_of(l) or {})[1] == "case" then
+      lines[#lines + 1] = l
+    end
+  end
+  R_["compare"] = ("`./ftrun compare.lua results/results.json results/repeats/*/results.json`, cut to pass 1's "
+    .. "rows and every row with a significant change, %d over the comparisons (the whole output: "
+    .. "`results/repeats/compare.txt`):\n\n"
+    .. "```\n%s\n```"):format(shown, table.concat(lines, "\n"))
+
+  -- THP, the seed's page size, and the seed's predictions.
+  local always = load(root .. "/results/thp-always-results.json")
+  local k16 = load(root .. "/results/thp-16K-results.json")
+  local f4k, f2m, f16 = row(pub, "A", "pass1_faults").median, row(always, "A", "pass1_faults").median,
+    row(k16, "A", "pass1_faults").median
+  R_["thp"] = ("With `THP=always` pass 1 took %d faults for the %d MiB (%d KiB pages obtained; %d times fewer "
+    .. "than with 4 KiB pages) and cost %s ns per 4 KiB of memory; within each repetition, %s times pass 2 "
+    .. "repeated. With `THP=16K` (the seed's page size): %d faults, %s ns per 4 KiB, %s times pass 2 repeated. "
+    .. "Each from one run.")
+    :format(f2m, always.bytes >> 20, value(always, "thp_page").x // 1024, f4k // f2m,
+      interval(row(always, "A", "pass1")), vinterval(value(always, "first_touch")), f16,
+      interval(row(k16, "A", "pass1")), vinterval(value(k16, "first_touch")))
+
+  local pop = load(root .. "/results/exp-populate-results.json")
+  local pop_map, pop_pass = row(pop, "MAP_POPULATE", "map_faults"), row(pop, "MAP_POPULATE", "pass_faults")
+  local moved = pop_map.min == pop.pages and pop_pass.max == 0
+  local gib_faults = (1 << 30) // pub.page_size
+  local predictions = {
+    ("1. A GiB takes %d faults with %d KiB pages: %s (pass 1 took %d for %d MiB, %s)."):format(gib_faults, kib,
+      one_fault == n and f4k * (1024 // mib) == gib_faults and "held" or "did not hold", f4k, mib, held(one_fault, n)),
+    ("2. With THP the fault count drops by 512: %s (%d faults against %d, a factor of %d; one run)."):format(
+      f4k // f2m == 512 and "held" or "did not hold", f2m, f4k, f4k // f2m),
+    ("3. glibc returns the block on free, so the first touch after malloc costs what pass 1 costs: %s "
+      .. "(every page but the first faulted again %s; the ratio's interval holds 1 %s)."):format(
+      (minus_one == n and contains_one == n) and "held" or "held only in part", held(minus_one, n),
+      held(contains_one, n)),
+    ("4. MAP_POPULATE moves the faults into the mmap call: %s (%d faults in the call, %d in the pass after; "
+      .. "one run of populate.lua)."):format(moved and "held" or "did not hold", pop_map.median, pop_pass.max),
+  }
+  -- attribution.lua: every case's stage shares, as its values give them.
+  local attr = load(root .. "/results/exp-attribution-results.json")
+  local stages, order = {}, {}
+  for _, x in ipairs(attr.values) do
+    if x.value == "stage" then
+      if not stages[x.case] then stages[x.case] = {}; order[#order + 1] = x.case end
+      if x.x > 0 then table.insert(stages[x.case], ("%s %s %%"):format(x.stage, R(x.x))) end
+    end
+  end
+  local attr_lines = {}
+  for _, case in ipairs(order) do
+    attr_lines[#attr_lines + 1] = ("- %s (%d samples): %s"):format(case, value(attr, "samples", "case", case).x,
+      table.concat(stages[case], ", "))
+  end
+  R_["attribution"] = ("The share of each stage in each case's samples, pooled over the %s repetitions of one run "
+    .. "(cpu-clock samples, so time with interrupts off lands where they come back on):\n\n%s")
+    :format(tostring(attr.knobs and attr.knobs.REPS or "?"), table.concat(attr_lines, "\n"))
+
+  -- pagesize.lua: the line through each size's cost per fault, over the minima and over the medians.
+  local ps = load(root .. "/results/exp-pagesize-results.json")
+  local function fit(stat)
+    local fixed, zero = value(ps, "fit_fixed", "stat", stat), value(ps, "fit_zeroing", "stat", stat)
+    local worst, at = 0, "none"
+    for _, x in ipairs(ps.values) do
+      if x.value == "fit_residual" and x.stat == stat and x.in_fit and math.abs(x.pct) > math.abs(worst) then
+        worst, at = x.pct, x.case
+      end
+    end
+    return ("%s ns + bytes / %s GB/s (the largest residual of a size in the fit: %s %% at %s)"):format(R(fixed.x),
+      R(zero.x), R(worst), at)
+  end
+  local k4 = value(ps, "fit_fixed", "stat", "min")
+  local base = k4.x + ps.page_size * k4.per_byte_ns
+  R_["pagesize"] = ("Over the minima a fault cost %s; over the medians, %s. By the minima's line a %d KiB fault "
+    .. "costs %s ns, %s %% of it the fixed part. One run, %s repetitions.")
+    :format(fit("min"), fit("median"), kib, R(base), R(100 * k4.x / base),
+      tostring(ps.knobs and ps.knobs.REPS or "?"))
+
+  local place = load(root .. "/results/exp-placement-results.json")
+  local nodes = place.machine and place.machine.numa_nodes
+  predictions[#predictions + 1] = ("5. Neither a free/malloc round trip nor a policy set afterwards moves placed "
+    .. "pages: %s (placement.lua ran on %s NUMA node%s)."):format(nodes == 1 and "not decidable here, every page "
+    .. "is on the one node whoever touches it" or "see placement.lua's table", tostring(nodes),
+    nodes == 1 and "" or "s")
+  R_["predictions"] = table.concat(predictions, "\n")
+
+  local rec = load(root .. "/results/exp-recycle-results.json")
+  local function rrow(case, column) return row(rec, case, column) end
+  local free2, plain2 = rrow("madvise(MADV_FREE)", "second"), rrow("nothing released (a plain second pass)", "second")
+  local again = rrow("munmap, then a fresh mmap", "second_faults").min == rec.pages
+    and rrow("madvise(MADV_DONTNEED)", "second_faults").min == rec.pages
+  R_["recycle"] = ("After munmap and a fresh mmap, and after MADV_DONTNEED, the second touch took %d and %d faults "
+    .. (again and "(every page again, in every repetition) " or "")
+    .. "and cost %s and %s ns per page, against %s for the first. After MADV_FREE it took %d "
+    .. "faults and cost %s ns per page, %s times a plain second pass (%s). One run, %d repetitions.")
+    :format(rrow("munmap, then a fresh mmap", "second_faults").median,
+      rrow("madvise(MADV_DONTNEED)", "second_faults").median, interval(rrow("munmap, then a fresh mmap", "second")),
+      interval(rrow("madvise(MADV_DONTNEED)", "second")), interval(rrow("munmap, then a fresh mmap", "first")),
+      rrow("madvise(MADV_FREE)", "second_faults").max, interval(free2), R(free2.median / plain2.median),
+      interval(plain2), free2.n)
+
+  local m = pub.machine or {}
+  local machine = ("Measured on %s (%s CPUs, hypervisor %s), kernel %s, %d KiB pages, THP %s, %s NUMA node(s), "
+    .. "clocksource %s."):format(tostring(m.cpu), tostring(m.cpus), tostring(m.hypervisor), tostring(m.kernel), kib,
+    tostring(m.thp_enabled), tostring(m.numa_nodes), tostring(m.clocksource))
+  local headline = ("On this machine the first touch of a page cost **%s ns** (median [95 %% interval], %d KiB "
+    .. "pages, %d MiB, %d repetitions), **%s times** a later pass over the same page, taken within each "
+    .. "repetition. The ratio's lower end was above a hundred %s; the absolute cost moves with the host "
+    .. "(pass 1's medians: %s ns).")
+    :format(interval(p1), kib, mib, p1.n, vinterval(ft_ratio), held(above, n), list(runs, function(d)
+      return R(row(d, "A", "pass1").median) end))
+  local function cells(f)
+    local out = {}
+    for i, d in ipairs(runs) do out[i] = f(d) end
+    return table.concat(out, " | ")
+  end
+  local head = { "| row | unit | " .. cells(function(d)
+    return (d == pub and "published run, %s UTC" or "repeat, %s UTC"):format(tostring(d.date):match("T(%d+:%d+)"))
+  end)
+    .. " |", "|---|---|" .. ("---|"):rep(n) }
+  local function trow(label, unit, f)
+    head[#head + 1] = ("| %s | %s | %s |"):format(label, unit, cells(f))
+  end
+  trow("pass 1: first touch", "ns/page", function(d) return interval(row(d, "A", "pass1")) end)
+  trow("pass 2 repeated", "ns/page", function(d) return interval(row(d, "A", "pass2r")) end)
+  trow("pass 1 / pass 2 repeated", "ratio", function(d) return vinterval(value(d, "first_touch")) end)
+  trow("fill of touched pages", "GB/s", function(d) return interval(row(d, "A", "fill")) end)
+  trow("fill of a fresh mapping", "GB/s", function(d) return interval(row(d, "B", "fill")) end)
+  trow("munmap", "ns/page", function(d) return interval(row(d, "A", "munmap")) end)
+
+  return {
+    ["results/README.md"] = R_,
+    ["README.md"] = { headline = headline .. " " .. machine .. "\n\n" .. table.concat(head, "\n"),
+      layout = claims.layout(root),
+      ["run-output"] = claims.run_output(root),
+      ["ten-line"] = "```lua\n" .. (read(root .. "/scripts/first_touch.lua")
+        or error("claims: scripts/first_touch.lua: cannot read it", 0)) .. "```" },
+    ["doc/ftrun.1"] = { scripts = claims.man_scripts(root, ftrun), options = claims.man_options(ftrun) },
+  }
+end
+
+-- Generated reference: the layout of the tree, the man page's scripts and
+-- knobs (from every script's --help), the README's sample output (from the
+-- published summary). The same write and check as the claims.
+
+-- Each directory's one line; a directory missing here fails the check, so
+-- a new one gets its description when it gets its first file.
+claims.DIRS = {
+  ["."] = "the build, the tests' and lint's configuration, and the documents",
+  [".ci"] = "what CI runs",
+  bench = "`make bench`: the C reference and the script that compares the runner against it",
+  core = "the measured C, no Lua, the only code that calls mmap; one header per module",
+  doc = "the man page and the `ft` module's reference",
+  numa = "`make numa`: a qemu guest with several NUMA nodes that runs placement.lua and checks its claims",
+  runner = "the executable: arguments, the Lua state, the REPL, one file per group of bindings",
+  scripts = "the benchmark (`cycles.lua`), the experiments, and the tools that read results",
+  ["scripts/lib"] = "the Lua the scripts share: harness, knobs, statistics, reports, plots, files, provenance, claims",
+  ["scripts/lib/reports"] = "each script's presentation: its tables and plots, found by the script's name",
+  tests = "the TAP suite, one file per subject, run by `make test`",
+  ["tests/lib"] = "the tests' helpers",
+  ["tests/fuzz"] = "the API fuzz (`make fuzz`)",
+}
+
+local function lines_of(cmd)
+  local p = assert(io.popen(cmd))
+  local out = {}
+  for l in p:lines() do out[#out + 1] = l end
+  p:close()
+  return out
+end
+
+local function sh(s) return "'" .. s:gsub("'", "'\\''") .. "'" end
+
+-- The tracked files outside results/, by directory; results/ in one line.
+function claims.layout(root)
+  local files = lines_of("git -C " .. sh(root) .. " ls-files 2>/dev/null")
+  if #files == 0 then error("claims: " .. root .. " is not a git checkout: the layout lists its tracked files", 0) end
+  local by_dir, dirs = {}, {}
+  for _, f in ipairs(files) do
+    if not f:match("^results/") then
+      local dir, name = f:match("^(.*)/([^/]+)$")
+      dir, name = dir or ".", name or f
+      if not by_dir[dir] then by_dir[dir] = {}; dirs[#dirs + 1] = dir end
+      table.insert(by_dir[dir], name)
+    end
+  end
+  table.sort(dirs)
+  local out = { "```" }
+  for _, dir in ipairs(dirs) do
+    local names, seen = {}, {}
+    for _, n in ipairs(by_dir[dir]) do -- core/x.c and core/x.h as x.{c,h}
+      local stem = n:match("^(.+)%.c$")
+      if stem and seen[stem .. ".h"] == nil and table.concat(by_dir[dir], "\0"):find(stem .. ".h", 1, true) then
+        names[#names + 1] = stem .. ".{c,h}"
+        seen[stem .. ".h"] = true
+      elseif not seen[n] then
+        names[#names + 1] = n
+      end
+    end
+    local about = claims.DIRS[dir] or error(("claims: the layout has no description for the directory %s/ "
+      .. "(add it to claims.DIRS in scripts/lib/claims.lua)"):format(dir), 0)
+    out[#out + 1] = ("%s  %s"):format(dir == "." and "./" or dir .. "/", about)
+    local line = "    "
+    for i, n in ipairs(names) do
+      local piece = n .. (i < #names and ", " or "")
+      if #line + #piece > 96 then out[#out + 1] = line:gsub("%s+$", ""); line = "    " end
+      line = line .. piece
+    end
+    out[#out + 1] = line
+  end
+  out[#out + 1] = "results/  the published runs: raw files, summaries, JSON, plots with their data and gnuplot"
+  out[#out + 1] = "    scripts, cycle C's samples, bench.txt, repeats/ (more default runs) and README.md"
+  out[#out + 1] = "```"
+  return table.concat(out, "\n")
+end
+
+-- Every script's --help, parsed: { {script, usage, about, knobs = {{name, text}}} }.
+function claims.script_help(root, ftrun)
+  local out = {}
+  for _, f in ipairs(lines_of("ls -1 " .. sh(root .. "/scripts"))) do
+    if f:match("%.lua$") then
+      local help = lines_of(("%s %s --help 2>&1"):format(ftrun, sh(root .. "/scripts/" .. f)))
+      local s = { script = f, usage = help[1] or "", about = help[3], knobs = {} }
+      local in_knobs = false
+      for _, l in ipairs(help) do
+        if l == "knobs:" then in_knobs = true
+        elseif in_knobs and l:match("^  %u") then
+          local name, text = l:match("^  ([%u%d_]+)%s+(.*)$")
+          s.knobs[#s.knobs + 1] = { name, text }
+        elseif l == "" then in_knobs = false end
+      end
+      out[#out + 1] = s
+    end
+  end
+  return out
+end
+
+-- Text as roff input lines of at most 80 bytes, none starting with a control character.
+local function roff(text)
+  text = text:gsub("\\", "\\e"):gsub("%-", "\\-")
+  local out, line = {}, ""
+  for word in text:gmatch("%S+") do
+    if line ~= "" and #line + 1 + #word > 80 then out[#out + 1] = line; line = word
+    else line = line == "" and word or line .. " " .. word end
+  end
+  out[#out + 1] = line
+  for i, l in ipairs(out) do
+    if l:match("^[.']") then out[i] = "\\&" .. l end
+  end
+  return table.concat(out, "\n")
+end
+
+-- The man page's SCRIPTS section.
+function claims.man_scripts(root, ftrun)
+  local out = {}
+  for _, s in ipairs(claims.script_help(root, ftrun)) do
+    out[#out + 1] = ".SS " .. s.script
+    if #s.knobs == 0 then
+      out[#out + 1] = roff(s.usage:gsub("^usage: ", ""))
+    else
+      out[#out + 1] = roff(s.about or "") .. "."
+      for _, k in ipairs(s.knobs) do
+        out[#out + 1] = ".TP"
+        out[#out + 1] = ".B " .. k[1]
+        out[#out + 1] = roff(k[2])
+      end
+    end
+  end
+  return table.concat(out, "\n")
+end
+
+-- The man page's OPTIONS, from the runner's --help: "  -e CODE      run CODE".
+function claims.man_options(ftrun)
+  local out, inside = {}, false
+  for _, l in ipairs(lines_of(ftrun .. " --help 2>&1")) do
+    if l == "options:" then inside = true
+    elseif inside and l == "" then break
+    elseif inside then
+      local opt, text = l:match("^  (%S.-)%s%s+(%S.*)$")
+      opt = opt or l:match("^  (%S.-)%s*$")
+      if opt then
+        out[#out + 1] = ".TP"
+        out[#out + 1] = ".B " .. opt:gsub("%-", "\\-")
+        out[#out + 1] = text and roff(text:sub(1, 1):upper() .. text:sub(2) .. ".") or "Show the version."
+      elseif #out > 0 then
+        out[#out] = out[#out]:gsub("%.$", "") .. "\n" .. roff(l:match("^%s*(.-)%s*$") .. ".")
+      end
+    end
+  end
+  if #out == 0 then error("claims: the runner's --help lists no options", 0) end
+  return table.concat(out, "\n")
+end
+
+-- The README's sample of `make run`: the published run's title, its first
+-- table and its headline lines, as cycles.lua printed them.
+function claims.run_output(root)
+  local text = read(root .. "/results/summary.md") or error("claims: results/summary.md: cannot read it", 0)
+  local out, state = { "```" }, "title"
+  for l in text:gmatch("[^\n]+") do
+    if state == "title" then
+      out[#out + 1] = l:gsub("%*%*", ""):gsub("%s+$", "")
+      state = "table"
+    elseif state == "table" and l:match("^|") then
+      out[#out + 1] = l
+    elseif state == "table" and #out > 3 then
+      out[#out + 1] = "..."
+      state = "rest"
+    elseif state == "rest" and l:match("^Headline") then
+      out[#out + 1] = l
+      state = "headline"
+    elseif state == "headline" then
+      if not l:match("^%- ") then break end
+      out[#out + 1] = l
+    end
+  end
+  out[#out + 1] = "```"
+  return table.concat(out, "\n")
+end
+
+local function marks(name)
+  return ("<!-- ftrun claims %s: begin -->"):format(name), ("<!-- ftrun claims %s: end -->"):format(name)
+end
+claims.markers = marks
+
+-- Where a block's body starts (after its begin line) and ends (before its
+-- end line: in a man page the marker follows a comment's .\"), or nil.
+local function span(text, name)
+  local b, e = marks(name)
+  local i = text:find(b, 1, true)
+  local j = i and text:find(e, i, true)
+  if not j then return nil end
+  local line_start = j
+  while line_start > 1 and text:sub(line_start - 1, line_start - 1) ~= "\n" do line_start = line_start - 1 end
+  return i + #b + 1, line_start
+end
+
+-- The text between a block's markers, or nil.
+function claims.block(text, name)
+  local from, to = span(text, name)
+  return from and text:sub(from, to - 2)
+end
+
+-- text with every block replaced; nil and the missing marker's name when one is absent.
+function claims.apply(text, blocks)
+  for name, body in pairs(blocks) do
+    local from, to = span(text, name)
+    if not from then return nil, name end
+    text = text:sub(1, from - 1) .. body .. "\n" .. text:sub(to)
+  end
+  return text
+end
+
+-- Lines of prose with a digit typed by hand: outside the claims blocks,
+-- the publish pastes and code blocks, with code spans, images, link
+-- targets, HTML comments, the passes' names and list numbers taken out first.
+function claims.hand_numbers(text)
+  local out, skip, fence = {}, false, false
+  local n = 0
+  for l in (text .. "\n"):gmatch("([^\n]*)\n") do
+    n = n + 1
+    if l:match("^<!%-%- ftrun %a+ [^:]+: begin %-%->$") then skip = true
+    elseif l:match("^<!%-%- ftrun %a+ [^:]+: end %-%->$") then skip = false
+    elseif l:match("^```") then fence = not fence
+    elseif not skip and not fence then
+      -- a pass's name ("pass 2") is a name, not a figure
+      local prose = l:gsub("`[^`]*`", ""):gsub("!%[[^%]]*%]%([^)]*%)", ""):gsub("%]%([^)]*%)", "]")
+        :gsub("<!%-%-.-%-%->", ""):gsub("[Pp]ass %d", "pass"):gsub("^%s*%d+%.%s", "")
+      if prose:match("%d") then out[#out + 1] = ("line %d: %s"):format(n, l) end
+    end
+  end
+  return out
+end
+
+-- The results prose, where no figure may be typed by hand.
+claims.PROSE = { "results/README.md", "bench/README.md" }
+
+-- Every problem: a block that differs from its recomputation, a marker
+-- missing, a digit typed by hand in the results prose.
+function claims.check(root, ftrun)
+  local problems = {}
+  for file, blocks in pairs(claims.compute(root, ftrun)) do
+    local text = read(root .. "/" .. file)
+    if not text then
+      problems[#problems + 1] = file .. ": cannot read it"
+    else
+      local names = {}
+      for name in pairs(blocks) do names[#names + 1] = name end
+      table.sort(names)
+      for _, name in ipairs(names) do
+        local got = claims.block(text, name)
+        if not got then
+          problems[#problems + 1] = ("%s: no markers for the claim %s"):format(file, name)
+        elseif got ~= blocks[name] then
+          problems[#problems + 1] = ("%s: the claim %s differs from the data\n  prose: %s\n  data:  %s")
+            :format(file, name, got:gsub("\n", "\n         "), blocks[name]:gsub("\n", "\n         "))
+        end
+      end
+    end
+  end
+  for _, file in ipairs(claims.PROSE) do
+    for _, l in ipairs(claims.hand_numbers(read(root .. "/" .. file) or "")) do
+      problems[#problems + 1] = file .. ": a number typed by hand, " .. l
+    end
+  end
+  return problems
+end
+
+-- Writes every block into its file; raises naming a missing marker.
+function claims.write(root, ftrun)
+  local files = {}
+  for file, blocks in pairs(claims.compute(root, ftrun)) do
+    local path = root .. "/" .. file
+    local text = read(path) or error(("claims: %s: cannot read it"):format(path), 0)
+    local new, missing = claims.apply(text, blocks)
+    if not new then error(("claims: %s has no markers for the claim %s (%s)"):format(path, missing,
+      (marks(missing))), 0) end
+    files[#files + 1] = { path, new }
+  end
+  return files
+end
+
+return claims

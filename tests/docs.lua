@@ -1,0 +1,118 @@
+-- The documents against the code: every knob a script declares is in its
+-- --help and in the man page, and nothing documented there is missing from
+-- the code; the man page renders without warnings; the README keeps its
+-- shape (at most 250 lines, the headline in the first 60, `make test`).
+local t = require "tap"
+local q = t.quote
+
+local ROOT = ft.project_dir
+local MAN = t.read(ROOT .. "/doc/ftrun.1") or ""
+
+-- What a script declares: its spec as knobs.read receives it, caught before
+-- anything runs.
+local HOOK = "local k = require 'knobs'; k.read = function(_, spec) "
+  .. "for _, s in ipairs(spec) do io.write('DECLARED ', s.name, '\\n') end os.exit(0, true) end"
+
+local function names(text, pattern)
+  local out = {}
+  for n in text:gmatch(pattern) do out[#out + 1] = n end
+  return out
+end
+
+local function same(a, b)
+  local sa, sb = table.concat(a, " "), table.concat(b, " ")
+  if #a ~= #b then return false, sa .. " / " .. sb end
+  local set = {}
+  for _, x in ipairs(a) do set[x] = true end
+  for _, y in ipairs(b) do if not set[y] then return false, sa .. " / " .. sb end end
+  return true, sa
+end
+
+-- The man page's entry of one script: from its .SS line to the next .SS or .SH.
+local function man_entry(script)
+  local at = MAN:find("\n.SS " .. script .. "\n", 1, true)
+  if not at then return nil end
+  local rest = MAN:sub(at + 1)
+  local stop = rest:find("\n%.S[SH] ")
+  return stop and rest:sub(1, stop) or rest
+end
+
+local scripts = names(t.run("ls -1 " .. q(ROOT .. "/scripts")), "([%w_]+%.lua)\n")
+t.ok(#scripts > 5, "scripts found", table.concat(scripts, " "))
+for _, s in ipairs(scripts) do
+  local path = q(ROOT .. "/scripts/" .. s)
+  local declared_out = t.ftrun_run("-e " .. q(HOOK) .. " " .. path .. " </dev/null")
+  local declared = names(declared_out, "DECLARED ([%u%d_]+)")
+  local help, code = t.ftrun_run(path .. " --help")
+  t.is(code, 0, s .. " --help exits 0")
+  local entry = man_entry(s)
+  t.ok(entry ~= nil, s .. " has an entry in the man page's SCRIPTS")
+  entry = entry or ""
+  if #declared > 0 then
+    local in_help = {}
+    for l in (((help .. "\n\n"):match("\nknobs:\n(.-)\n\n") or "") .. "\n"):gmatch("([^\n]*)\n") do
+      in_help[#in_help + 1] = l:match("^  ([%u%d_]+)%s")
+    end
+    t.ok(same(declared, in_help), s .. ": --help lists exactly the knobs it declares", select(2, same(declared, in_help)))
+    local in_man = names(entry, "\n%.B ([%u%d_]+)\n")
+    t.ok(same(declared, in_man), s .. ": the man page lists exactly the knobs it declares",
+      select(2, same(declared, in_man)))
+  else
+    -- a script with its own arguments: its usage line is its documentation
+    local usage = (help:match("^usage: ([^\n]*)") or ""):gsub("%s+", " ")
+    t.ok(usage ~= "", s .. ": --help gives a usage line")
+    local flat = entry:gsub("\n", " "):gsub("\\%-", "-"):gsub("\\e", "\\"):gsub("\\&", ""):gsub("%s+", " ")
+    t.ok(flat:find(usage, 1, true) ~= nil, s .. ": the man page has its usage line", flat)
+  end
+end
+
+do -- every knob the man page names under SCRIPTS belongs to a script that has it
+  local section = MAN:match("\n%.SH SCRIPTS\n(.-)\n%.SH ") or ""
+  t.ok(#section > 0, "the man page has a SCRIPTS section")
+  local listed = {}
+  for s in section:gmatch("\n?%.SS ([%w_]+%.lua)\n") do listed[#listed + 1] = s end
+  t.ok(same(listed, scripts), "it has an entry for every script and no other", select(2, same(listed, scripts)))
+  for name, owners in pairs(require("knobs").elsewhere) do
+    for _, owner in ipairs(owners) do
+      t.like(man_entry(owner) or "", "\n.B " .. name .. "\n", ("the man page gives %s under %s"):format(name, owner))
+    end
+  end
+end
+
+do -- it renders without warnings
+  local out, code = t.run("groff -ww -man -z " .. q(ROOT .. "/doc/ftrun.1"))
+  t.is(code, 0, "groff -ww -man exits 0")
+  t.is(out, "", "and warns about nothing")
+  local text = t.run("groff -man -Tutf8 " .. q(ROOT .. "/doc/ftrun.1") .. " 2>/dev/null | col -bx")
+  t.ok(not text:find("ftrun claims", 1, true), "its generated blocks' markers are comments, not text")
+  for opt in (t.run(q(t.ftrun) .. " --help"):match("\noptions:\n(.-)\n\n") or ""):gmatch("\n?  (%-%S*)") do
+    t.like(text, opt, "the man page shows the option " .. opt)
+  end
+  if os.execute("command -v mandoc >/dev/null 2>&1") then
+    out, code = t.run("mandoc -T lint " .. q(ROOT .. "/doc/ftrun.1"))
+    t.is(code, 0, "mandoc -T lint exits 0")
+    t.is(out, "", "and reports nothing")
+  else
+    t.ok(true, "mandoc -T lint # SKIP mandoc is not installed")
+  end
+end
+
+do -- the README's shape
+  local readme = t.read(ROOT .. "/README.md") or ""
+  local lines = select(2, readme:gsub("\n", "\n"))
+  t.ok(lines <= 250, "README.md has at most 250 lines", tostring(lines))
+  local n, headline_at = 0, nil
+  for l in readme:gmatch("([^\n]*)\n") do
+    n = n + 1
+    if not headline_at and l:match("%*%*[%d.]+ %[[%d.]+, [%d.]+%] ns%*%*") then headline_at = n end
+  end
+  t.ok(headline_at and headline_at <= 60, "the headline figure is in its first 60 lines", tostring(headline_at))
+  t.like(readme, "\n```sh\nmake run ", "the first command is make run")
+  t.like(readme, "\nmake test    #", "and the test command is exactly make test")
+  for _, doc in ipairs { "results/README.md", "bench/README.md", "doc/ft.md", "doc/ftrun.1", "CHANGELOG.md" } do
+    t.like(readme, "(" .. doc .. ")", "README links " .. doc)
+    t.ok(t.read(ROOT .. "/" .. doc) ~= nil, doc .. " exists")
+  end
+end
+
+t.done()

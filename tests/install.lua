@@ -1,0 +1,46 @@
+-- make install into a scratch DESTDIR, a QUICK run of the installed ftrun
+-- from another directory (its files under ./ftrun-runs/ there), and make
+-- uninstall.
+local t = require "tap"
+local q = t.quote
+
+local ROOT = ft.project_dir
+-- the build under test: ./ftrun, ./ftrun-clang (CC=clang) or ./ftrun-san (SAN=1)
+local exe = t.ftrun:match("([^/]+)$")
+local build = exe == "ftrun-san" and "SAN=1" or exe:match("^ftrun%-(.+)$") and "CC=" .. exe:match("^ftrun%-(.+)$") or ""
+
+local dest, work = t.tmpdir(), t.tmpdir()
+local prefix = dest .. "/usr/local"
+local function make(target)
+  return t.run(("make -s -C %s %s %s PREFIX=/usr/local DESTDIR=%s"):format(q(ROOT), target, build, q(dest)))
+end
+
+local out, code = make("install")
+t.is(code, 0, "make install exits 0", out)
+for _, f in ipairs { "bin/ftrun", "share/man/man1/ftrun.1" } do
+  t.ok(t.read(prefix .. "/" .. f) ~= nil, "installed: " .. f)
+end
+local sources = t.run("cd " .. q(ROOT) .. " && find scripts -name '*.lua' | sort")
+t.is(t.run("cd " .. q(prefix .. "/share/ftrun") .. " && find scripts -name '*.lua' | sort"), sources,
+  "every script and library file, subdirectories included, under share/ftrun")
+t.is(t.run("test -x " .. q(prefix .. "/bin/ftrun") .. " && echo x"), "x\n", "the executable is executable")
+t.is(t.read(prefix .. "/share/man/man1/ftrun.1"), t.read(ROOT .. "/doc/ftrun.1"), "the man page is doc/ftrun.1")
+
+-- The installed runner finds its scripts by name, in ../share/ftrun/scripts beside itself.
+local installed = q(prefix .. "/bin/ftrun")
+local script = "cycles.lua"
+out, code = t.run(("cd %s && %s %s QUICK=1 REPS=2"):format(q(work), installed, script))
+t.is(code, 0, "a QUICK run of the installed ftrun exits 0", out)
+local dir = out:match("wrote (" .. work:gsub("%p", "%%%0") .. "/ftrun%-runs/[^/]+)/quick%-raw%.txt")
+t.ok(dir ~= nil, "it writes under ./ftrun-runs/ in the directory it ran from", out)
+local raw = dir and t.read(dir .. "/quick-raw.txt") or ""
+t.like(raw, "CHECKSUMS OK", "its raw file ends clean")
+t.like(raw, "git_commit: unknown (not a git checkout)", "and says it ran from no checkout")
+t.is(t.run("ls -A " .. q(prefix .. "/bin")), "ftrun\n", "nothing written beside the installed executable")
+
+out, code = make("uninstall")
+t.is(code, 0, "make uninstall exits 0", out)
+t.is(t.run("find " .. q(dest) .. " -type f"), "", "and removes every file it installed")
+
+os.execute("rm -rf " .. q(dest) .. " " .. q(work))
+t.done()
