@@ -2,6 +2,7 @@
  * is repl.c). Modelled on lua.c: every chunk runs under lua_pcall with a
  * message handler that appends a traceback, and SIGINT stops Lua code
  * through a hook and long C passes through a flag. */
+#include <dirent.h>
 #include <errno.h>
 #include <libgen.h>
 #include <limits.h>
@@ -73,6 +74,37 @@ static const char usage_text[] =
 	"FTRUN_TEST_REPL_COMPILES=1 prints how many chunks the REPL compiled.\n"
 	"\n"
 	"The main job: `./ftrun cycles.lua` (see README.md for its knobs).\n";
+
+static int is_script(const struct dirent *e)
+{
+	size_t n = strlen(e->d_name);
+	return n > 4 && strcmp(e->d_name + n - 4, ".lua") == 0;
+}
+
+/* The scripts found beside the library the runner would load, so the list
+ * is what `ftrun NAME` runs, in a checkout or installed. */
+static void print_scripts(void)
+{
+	char dir[PATH_MAX];
+	snprintf(dir, sizeof dir, "%s/..", ft_script_lib_dir());
+	struct dirent **names;
+	int n = scandir(dir, &names, is_script, alphasort);
+	if (n <= 0)
+		return;
+	fputs("\nscripts (each explains its knobs with --help, e.g. `ftrun cycles.lua --help`):\n", stdout);
+	size_t col = 0;
+	for (int i = 0; i < n; i++) {
+		size_t len = strlen(names[i]->d_name) + 1;
+		if (col + len > 72) {
+			fputc('\n', stdout);
+			col = 0;
+		}
+		col += (size_t)printf(" %s", names[i]->d_name);
+		free(names[i]);
+	}
+	fputc('\n', stdout);
+	free(names);
+}
 
 /* The state SIGINT has to reach: the one thing the handler needs. */
 static lua_State *signal_state;
@@ -275,6 +307,7 @@ int main(int argc, char **argv)
 		const char *a = argv[i];
 		if (strcmp(a, "-h") == 0 || strcmp(a, "--help") == 0) {
 			fputs(usage_text, stdout);
+			print_scripts();
 			return EXIT_SUCCESS;
 		} else if (strcmp(a, "-v") == 0 || strcmp(a, "--version") == 0) {
 			printf("ftrun %s (%s)\n", FT_VERSION, LUA_RELEASE);
