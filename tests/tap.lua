@@ -55,7 +55,7 @@ t.ok(not err:find("Failed test 1 ", 1, true), "a passing test prints nothing on 
 
 out, err = child("long", [[
 local t = require "tap"
-t.run(t.quote(t.ftrun) .. " -e 'for i = 1, 200 do print(\"line \" .. i) end'")
+t.run(t.quote(t.ftrun) .. " -e 'for i = 1, 200 do print(\"line \" .. i) end' 2>/dev/null")
 t.ok(false, "after a long run")
 t.done()
 ]])
@@ -68,7 +68,8 @@ t.run(t.quote(t.ftrun) .. " -e 'os.exit(4)'")
 t.ok(true, "fine")
 t.done()
 ]])
-t.is(err, "", "a passing script writes nothing on stderr")
+-- (ftrun's own start-up warnings about the machine's settings may be there)
+t.ok(not err:find("#", 1, true), "a passing script writes no diagnostics on stderr", err)
 
 if t.run("command -v prove") ~= "" then
   local text, status = t.run(("cd %s && FTRUN=%s prove --exec %s failing.lua"):format(q(dir), q(t.ftrun), q(t.ftrun)))
@@ -102,7 +103,7 @@ t.done()
   out, err = child("hidden", [[
 local t = require "tap"
 local text, status = t.run(t.nobody() .. " cycles.lua --help")
-print("#" .. status .. " " .. text:match("[^\n]*"))
+print("#" .. status .. " " .. (text:match("usage: [^\n]*") or text))
 t.done()
 ]], exe)
   t.like(out, "#0 usage: ", "tap.nobody() runs it and its scripts from its copy", out .. err)
