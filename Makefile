@@ -130,7 +130,7 @@ calibrate: all
 # with uncommitted changes (outside results/, which publishing rewrites) is
 # refused with exit 2 naming the files, since no file could say what was
 # measured; ALLOW_DIRTY=1 publishes anyway and every file records the diff.
-EXPERIMENTS := thp populate zeropage placement scaling recycle coldness pagesize attribution faults
+EXPERIMENTS := thp populate zeropage placement scaling recycle coldness pagesize attribution faults slowpages
 export ALLOW_DIRTY
 # Then REPEATS more default runs replace results/repeats/ (the claims rest
 # on runs of one tree), compare.lua compares them, and claims.lua writes
@@ -138,6 +138,7 @@ export ALLOW_DIRTY
 REPEATS ?= 2
 publish: all $(REF) bench-tools
 	@./$(BIN) -e 'os.exit(require("provenance").check_clean())' || exit 2
+	./$(BIN) bench/calibrate.lua
 	PUBLISH=1 ./$(BIN) cycles.lua
 	PUBLISH=1 ./$(BIN) cycles.lua THP=always
 	PUBLISH=1 ./$(BIN) cycles.lua THP=16K
