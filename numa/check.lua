@@ -10,13 +10,7 @@ local json = require "json"
 local dir, mems, kernel = ...
 assert(dir and mems and kernel, "usage: ftrun numa/check.lua DIR MEMS KERNEL")
 
-local function read(path)
-  local f = io.open(path)
-  if not f then return nil end
-  local s = f:read("a")
-  f:close()
-  return s
-end
+local read = require("textfile").read
 local function command(cmd)
   local p = io.popen(cmd .. " 2>/dev/null")
   local out = p:read("a")

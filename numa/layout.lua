@@ -5,13 +5,7 @@ local ft = require "ft"
 package.path = ft.project_dir .. "/tests/lib/?.lua;" .. package.path
 local t = require "tap"
 
-local function read(path)
-  local f = io.open(path)
-  if not f then return nil end
-  local s = f:read("a")
-  f:close()
-  return (s:gsub("%s+$", ""))
-end
+local read = require("textfile").value
 
 -- "0-2,5" -> {0, 1, 2, 5}, and a set of them
 local function list(s)

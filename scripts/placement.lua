@@ -13,13 +13,7 @@ local STEP = math.max(1, h.pages // 65536) -- move_pages asks at most 65536 page
 
 -- The machine's NUMA layout, from /sys and /proc as text.
 local NODE = "/sys/devices/system/node"
-local function read(path)
-  local f = io.open(path)
-  if not f then return nil end
-  local s = f:read("a")
-  f:close()
-  return (s:gsub("%s+$", ""))
-end
+local read = require("textfile").value
 local function list(s) -- "0-2,5" -> {0, 1, 2, 5}, {[0] = true, ...}
   local out, set = {}, {}
   for a, b in (s or ""):gmatch("(%d+)%-?(%d*)") do

@@ -31,13 +31,7 @@ local is_dir = io.open(dir .. "/.")
 if not is_dir then knobs.fail(SCRIPT, ("RUN_DIR=%s: not a directory"):format(dir)) end
 is_dir:close()
 
-local function read(path)
-  local f = io.open(path, "rb")
-  if not f then return nil end
-  local text = f:read("a")
-  f:close()
-  return text
-end
+local read = require("textfile").read
 
 -- Every run first: a JSON that is not one, lacks what the plots read, or has
 -- a verdict that is not clean stops before anything is drawn.

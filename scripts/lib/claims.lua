@@ -39,13 +39,7 @@ local function held(k, n)
 end
 claims.held = held
 
-local function read(path)
-  local f = io.open(path)
-  if not f then return nil end
-  local s = f:read("a")
-  f:close()
-  return s
-end
+local read = require("textfile").read
 
 local function load(path)
   local text = read(path)

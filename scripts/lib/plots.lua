@@ -10,6 +10,7 @@ local json = require "json"
 local provenance = require "provenance"
 local reports = require "reports"
 local stats = require "stats"
+local textfile = require "textfile"
 local units = require "units"
 
 local plots = {}
@@ -19,12 +20,7 @@ local plots = {}
 local pending = {}
 
 local function read(path)
-  if pending[path] then return pending[path] end
-  local f = io.open(path, "rb")
-  if not f then return nil end
-  local text = f:read("a")
-  f:close()
-  return text
+  return pending[path] or textfile.read(path)
 end
 plots.read = read
 

@@ -7,13 +7,7 @@ local ft = require "ft"
 
 local provenance = {}
 
-local function read(path)
-  local f = io.open(path)
-  if not f then return nil end
-  local text = f:read("a")
-  f:close()
-  return text
-end
+local read = require("textfile").read
 
 local function line(path)
   local text = read(path)

@@ -43,13 +43,7 @@ local function marker_lines(name)
 end
 runfiles.markers = marker_lines
 
-local function read(path)
-  local f, err = io.open(path)
-  if not f then return nil, err end
-  local text = f:read("a")
-  f:close()
-  return text
-end
+local read = require("textfile").read
 
 -- Replaces what stands between one run's marker lines; nil, why when absent.
 local function replace_block(readme, name, text)
