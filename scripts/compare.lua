@@ -132,7 +132,7 @@ local function load(path)
   if type(doc) ~= "table" or type(doc.script) ~= "string" then
     fail(("%s: not an ftrun results JSON (%s)"):format(path, why or "no script"))
   end
-  doc.path = path
+  doc.path, doc.text = path, text
   if type(doc.verdict) ~= "string" or not doc.verdict:match("^CHECKSUMS OK") then
     if not opts.FORCE then
       fail(("%s: its verdict is '%s', not a clean run (FORCE=1 compares it anyway, marked FORCED)")
@@ -476,12 +476,23 @@ local function compare(old_docs, new_docs)
   print("runs sd, reps sd: the spread of the logs between the runs' medians and between repetitions within a run.\n")
 end
 
+-- Every run read so far, by its text: a run given twice (the same file, a
+-- copy, a directory and a file in it) would count as two runs of a side.
+local read_runs = {}
 local function load_all(paths)
   local docs = {}
   for _, p in ipairs(paths) do
     local expanded = {}
     expand(p, expanded)
-    for _, e in ipairs(expanded) do docs[#docs + 1] = load(e) end
+    for _, e in ipairs(expanded) do
+      local doc = load(e)
+      local first = read_runs[doc.text]
+      if first then
+        fail(("%s and %s are the same run (identical files): each run counts once"):format(first, e))
+      end
+      read_runs[doc.text] = e
+      docs[#docs + 1] = doc
+    end
   end
   return docs
 end

@@ -29,11 +29,12 @@ local function fixture(path, scale, jitter, only, edit)
   return path
 end
 
-local function runs(name, n, scale, only)
+local function runs(name, n, scale, only, shift)
   local list = {}
   os.execute("mkdir -p " .. q(dir .. "/" .. name))
   for i = 1, n do
-    list[i] = fixture(("%s/%s/r%d-results.json"):format(dir, name, i), scale, (i - (n + 1) / 2) * 0.002, only)
+    list[i] = fixture(("%s/%s/r%d-results.json"):format(dir, name, i), scale, (i - (n + 1) / 2) * 0.002 + (shift or 0),
+      only)
   end
   return list
 end
@@ -81,8 +82,8 @@ out, code = cmp(q(dir .. "/old4") .. " -- " .. q(dir .. "/new4"))
 t.like(out, "| 0.0286 | 0.04 | +20.0 % (worse) |", "directories of runs read as their files")
 t.is(code, 0, "and exit 0")
 
--- Identical runs (only the jitter): nothing is called.
-local same4 = runs("same4", 4, 1)
+-- Runs alike (only the jitter, their own): nothing is called.
+local same4 = runs("same4", 4, 1, nil, 0.001)
 out, code = cmp(join(old4) .. " -- " .. join(same4), "FAIL_ABOVE=5")
 t.is(code, 0, "4 runs against 4 alike pass the gate")
 t.ok(not out:find("(worse)", 1, true) and not out:find("(better)", 1, true), "and no row is called")
@@ -153,6 +154,9 @@ for _, c in ipairs {
   { q(base) .. " " .. q(other), "not the same measurement (FORCE=1 compares them anyway)" },
   { q(base) .. " " .. q(other) .. " FORCE=1", "have no row in common" },
   { q(base) .. " -- ", "both sides need at least one results JSON" },
+  -- a run given twice would count as two runs of a side (and pass a gate on one pair of runs)
+  { join { old4[1], old4[1], old4[1], old4[1] } .. " -- " .. join(new4), "are the same run (identical files)" },
+  { q(dir .. "/old4") .. " " .. q(old4[2]) .. " -- " .. join(new4), "are the same run (identical files)" },
   { q(base) .. " -- " .. q(base) .. " -- " .. q(base), "'--' given twice" },
   { q(dir .. "/old4/nothing"), "cannot read" },
   { q(base) .. " " .. q(base) .. " ALPHA=2", "ALPHA=2: expected a level between 0 and 1" },
