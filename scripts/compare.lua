@@ -216,6 +216,19 @@ local function differences(old, new)
   return out
 end
 
+-- A run given twice on one side (the same file, a copy, a directory and a
+-- file in it) would count as two runs, and its spread as none.
+local function distinct_runs(docs)
+  local seen = {}
+  for _, d in ipairs(docs) do
+    if seen[d.text] then
+      fail(("%s and %s are the same run (identical files): each run of a side counts once"):format(seen[d.text],
+        d.path))
+    end
+    seen[d.text] = d.path
+  end
+end
+
 local function same_measurement(a, b)
   if (a.script ~= b.script or a.page_size ~= b.page_size) and not opts.FORCE then
     fail(("%s is %s with %s-byte pages, %s is %s with %s-byte pages: not the same measurement "
@@ -476,23 +489,12 @@ local function compare(old_docs, new_docs)
   print("runs sd, reps sd: the spread of the logs between the runs' medians and between repetitions within a run.\n")
 end
 
--- Every run read so far, by its text: a run given twice (the same file, a
--- copy, a directory and a file in it) would count as two runs of a side.
-local read_runs = {}
 local function load_all(paths)
   local docs = {}
   for _, p in ipairs(paths) do
     local expanded = {}
     expand(p, expanded)
-    for _, e in ipairs(expanded) do
-      local doc = load(e)
-      local first = read_runs[doc.text]
-      if first then
-        fail(("%s and %s are the same run (identical files): each run counts once"):format(first, e))
-      end
-      read_runs[doc.text] = e
-      docs[#docs + 1] = doc
-    end
+    for _, e in ipairs(expanded) do docs[#docs + 1] = load(e) end
   end
   return docs
 end
@@ -503,6 +505,8 @@ local function stamp() print("compared by " .. provenance.describe(provenance.co
 if dashes == 1 then
   if #sides[1] == 0 or #sides[2] == 0 then fail("OLD... -- NEW...: both sides need at least one results JSON") end
   local old, new = load_all(sides[1]), load_all(sides[2])
+  distinct_runs(old)
+  distinct_runs(new)
   stamp()
   compare(old, new)
 else
