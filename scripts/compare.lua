@@ -35,8 +35,8 @@ local SPEC = {
     desc = "exit 1 when a row the correction calls got worse by more than this many percent; exit 2 when "
       .. "the runs given cannot judge it (one run a side without a calibration, too few runs for ALPHA)" },
   { name = "FORCE", kind = "flag", default = false,
-    desc = "1: compare runs of different scripts or page sizes, and runs whose checksum verdict is not clean "
-      .. "(the table then says FORCED)" },
+    desc = "1: compare runs of different scripts or page sizes and runs whose checksum verdict is not clean, "
+      .. "and pool runs of other knobs on one side (the table then says FORCED)" },
   { name = "CALIBRATION", kind = "path", default = "results/calibration-<script>.json beside ftrun",
     desc = "make calibrate's file: the run-to-run spread of this machine and script, used with one run a side "
       .. "when its machine, script and knobs match the runs compared" },
@@ -216,9 +216,12 @@ local function differences(old, new)
   return out
 end
 
--- A run given twice on one side (the same file, a copy, a directory and a
--- file in it) would count as two runs, and its spread as none.
-local function distinct_runs(docs)
+-- The runs of one side are repetitions of one configuration: a run given
+-- twice (the same file, a copy, a directory and a file in it) would count
+-- as two runs and its spread as none, and runs with other knobs would be
+-- pooled as if they were the same measurement.
+local pooled_knobs = {} -- with FORCE=1: the knobs the runs of a side differ in
+local function replicates(docs, side)
   local seen = {}
   for _, d in ipairs(docs) do
     if seen[d.text] then
@@ -226,6 +229,15 @@ local function distinct_runs(docs)
         d.path))
     end
     seen[d.text] = d.path
+    for _, l in ipairs(differences(docs[1], d)) do
+      if l:match("^knob ") then
+        local why = ("%s side: %s and %s differ in %s"):format(side, docs[1].path, d.path, l)
+        if not opts.FORCE then
+          fail(why .. ": the runs of a side must share their knobs (FORCE=1 pools them anyway)")
+        end
+        pooled_knobs[#pooled_knobs + 1] = why
+      end
+    end
   end
 end
 
@@ -425,6 +437,7 @@ local function compare(old_docs, new_docs)
   if opts.FORCE then
     for _, d in ipairs(old_docs) do if d.forced then print(("FORCED: %s: %s"):format(d.path, d.forced)) end end
     for _, d in ipairs(new_docs) do if d.forced then print(("FORCED: %s: %s"):format(d.path, d.forced)) end end
+    for _, l in ipairs(pooled_knobs) do print("FORCED: " .. l) end
   end
   print("")
   print("| case | column | unit | old median [95 %] (runs×reps) | new median [95 %] | change % [95 %] "
@@ -505,8 +518,8 @@ local function stamp() print("compared by " .. provenance.describe(provenance.co
 if dashes == 1 then
   if #sides[1] == 0 or #sides[2] == 0 then fail("OLD... -- NEW...: both sides need at least one results JSON") end
   local old, new = load_all(sides[1]), load_all(sides[2])
-  distinct_runs(old)
-  distinct_runs(new)
+  replicates(old, "old")
+  replicates(new, "new")
   stamp()
   compare(old, new)
 else

@@ -157,6 +157,9 @@ for _, c in ipairs {
   -- a run given twice would count as two runs of a side (and pass a gate on one pair of runs)
   { join { old4[1], old4[1], old4[1], old4[1] } .. " -- " .. join(new4), "are the same run (identical files)" },
   { q(dir .. "/old4") .. " " .. q(old4[2]) .. " -- " .. join(new4), "are the same run (identical files)" },
+  -- runs of other knobs on one side would be pooled as one configuration
+  { join { old4[1], old4[2], old4[3], fixture(dir .. "/mib.json", 1, 0.01, nil, function(d) d.knobs.MIB = 4 end) }
+    .. " -- " .. join(new4), "old side: " .. old4[1] .. " and " .. dir .. "/mib.json differ in knob MIB: " },
   { q(base) .. " -- " .. q(base) .. " -- " .. q(base), "'--' given twice" },
   { q(dir .. "/old4/nothing"), "cannot read" },
   { q(base) .. " " .. q(base) .. " ALPHA=2", "ALPHA=2: expected a level between 0 and 1" },
@@ -167,6 +170,9 @@ for _, c in ipairs {
   t.is(code, 2, c[2] .. ": exit 2")
   t.like(out, c[2], "names it: " .. c[2])
 end
+out, code = cmp(join { old4[1], old4[2], old4[3], dir .. "/mib.json" } .. " -- " .. join(new4) .. " FORCE=1")
+t.is(code, 0, "FORCE=1 pools runs of other knobs on one side")
+t.like(out, "FORCED: old side: " .. old4[1] .. " and " .. dir .. "/mib.json differ in knob MIB: ", "and says so")
 out, code = cmp(q(base) .. " " .. q(base), "ALPHA=7")
 t.is(code, 2, "a bad ALPHA in the environment is refused too")
 t.like(out, "ALPHA=7: expected a level between 0 and 1", "naming it")
