@@ -453,13 +453,14 @@ local function compare(old_docs, new_docs)
     if row.q and row.q <= opts.ALPHA and not row.unjudged then
       called = called + 1
       local r = row.ratio or (row.new_median / row.old_median)
-      verdict = ("%+.1f %%"):format(100 * (r - 1))
+      verdict = row.old_median ~= 0 and ("%+.1f %%"):format(100 * (r - 1)) -- from 0 no percent: the difference
+        or ("new - old %+g"):format(row.new_median - row.old_median)
       if better_lower ~= nil and r ~= 1 then
         local worse = (r > 1) == better_lower
         verdict = verdict .. (worse and " (worse)" or " (better)")
         if worse and opts.FAIL_ABOVE and math.abs(100 * (r - 1)) > opts.FAIL_ABOVE then
-          worse_rows[#worse_rows + 1] = ("%s %s: %+.1f %% (p=%.3g, q=%.3g)"):format(row.case, row.column,
-            100 * (r - 1), row.p, row.q)
+          worse_rows[#worse_rows + 1] = ("%s %s: %s (p=%.3g, q=%.3g)"):format(row.case, row.column,
+            verdict:gsub(" %(worse%)$", ""), row.p, row.q)
         end
       end
     end

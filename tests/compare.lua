@@ -82,6 +82,23 @@ out, code = cmp(q(dir .. "/old4") .. " -- " .. q(dir .. "/new4"))
 t.like(out, "| 0.0286 | 0.04 | +20.0 % (worse) |", "directories of runs read as their files")
 t.is(code, 0, "and exit 0")
 
+-- A count that was 0 in every old run: its change is no percent.
+local from_zero = {}
+os.execute("mkdir -p " .. q(dir .. "/zero4"))
+for i = 1, 4 do
+  from_zero[i] = fixture(("%s/zero4/r%d-results.json"):format(dir, i), 1.2, (i - 2.5) * 0.002, nil, function(d)
+    for _, r in ipairs(d.rows) do
+      if r.case == "A" and r.column == "thp_fault_alloc" then
+        for j in ipairs(r.values) do r.values[j] = 10 + j end
+      end
+    end
+  end)
+end
+out = cmp(join(old4) .. " -- " .. join(from_zero))
+t.like(out, "| A | thp_fault_alloc | count | 0 [0, 0] (4×6) | ", "a count 0 in every old run")
+t.like(out, " | new - old +13.5 |", "called by its difference from 0", out)
+t.ok(not out:find("inf", 1, true), "not as an infinite percent")
+
 -- Runs alike (only the jitter, their own): nothing is called.
 local same4 = runs("same4", 4, 1, nil, 0.001)
 out, code = cmp(join(old4) .. " -- " .. join(same4), "FAIL_ABOVE=5")
