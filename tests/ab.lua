@@ -46,6 +46,16 @@ for i = 1, 6 do
   if seqs.x[i].level ~= 1 or seqs["x [B]"][i].level ~= 2 then levels = false end
 end
 t.ok(abba, "A B in odd repetitions, B A in even ones (ABBA)", json.encode(seqs))
+local stamped = true
+for i = 1, 6 do
+  for _, name in ipairs { "x", "x [B]" } do
+    local tag, side = seqs[name][i].ab or {}, name == "x" and "A" or "B"
+    local slot = (i % 2 == 1) == (side == "A") and 1 or 2
+    stamped = stamped and tag.rep == i and tag.side == side and tag.slot == slot
+  end
+end
+t.ok(stamped, "each record in the JSON names its repetition, its side and whether that side ran first (slot 1)",
+  json.encode(seqs))
 t.ok(levels, "each side ran with its own knob value")
 t.like(out, "LEVEL after the repetitions: 3", "the run's own value is back after the repetitions")
 
