@@ -357,7 +357,7 @@ local function common_rows(old_docs, new_docs)
         if not row then
           row = { case = r.case, column = r.column, unit = r.unit, old = {}, new = {} }
           by[key] = row
-          if side == "old" then order[#order + 1] = row end
+          order[#order + 1] = row
         end
         if #r.finite > 0 then table.insert(row[side], r.finite) end
       end
@@ -365,11 +365,13 @@ local function common_rows(old_docs, new_docs)
   end
   add(old_docs, "old")
   add(new_docs, "new")
-  local out = {}
+  local out, lonely = {}, { old = {}, new = {} }
   for _, row in ipairs(order) do
-    if #row.old > 0 and #row.new > 0 then out[#out + 1] = row end
+    if #row.old > 0 and #row.new > 0 then out[#out + 1] = row
+    elseif #row.old > 0 then table.insert(lonely.old, row)
+    elseif #row.new > 0 then table.insert(lonely.new, row) end
   end
-  return out
+  return out, lonely
 end
 
 local gate_failures, cannot_gate = {}, {}
@@ -382,7 +384,7 @@ local function compare(old_docs, new_docs)
   for _, d in ipairs(old_docs) do same_measurement(first, d) end
   for _, d in ipairs(new_docs) do same_measurement(first, d) end
   for _, l in ipairs(differences(old_docs[#old_docs], new_docs[1])) do print("  " .. l) end
-  local rows = common_rows(old_docs, new_docs)
+  local rows, lonely = common_rows(old_docs, new_docs)
   if #rows == 0 then fail(("%s and %s have no row in common"):format(first.path, new_docs[1].path)) end
 
   local cal, why_no_cal
@@ -499,6 +501,18 @@ local function compare(old_docs, new_docs)
     print(("%d rows judged: if nothing changed about %.1f of them would have p < %g by chance; q is p adjusted by "
       .. "Benjamini-Hochberg, and %d row(s) have q <= %g (at most a share %g of such calls expected false)."):format(
       #ps, #ps * opts.ALPHA, opts.ALPHA, called, opts.ALPHA, opts.ALPHA))
+  end
+  -- a row one side lacks is no row that held: a timed row gone from the new runs cannot pass a gate
+  for _, side in ipairs { "old", "new" } do
+    if #lonely[side] > 0 then
+      local names = stats.map(lonely[side], function(r) return r.case .. " " .. r.column end)
+      print(("%d row(s) only in the %s runs, not compared: %s"):format(#names, side, table.concat(names, ", ")))
+      for _, r in ipairs(side == "old" and lonely.old or {}) do
+        if LOWER_BETTER[r.unit] or HIGHER_BETTER[r.unit] then
+          cannot_gate[#cannot_gate + 1] = r.case .. " " .. r.column .. " (not in the new runs)"
+        end
+      end
+    end
   end
   print("runs sd, reps sd: the spread of the logs between the runs' medians and between repetitions within a run.\n")
 end

@@ -99,6 +99,23 @@ t.like(out, "| A | thp_fault_alloc | count | 0 [0, 0] (4×6) | ", "a count 0 in 
 t.like(out, " | new - old +13.5 |", "called by its difference from 0", out)
 t.ok(not out:find("inf", 1, true), "not as an infinite percent")
 
+-- A timed row the new runs lack: named, and no gate passes over it.
+local lacking = {}
+os.execute("mkdir -p " .. q(dir .. "/lack4"))
+for i = 1, 4 do
+  lacking[i] = fixture(("%s/lack4/r%d-results.json"):format(dir, i), 1, (i - 2.5) * 0.002 + 0.001, nil, function(d)
+    for k = #d.rows, 1, -1 do
+      if d.rows[k].case == "A" and d.rows[k].column == "pass2" then table.remove(d.rows, k) end
+    end
+  end)
+end
+out, code = cmp(join(old4) .. " -- " .. join(lacking))
+t.is(code, 0, "new runs without a row compare")
+t.like(out, "1 row(s) only in the old runs, not compared: A pass2", "and name the row they lack")
+out, code = cmp(join(old4) .. " -- " .. join(lacking), "FAIL_ABOVE=5")
+t.is(code, 2, "FAIL_ABOVE cannot pass a timed row the new runs lack: exit 2")
+t.like(out, "A pass2 (not in the new runs)", "naming it")
+
 -- Runs alike (only the jitter, their own): nothing is called.
 local same4 = runs("same4", 4, 1, nil, 0.001)
 out, code = cmp(join(old4) .. " -- " .. join(same4), "FAIL_ABOVE=5")
