@@ -1,6 +1,9 @@
 #include "files.h"
 
 #include <errno.h>
+#include <limits.h>
+#include <signal.h>
+#include <stdatomic.h>
 #include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -10,6 +13,58 @@
 #include <unistd.h>
 
 #include "interrupt.h"
+
+/* The temporaries that exist now, in a fixed table a signal handler can
+ * walk without allocating: an entry is filled, then marked used after a
+ * fence, and unmarked before its file is renamed or removed. */
+enum { FT_TEMPS_MAX = 32 };
+static struct {
+	char path[PATH_MAX];
+	volatile sig_atomic_t used;
+} temps[FT_TEMPS_MAX];
+
+static void temp_track(const char *path)
+{
+	size_t n = strlen(path);
+	if (n >= PATH_MAX)
+		return;
+	for (size_t i = 0; i < FT_TEMPS_MAX; i++) {
+		if (temps[i].used)
+			continue;
+		memcpy(temps[i].path, path, n + 1);
+		atomic_signal_fence(memory_order_seq_cst);
+		temps[i].used = 1;
+		return;
+	}
+}
+
+static void temp_untrack(const char *path)
+{
+	for (size_t i = 0; i < FT_TEMPS_MAX; i++)
+		if (temps[i].used && strcmp(temps[i].path, path) == 0)
+			temps[i].used = 0;
+}
+
+void ft_files_track(const char *path, int on)
+{
+	if (on)
+		temp_track(path);
+	else
+		temp_untrack(path);
+}
+
+void ft_files_unlink_temps(void)
+{
+	/* files first, then the directories they were in */
+	for (size_t i = 0; i < FT_TEMPS_MAX; i++)
+		if (temps[i].used && unlink(temps[i].path) == 0)
+			temps[i].used = 0;
+	for (size_t i = 0; i < FT_TEMPS_MAX; i++)
+		if (temps[i].used) {
+			temps[i].used = 0;
+			rmdir(temps[i].path);
+		}
+}
 
 static int is_dir(const char *path)
 {
@@ -106,6 +161,8 @@ static int write_one(struct ft_file *f)
 		if (!(f->tmp = temp_name(f->path)))
 			return ENOMEM;
 		fd = open(f->tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
+		if (fd >= 0)
+			temp_track(f->tmp);
 		if (fd < 0 && errno != EEXIST) {
 			int err = errno;
 			free(f->tmp);
@@ -126,8 +183,10 @@ static int write_one(struct ft_file *f)
 static void remove_temps(struct ft_file *files, size_t n)
 {
 	for (size_t i = 0; i < n; i++) {
-		if (files[i].tmp)
+		if (files[i].tmp) {
+			temp_untrack(files[i].tmp);
 			unlink(files[i].tmp);
+		}
 		free(files[i].tmp);
 		files[i].tmp = NULL;
 	}
@@ -155,7 +214,18 @@ int ft_write_files(struct ft_file *files, size_t n, long long pause_ns, const ch
 		remove_temps(files, n);
 		return -1;
 	}
+	/* every target checked before the first rename: a rename that would
+	 * fail half-way through leaves a mixed set */
 	for (size_t i = 0; i < n; i++) {
+		struct stat st;
+		if (lstat(files[i].path, &st) == 0 && S_ISDIR(st.st_mode)) {
+			*failed = files[i].path;
+			remove_temps(files, n);
+			return EISDIR;
+		}
+	}
+	for (size_t i = 0; i < n; i++) {
+		temp_untrack(files[i].tmp);
 		if (rename(files[i].tmp, files[i].path) != 0) {
 			int err = errno;
 			*failed = files[i].path;

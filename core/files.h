@@ -27,4 +27,11 @@ struct ft_file {
  * renames. pause_ns > 0: sleep that long after each temporary (tests). */
 int ft_write_files(struct ft_file *files, size_t n, long long pause_ns, const char **failed);
 
+/* Temporaries are listed in a fixed table while they exist, so that the
+ * handler of a fatal signal (core/restore.c) can remove them: the ones
+ * ft_write_files makes, and any other a caller names (on: 1 to add, 0 to
+ * drop) such as a plot being drawn. Async-signal-safe. */
+void ft_files_track(const char *path, int on);
+void ft_files_unlink_temps(void);
+
 #endif

@@ -3,6 +3,7 @@
 #include <dirent.h>
 #include <errno.h>
 #include <inttypes.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -140,4 +141,45 @@ int ft_hugetlb_set(size_t kb, int64_t nr, int64_t *before)
 	int err = ft_setting_write(path, value, was, sizeof was);
 	*before = strtoll(was, NULL, 10);
 	return err;
+}
+
+/* The PMD size in kB (2048 on x86-64), or 0. */
+static size_t pmd_kb(void)
+{
+	char path[FT_SETTING_PATH], value[FT_SETTING_VALUE];
+	ft_folio_file(path, sizeof path, 0, "hpage_pmd_size");
+	return ft_setting_read(path, value, sizeof value) == 0 ? (size_t)strtoull(value, NULL, 10) / 1024 : 0;
+}
+
+/* A boot option that sets THP defaults: then they cannot be inferred. */
+static bool boot_sets_thp(void)
+{
+	char buf[4096];
+	FILE *f = fopen("/proc/cmdline", "re");
+	if (!f)
+		return true;
+	size_t n = fread(buf, 1, sizeof buf - 1, f);
+	fclose(f);
+	buf[n] = '\0';
+	return n == 0 || strstr(buf, "thp_anon=") || strstr(buf, "transparent_hugepage");
+}
+
+int ft_folio_warn_unexpected(void)
+{
+	size_t kb[FT_SIZES_MAX], n, pmd = pmd_kb();
+	if (ft_settings_held_elsewhere() || boot_sets_thp() || ft_folio_sizes(kb, &n) != 0)
+		return 0; /* a live run explains any change; or nothing to compare with */
+	int warned = 0;
+	for (size_t i = 0; i < n; i++) {
+		char path[FT_SETTING_PATH], value[FT_SETTING_VALUE];
+		const char *boot = kb[i] == pmd ? "inherit" : "never";
+		ft_folio_file(path, sizeof path, kb[i], "enabled");
+		if (ft_setting_read(path, value, sizeof value) == 0 && strcmp(value, boot) != 0) {
+			fprintf(stderr, "ftrun: warning: %s is %s, not %s as at boot, and no run holds the "
+			        "settings lock: another program, or a killed run of an older ftrun, left it\n",
+			        path, value, boot);
+			warned++;
+		}
+	}
+	return warned;
 }

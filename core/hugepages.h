@@ -50,4 +50,10 @@ int ft_hugetlb_read(size_t kb, struct ft_hugetlb *h, const char **failed);
  * fewer pages than asked without an error: read the pool back. */
 int ft_hugetlb_set(size_t kb, int64_t nr, int64_t *before);
 
+/* One line on stderr for each THP size whose enabled setting differs from
+ * the kernel's boot default (inherit for the PMD size, never for the
+ * others), unless a run holding the settings lock explains it or a boot
+ * option set them. Returns how many. */
+int ft_folio_warn_unexpected(void);
+
 #endif

@@ -6,11 +6,32 @@
  *
  * Everything that restores uses only open, read, write and close on a
  * fixed static table, so it is safe inside a signal handler. Functions
- * return 0 or an errno value. */
+ * return 0 or an errno value.
+ *
+ * Two runs, and a killed run, are covered by a lock and a journal in
+ * FT_LOCK_DIR (/run/lock; $FTRUN_LOCK_DIR overrides it, for tests):
+ * 1. Lock: flock(LOCK_EX) on ftrun-settings.lock, taken before a run's first
+ *    change (or by ft.lock_settings()) and held until the process ends. A
+ *    second run waits, saying so on stderr; with NOWAIT=1 the change is
+ *    refused with EWOULDBLOCK (ft.set_folio returns nil, message, errno and
+ *    the scripts exit 2).
+ * 2. Inheritance: the holder exports FTRUN_SETTINGS_LOCK_FD=<fd>, an fd kept
+ *    across exec; an ftrun started with it flocks that open file, whose lock
+ *    it shares, so a holder can start ftrun without deadlock. From a shell:
+ *      exec 9>/run/lock/ftrun-settings.lock; flock 9
+ *      FTRUN_SETTINGS_LOCK_FD=9 ./ftrun ...
+ * 3. Journal: before its first change of a file, a run appends
+ *    "path<TAB>before" to ftrun-settings.journal/<pid>-<start time> and
+ *    fsyncs it; the file is removed once every change is restored.
+ * 4. Recovery: each ftrun start that gets the lock at once (and
+ *    `ftrun --restore`) writes back, last change first, what the journals of
+ *    runs no longer alive name, says so on stderr and removes them. A live
+ *    run's journal is never touched. */
 #ifndef FT_RESTORE_H
 #define FT_RESTORE_H
 
 #include <signal.h>
+#include <stdbool.h>
 #include <stddef.h>
 
 enum { FT_SETTING_PATH = 128, FT_SETTING_VALUE = 32, FT_SETTINGS_MAX = 64 };
@@ -23,6 +44,9 @@ struct ft_setting {
 	char after[FT_SETTING_VALUE];      /* as read back after the write */
 	volatile sig_atomic_t restored;
 	int err;                            /* why the last restore failed, or 0 */
+	char found[FT_SETTING_VALUE];       /* at the restore, when not `left` */
+	char left[FT_SETTING_VALUE];        /* (what this run left there): */
+	volatile sig_atomic_t foreign;      /* someone else changed the file */
 };
 
 /* A setting's value: the bracketed choice of "always [madvise] never",
@@ -50,5 +74,20 @@ void ft_settings_guard(void);
 /* A signal handler: restores, says on stderr what it could not restore,
  * then dies of sig by its default action. */
 void ft_settings_on_signal(int sig);
+
+/* Takes the settings lock (see above) unless this process holds it.
+ * Returns 0, EWOULDBLOCK (held elsewhere and NOWAIT=1), EINTR (SIGINT
+ * while waiting) or an errno from opening the lock file. */
+int ft_settings_lock(void);
+
+/* Restores what the journals of dead runs name, one line on stderr per
+ * file, and removes those journals. Runs only when the lock is free (or
+ * held by this process or inherited); returns 0 or the first error, and
+ * *left counts the files that could not be restored. */
+int ft_settings_recover(int *restored, int *left);
+
+/* Whether another process holds the lock (a parent, when inherited): its
+ * run explains any setting that differs from the boot defaults. */
+bool ft_settings_held_elsewhere(void);
 
 #endif

@@ -74,7 +74,14 @@ static int l_write_files(lua_State *L)
 	lua_pushboolean(L, 1);
 	return 1;
 }
-
+/* ft.temporary(path [, false]): path is a temporary (a plot being drawn),
+ * removed if a fatal signal ends the run; false: it no longer is. */
+static int l_temporary(lua_State *L)
+{
+	const char *path = luaL_checkstring(L, 1);
+	ft_files_track(path, lua_isnoneornil(L, 2) || lua_toboolean(L, 2));
+	return 0;
+}
 
 void ft_open_files(lua_State *L)
 {
@@ -82,6 +89,7 @@ void ft_open_files(lua_State *L)
 		{ "mkdir", l_mkdir },
 		{ "symlink", l_symlink },
 		{ "write_files", l_write_files },
+		{ "temporary", l_temporary },
 		{ NULL, NULL }
 	};
 	luaL_setfuncs(L, functions, 0);

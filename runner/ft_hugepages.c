@@ -263,6 +263,19 @@ static int l_sysfs_restore(lua_State *L)
 	return ft_fail_errno(L, err, "restoring the changed settings failed");
 }
 
+/* ft.lock_settings() -> true | nil, message, errno: takes the settings
+ * lock (core/restore.h) until the run ends, as a first change would; for a
+ * run that reads machine-wide counts or pastes into a shared README. */
+static int l_lock_settings(lua_State *L)
+{
+	ft_check_nargs(L, 0);
+	int err = ft_settings_lock();
+	if (err)
+		return ft_fail_errno(L, err, "cannot take the settings lock");
+	lua_pushboolean(L, 1);
+	return 1;
+}
+
 void ft_open_hugepages(lua_State *L)
 {
 	static const luaL_Reg functions[] = {
@@ -274,6 +287,7 @@ void ft_open_hugepages(lua_State *L)
 		{ "set_hugetlb_pages", l_set_hugetlb_pages },
 		{ "sysfs_changes", l_sysfs_changes },
 		{ "sysfs_restore", l_sysfs_restore },
+		{ "lock_settings", l_lock_settings },
 		{ NULL, NULL }
 	};
 	luaL_setfuncs(L, functions, 0);

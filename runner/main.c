@@ -2,6 +2,7 @@
  * is repl.c). Modelled on lua.c: every chunk runs under lua_pcall with a
  * message handler that appends a traceback, and SIGINT stops Lua code
  * through a hook and long C passes through a flag. */
+#include <dirent.h>
 #include <errno.h>
 #include <libgen.h>
 #include <limits.h>
@@ -14,6 +15,7 @@
 #include <lauxlib.h>
 #include <lua.h>
 
+#include "../core/hugepages.h"
 #include "../core/interrupt.h"
 #include "../core/restore.h"
 #include "ft.h"
@@ -53,6 +55,7 @@ static const char usage_text[] =
 	"  -i           enter the REPL after running the script or -e code\n"
 	"  -h, --help   show this help\n"
 	"  -v, --version\n"
+	"  --restore    write back the settings a killed run left changed, then exit\n"
 	"  --           stop handling options\n"
 	"  -            run the script read from stdin (as lua -)\n"
 	"\n"
@@ -60,7 +63,9 @@ static const char usage_text[] =
 	"or a changed system setting that would not go back, 2 usage error,\n"
 	"130 interrupted (SIGINT). Settings changed by ft.set_folio and\n"
 	"ft.set_hugetlb_pages are restored at exit and on SIGINT, SIGTERM, SIGHUP,\n"
-	"SIGQUIT and SIGPIPE.\n"
+	"SIGQUIT and SIGPIPE; a run killed otherwise is undone by the next start.\n"
+	"A run changing them holds /run/lock/ftrun-settings.lock: another waits,\n"
+	"or with NOWAIT=1 is refused.\n"
 	"\n"
 	"environment: FTRUN_TIMER=clock_gettime times pages with CLOCK_MONOTONIC\n"
 	"instead of the TSC; FTRUN_PROC_SYS=DIR reads perf's settings from DIR\n"
@@ -69,6 +74,37 @@ static const char usage_text[] =
 	"FTRUN_TEST_REPL_COMPILES=1 prints how many chunks the REPL compiled.\n"
 	"\n"
 	"The main job: `./ftrun cycles.lua` (see README.md for its knobs).\n";
+
+static int is_script(const struct dirent *e)
+{
+	size_t n = strlen(e->d_name);
+	return n > 4 && strcmp(e->d_name + n - 4, ".lua") == 0;
+}
+
+/* The scripts found beside the library the runner would load, so the list
+ * is what `ftrun NAME` runs, in a checkout or installed. */
+static void print_scripts(void)
+{
+	char dir[PATH_MAX];
+	snprintf(dir, sizeof dir, "%s/..", ft_script_lib_dir());
+	struct dirent **names;
+	int n = scandir(dir, &names, is_script, alphasort);
+	if (n <= 0)
+		return;
+	fputs("\nscripts (each explains its knobs with --help, e.g. `ftrun cycles.lua --help`):\n", stdout);
+	size_t col = 0;
+	for (int i = 0; i < n; i++) {
+		size_t len = strlen(names[i]->d_name) + 1;
+		if (col + len > 72) {
+			fputc('\n', stdout);
+			col = 0;
+		}
+		col += (size_t)printf(" %s", names[i]->d_name);
+		free(names[i]);
+	}
+	fputc('\n', stdout);
+	free(names);
+}
 
 /* The state SIGINT has to reach: the one thing the handler needs. */
 static lua_State *signal_state;
@@ -245,6 +281,13 @@ static int pmain(lua_State *L)
 static int restore_settings(void)
 {
 	int err = ft_settings_restore();
+	for (size_t i = 0; i < ft_settings_count(); i++) {
+		const struct ft_setting *e = ft_setting_at(i);
+		if (e->foreign)
+			fprintf(stderr, "ftrun: warning: %s read %s at the end, not %s as this run left it: "
+			        "something else changed it meanwhile; written back to %s\n",
+			        e->path, e->found, e->left, e->before);
+	}
 	for (size_t i = 0; err && i < ft_settings_count(); i++) {
 		const struct ft_setting *e = ft_setting_at(i);
 		if (!e->restored)
@@ -264,10 +307,17 @@ int main(int argc, char **argv)
 		const char *a = argv[i];
 		if (strcmp(a, "-h") == 0 || strcmp(a, "--help") == 0) {
 			fputs(usage_text, stdout);
+			print_scripts();
 			return EXIT_SUCCESS;
 		} else if (strcmp(a, "-v") == 0 || strcmp(a, "--version") == 0) {
 			printf("ftrun %s (%s)\n", FT_VERSION, LUA_RELEASE);
 			return EXIT_SUCCESS;
+		} else if (strcmp(a, "--restore") == 0) {
+			int restored, left;
+			ft_settings_recover(&restored, &left);
+			if (!restored && !left)
+				fputs("ftrun: no killed run left settings changed\n", stderr);
+			return left ? EXIT_LUA_ERROR : EXIT_SUCCESS;
 		} else if (strcmp(a, "-i") == 0) {
 			want_repl = 1;
 		} else if (strcmp(a, "-e") == 0) {
@@ -295,6 +345,10 @@ int main(int argc, char **argv)
 	}
 
 	ft_settings_guard(); /* before any setting can change */
+	int restored, left; /* what a killed run left: put back, and said */
+	ft_settings_recover(&restored, &left);
+	if (script)
+		ft_folio_warn_unexpected(); /* a script measures under them; -e and the REPL only probe */
 	lua_State *L = luaL_newstate();
 	if (!L) {
 		fprintf(stderr, "ftrun: cannot create the Lua state: out of memory\n");

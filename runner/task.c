@@ -71,7 +71,8 @@ static int l_refused(lua_State *L)
 
 static void refuse(lua_State *L)
 {
-	static const char *const names[] = { "set_folio", "set_hugetlb_pages", "sysfs_restore", NULL };
+	static const char *const names[] = { "set_folio", "set_hugetlb_pages", "sysfs_restore",
+	                                     "lock_settings", NULL };
 	lua_getglobal(L, "ft");
 	for (int i = 0; names[i]; i++) {
 		lua_pushfstring(L, "ft.%s inside a task: the starter changes system settings "

@@ -151,6 +151,8 @@ for letter in ("ABCD"):gmatch(".") do
   if cfg.CYCLES:find(letter, 1, true) then h:case(letter, CYCLE[letter], { params = { cycle = letter } }) end
 end
 
+-- every column is recorded only when its cycle runs (CYCLES) or, folio_alloc, with THP=<size>
+for _, c in ipairs(report.COLUMNS) do c.optional = true end
 h:columns(report.COLUMNS) -- what a row of the table is
 h:run()
 -- the last repetition's per-page samples, for the page map

@@ -269,7 +269,7 @@ for _, n in ipairs(top.nodes) do
   end
 end
 cols[#cols + 1] = { "numa_maps_off", "numa_maps disagrees", "pages" }
-cols[#cols + 1] = { "refused_errno", "mbind's errno", "count" }
+cols[#cols + 1] = { "refused_errno", "mbind's errno", "count", optional = true } -- memoryless nodes only
 h:columns(cols)
 h:note(("Nodes %s; with memory %s; this process may run on CPUs %s (main thread on CPU %d). Pages "
   .. "counted by move_pages(2), %s; a never-touched page's -EFAULT (older kernels: 6.1) "

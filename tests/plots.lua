@@ -86,6 +86,51 @@ out, code = t.ftrun_run("plot.lua /nonexistent")
 t.is(code, 2, "plot.lua on a directory without results exits 2")
 t.like(out, "RUN_DIR=/nonexistent: not a directory", "and says why")
 
+-- plot.lua's options: as every script's, from arguments or the environment, unknown ones refused.
+out, code = t.ftrun_run("plot.lua --help")
+t.is(code, 0, "plot.lua --help exits 0")
+t.like(out, "FORCE", "and explains FORCE")
+out, code = t.ftrun_run("plot.lua " .. q(dir) .. " COLOUR=red")
+t.is(code, 2, "plot.lua refuses an unknown option")
+t.like(out, "argument 'COLOUR=red' is not one of this script's knobs", "naming it")
+out, code = t.ftrun_run("plot.lua", "RUN_DIR=" .. q(dir))
+t.is(code, 0, "RUN_DIR from the environment", out)
+out, code = t.ftrun_run("plot.lua")
+t.is(code, 2, "plot.lua without RUN_DIR exits 2")
+
+-- What plot.lua refuses in a results JSON, each exit 2 naming the file and what is wrong.
+local one = t.tmpdir()
+local doc_text = t.read(dir .. "/quick-zeropage-results.json") or "{}"
+local function try(text, knobs)
+  t.write(one .. "/x-results.json", text)
+  return t.ftrun_run("plot.lua " .. q(one) .. (knobs and " " .. knobs or ""))
+end
+out, code = try(doc_text:sub(1, 200))
+t.is(code, 2, "a truncated JSON exits 2")
+t.like(out, one .. "/x-results.json: not a results JSON: ", "naming the file")
+t.ok(not out:find("traceback", 1, true) and out:find("Expected", 1, true) ~= nil, "with cjson's reason (U6)", out)
+out, code = try("")
+t.like(out, "x-results.json: not a results JSON: the file is empty", "an empty JSON is named as empty (U6)")
+local doc = json.decode(doc_text) or {}
+doc.reps = nil
+out, code = try(json.encode(doc))
+t.is(code, 2, "a JSON without reps exits 2, no traceback (U8)", out)
+t.like(out, "x-results.json: has no reps", "naming the field")
+doc = json.decode(doc_text) or {}
+doc.verdict = "CHECKSUMS FAILED: injected"
+out, code = try(json.encode(doc))
+t.is(code, 2, "a JSON whose verdict is not clean is refused")
+t.like(out, "x-results.json: its verdict is 'CHECKSUMS FAILED: injected', not a clean run", "naming file and verdict")
+t.ok(not t.read(one .. "/x-plot.svg"), "nothing drawn")
+out, code = try(json.encode(doc), "FORCE=1")
+t.is(code, 0, "FORCE=1 draws it", out)
+t.like(t.read(one .. "/x-plot.svg") or "", "verdict: CHECKSUMS FAILED: injected", "and the plot says its verdict")
+os.execute("rm -rf " .. q(one))
+
+-- gnuplot's warnings (an empty y range on a tiny run) stay off stderr when it succeeds.
+out = t.ftrun_run("cycles.lua MIB=4 REPS=1 RESULTS=" .. q(dir .. "/tiny"))
+t.ok(not out:lower():find("empty %a range"), "no gnuplot warning ('empty y range') on stderr", out)
+
 -- Without gnuplot: the run completes and says so, once.
 local bare = t.tmpdir()
 os.execute(("ln -s %s %s/ftrun"):format(q(t.ftrun), q(bare)))

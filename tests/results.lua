@@ -126,6 +126,150 @@ do -- an interrupt while each file of a published set is being written
   end
 end
 
+do -- D2: SIGINT during the clock estimate is an interrupt (130), not a knob error (2)
+  local out = t.run(("%s -e %s & P=$!; sleep 1; kill -INT $P; wait $P; echo \"exit $?\""):format(q(t.ftrun),
+    q('package.path = "' .. ROOT .. '/scripts/lib/?.lua;" .. package.path '
+      .. 'local k = require "knobs" while true do k.clock_ghz("x.lua") end')))
+  t.like(out, "exit 130", "SIGINT during knobs.clock_ghz exits 130 (D2)")
+end
+
+do -- D5, D14: runs in the same second get directories of their own; an interrupted run leaves none
+  local runs = ROOT .. "/results/runs"
+  local before = listing(runs)
+  local out = t.run(("cd / && { %s cycles.lua %s & %s cycles.lua %s; wait; }"):format(q(t.ftrun), TINY, q(t.ftrun), TINY))
+  local dirs = {}
+  for d in out:gmatch("wrote " .. runs:gsub("%p", "%%%0") .. "/([^/]+)/quick%-raw%.txt") do dirs[#dirs + 1] = d end
+  t.is(#dirs, 2, "two runs at once both say they wrote", out)
+  t.ok(dirs[1] and dirs[1] ~= dirs[2], "into two directories (D5)", out)
+  for _, d in ipairs(dirs) do
+    t.ok(read(runs .. "/" .. d .. "/quick-results.json") ~= nil, d .. ": its files are there")
+    os.execute("rm -rf " .. q(runs .. "/" .. d))
+  end
+  local link = t.run("readlink " .. q(runs .. "/latest-cycles"))
+  t.ok(dirs[2] and (link == dirs[1] .. "\n" or link == dirs[2] .. "\n"), "results/runs/latest-cycles names one of them")
+  before = listing(runs)
+  out = t.run(("%s cycles.lua QUICK=1 & P=$!; sleep 0.6; kill -INT $P; wait $P; echo \"exit $?\""):format(q(t.ftrun)))
+  t.like(out, "exit 130", "a plain run interrupted exits 130")
+  t.is(listing(runs), before, "and leaves no directory under results/runs (D14)", out)
+end
+
+do -- D11: a target that cannot be replaced is found before the first rename
+  local dir = t.tmpdir()
+  local out, code = t.ftrun_run("cycles.lua " .. TINY .. " RESULTS=" .. q(dir))
+  t.is(code, 0, "a first run writes its set", out)
+  local raw = read(dir .. "/quick-raw.txt")
+  os.remove(dir .. "/quick-results.json")
+  os.execute("mkdir -p " .. q(dir .. "/quick-results.json/x"))
+  out, code = t.ftrun_run("cycles.lua " .. TINY .. " SLOW_NS=201 RESULTS=" .. q(dir))
+  t.is(code, 1, "a run whose JSON target is a directory exits 1")
+  t.like(out, "results not written: writing " .. dir .. "/quick-results.json failed: Is a directory", "naming it")
+  t.is(read(dir .. "/quick-raw.txt"), raw, "raw.txt was not replaced: no file was renamed (D11)")
+  t.is(t.run("ls -A " .. q(dir) .. " | grep -c tmp"), "0\n", "no temporary left")
+  os.execute("rm -rf " .. q(dir))
+end
+
+do -- D12: SIGTERM while the files are written leaves no temporary, in RESULTS or beside README
+  local dir, tmp = t.tmpdir(), t.tmpdir()
+  local readme = "x\n" .. table.concat({ runfiles.markers("cycles-A") }, "\nold\n") .. "\n"
+  write(dir .. "/README.md", readme)
+  local out = t.run(("TMPDIR=%s FTRUN_TEST_WRITE_PAUSE=1 PUBLISH=1 %s cycles.lua MIB=4 REPS=1 CYCLES=A RESULTS=%s "
+    .. "README=%s >/dev/null 2>&1 & pid=$!; for i in $(seq 400); do [ -n \"$(find %s -name '*.tmp')\" ] && break; "
+    .. "sleep 0.05; done; kill -TERM $pid; wait $pid; echo \"exit $?\"")
+    :format(q(tmp), q(t.ftrun), q(dir), q(dir .. "/README.md"), q(dir)))
+  t.like(out, "exit 143", "SIGTERM while writing exits 143")
+  t.is(listing(dir), "README.md\n", "no temporary and no file left (D12)")
+  t.is(read(dir .. "/README.md"), readme, "README unchanged")
+  t.is(listing(tmp), "", "no plot temporaries left in TMPDIR")
+  os.execute("rm -rf " .. q(dir) .. " " .. q(tmp))
+end
+
+do -- D3, D4: SIGINT while gnuplot draws a published run's plots: 130, the old set stays whole
+  local dir, tmp = t.tmpdir(), t.tmpdir()
+  local readme = "x\n" .. table.concat({ runfiles.markers("main") }, "\nold\n") .. "\n"
+  write(dir .. "/README.md", readme)
+  local run = ("TMPDIR=%s PUBLISH=1 %s cycles.lua MIB=8 REPS=1 RESULTS=%s README=%s"):format(q(tmp),
+    q(t.ftrun), q(dir), q(dir .. "/README.md"))
+  local out, code = t.run(run .. " SLOW_NS=201")
+  t.is(code, 0, "a first published run", out)
+  local old = {}
+  for name in listing(dir):gmatch("[^\n]+") do old[name] = read(dir .. "/" .. name) end
+  do -- a gnuplot that says when it starts and takes its time, so the SIGINT lands while it runs
+    local bin = tmp .. "/bin"
+    os.execute("mkdir -p " .. q(bin))
+    write(bin .. "/gnuplot", ("#!/bin/sh\ntouch %s\nsleep 1\nexec %s \"$@\"\n")
+      :format(q(bin .. "/started"), q((t.run("command -v gnuplot"):gsub("\n", "")))))
+    os.execute("chmod +x " .. q(bin .. "/gnuplot"))
+    out = t.run(("PATH=%s:$PATH %s SLOW_NS=202 >/dev/null 2>&1 & P=$!; for i in $(seq 2000); do "
+      .. "[ -e %s ] && break; sleep 0.01; done; kill -INT $P; wait $P; echo \"exit $?\"")
+      :format(q(bin), run, q(bin .. "/started")))
+    os.execute("rm -rf " .. q(bin))
+    t.like(out, "exit 130", "SIGINT while gnuplot runs exits 130 (D3)")
+    local same = true
+    for name in listing(dir):gmatch("[^\n]+") do
+      if read(dir .. "/" .. name) ~= old[name] then same = false; t.diag(name .. " changed") end
+    end
+    t.ok(same, "every published file, plots and README included, is the first run's (D4)")
+    t.is(listing(tmp), "", "no plot temporaries left")
+  end
+  os.execute("rm -rf " .. q(dir) .. " " .. q(tmp))
+end
+
+do -- D-race: two publishing runs against one README, a wide write window: both blocks pasted
+  local dir = t.tmpdir()
+  local readme = "x\n" .. table.concat({ runfiles.markers("cycles-A") }, "\nold A\n") .. "\n"
+    .. table.concat({ runfiles.markers("exp-populate") }, "\nold P\n") .. "\n"
+  write(dir .. "/README.md", readme)
+  local common = ("FTRUN_TEST_WRITE_PAUSE=0.3 PUBLISH=1 RESULTS=%s README=%s"):format(q(dir), q(dir .. "/README.md"))
+  local out = t.run(("env -u FTRUN_SETTINGS_LOCK_FD FTRUN_LOCK_DIR=%s %s %s cycles.lua MIB=4 REPS=1 CYCLES=A & "
+    .. "env -u FTRUN_SETTINGS_LOCK_FD FTRUN_LOCK_DIR=%s %s %s populate.lua MIB=4 REPS=1; wait")
+    :format(q(dir .. "/lock"), common, q(t.ftrun), q(dir .. "/lock"), common, q(t.ftrun)))
+  local text = read(dir .. "/README.md") or ""
+  t.ok(not text:find("old A", 1, true) and not text:find("old P", 1, true),
+    "both publishing runs' blocks are in the README (D-race)", out .. "\n" .. text)
+  os.execute("rm -rf " .. q(dir))
+end
+
+do -- a column naming a field no case records: an error naming it and what is recorded, nothing written
+  local dir = t.tmpdir()
+  local script = dir .. "/misspelt.lua"
+  write(script, [[
+local h = require("harness").start({ script = "misspelt", mib = 4, reps = 1, about = "a column misspelt" }, { ... })
+h:case("fresh", function(r)
+  local b <close> = r:map()
+  r:pass("first", b, "touch", 1)
+  r:check_bytes(b, 1, "first pass")
+end)
+h:columns { { "first", "first touch", "ns/page" }, { "frist_faults", "its faults", "faults" } }
+h:finish()
+]])
+  os.execute("mkdir -p " .. q(dir .. "/out"))
+  local out, code = t.ftrun_run(q(script) .. " RESULTS=" .. q(dir .. "/out"))
+  t.is(code, 1, "a column whose field no case records fails the run")
+  t.like(out, "column frist_faults names the field 'frist_faults', which no case records (they record: first, "
+    .. "first_faults", "naming the column and what the cases record")
+  t.is(listing(dir .. "/out"), "", "nothing written")
+  os.execute("rm -rf " .. q(dir))
+end
+
+do -- D1: an SVG cut short (its disk full) fails the run before anything is published
+  local dir, tmp = t.tmpdir(), t.tmpdir()
+  if ROOT_IS_ROOT and os.execute("mount -t tmpfs -o size=64k tmpfs " .. q(tmp)) then
+    local readme = "x\n" .. table.concat({ runfiles.markers("main") }, "\nold\n") .. "\n"
+    write(dir .. "/README.md", readme)
+    local out, code = t.run(("TMPDIR=%s PUBLISH=1 %s cycles.lua MIB=16 REPS=1 RESULTS=%s README=%s"):format(q(tmp),
+      q(t.ftrun), q(dir), q(dir .. "/README.md")))
+    t.is(code, 1, "a plot that cannot be drawn whole exits 1 (D1)", out)
+    t.like(out, "gnuplot failed on ", "naming the plot")
+    t.is(listing(dir), "README.md\n", "nothing published")
+    t.is(read(dir .. "/README.md"), readme, "README unchanged")
+    t.is(listing(tmp), "", "no plot temporaries left")
+    os.execute("umount " .. q(tmp))
+  else
+    skip("an SVG cut short fails the run (D1)", "needs root to mount a small tmpfs")
+  end
+  os.execute("rm -rf " .. q(dir) .. " " .. q(tmp))
+end
+
 -- A checksum made wrong on purpose, in every script: exit 1, the mismatch
 -- named, no results, README unchanged.
 local HOOK = [[

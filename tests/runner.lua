@@ -8,6 +8,13 @@ do
   local out, code = run("--help")
   t.is(code, 0, "--help exits 0")
   t.like(out, "usage: ftrun [options] [script [args...]]", "--help prints usage")
+  local listed = out:match("scripts %(each explains its knobs with %-%-help[^\n]*\n(.*)$") or ""
+  local missing = {}
+  for name in io.popen("ls scripts"):lines() do
+    if name:match("%.lua$") and not listed:find(name, 1, true) then missing[#missing + 1] = name end
+  end
+  t.ok(listed ~= "" and #missing == 0, "--help lists every script and says each has --help",
+    table.concat(missing, " "))
   out, code = run("--version")
   t.is(code, 0, "--version exits 0")
   t.like(out, "ftrun ", "--version names ftrun")

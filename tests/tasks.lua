@@ -163,6 +163,7 @@ for _, mode in ipairs(MODES) do
     errors(1, "return function() os.exit(3) end", nil, "os.exit inside a task", "os.exit in a task")
     errors(1, "return function() ft.tasks(1, 'return function() end') end", nil, "cannot be called inside a task", "tasks inside a task")
     errors(1, "return function() ft.set_folio('2048kB', 'never') end", nil, "ft.set_folio inside a task", "a system setting inside a task")
+    errors(1, "return function() ft.lock_settings() end", nil, "ft.lock_settings inside a task", "the settings lock inside a task")
     errors(1, "return function() end", { args = 3 }, "args must be a list", "args not a table")
     errors(1, "return function() end", { seconds = 0 }, "seconds must be a number above 0", "seconds 0")
     errors(1, "return function() end", { pin = "yes" }, "pin must be a boolean", "pin not a boolean")

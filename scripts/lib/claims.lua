@@ -514,7 +514,8 @@ function claims.script_help(root, ftrun)
   local out = {}
   for _, f in ipairs(lines_of("ls -1 " .. sh(root .. "/scripts"))) do
     if f:match("%.lua$") then
-      local help = lines_of(("%s %s --help 2>&1"):format(ftrun, sh(root .. "/scripts/" .. f)))
+      -- stdout alone: a start-up warning on stderr is no part of the help
+      local help = lines_of(("%s %s --help 2>/dev/null"):format(ftrun, sh(root .. "/scripts/" .. f)))
       local s = { script = f, usage = help[1] or "", about = help[3], knobs = {} }
       local in_knobs = false
       for _, l in ipairs(help) do
@@ -553,7 +554,7 @@ function claims.man_scripts(root, ftrun)
     if #s.knobs == 0 then
       out[#out + 1] = roff(s.usage:gsub("^usage: ", ""))
     else
-      out[#out + 1] = roff(s.about or "") .. "."
+      out[#out + 1] = roff((s.about or "") .. ".")
       for _, k in ipairs(s.knobs) do
         out[#out + 1] = ".TP"
         out[#out + 1] = ".B " .. k[1]
@@ -567,7 +568,7 @@ end
 -- The man page's OPTIONS, from the runner's --help: "  -e CODE      run CODE".
 function claims.man_options(ftrun)
   local out, inside = {}, false
-  for _, l in ipairs(lines_of(ftrun .. " --help 2>&1")) do
+  for _, l in ipairs(lines_of(ftrun .. " --help 2>/dev/null")) do
     if l == "options:" then inside = true
     elseif inside and l == "" then break
     elseif inside then

@@ -206,11 +206,13 @@ function H:case(name, fn, opts)
   end
 end
 
--- Each column: {name, label, unit [, from] [, shown =]}. from is the record's field
+-- Each column: {name, label, unit [, from] [, shown =] [, optional =]}. from is the record's field
 -- (default: name) holding a raw value the unit converts (ns, bytes, a
 -- count), or a function(record) returning the value already in the unit.
 -- A case whose records lack the field has no row for the column. shown:
 -- the statistic the table shows ("min", "median", "max"; default the unit's).
+-- A field no case records is an error at the end of the run (a misspelt
+-- name), unless the column is optional = true (recorded by some runs only).
 function H:columns(list)
   for _, c in ipairs(list) do
     text_ok("column name", c[1])
@@ -219,7 +221,7 @@ function H:columns(list)
     assert(c.shown == nil or ({ min = 1, median = 1, max = 1, mean = 1 })[c.shown],
       ("column %s: shown = %s, expected min, median, max or mean"):format(c[1], tostring(c.shown)))
     self.cols[#self.cols + 1] = { name = c[1], label = c[2], unit = c[3], from = c[4] or c[1],
-      shown = c.shown or units.shown(c[3]) }
+      shown = c.shown or units.shown(c[3]), optional = c.optional }
   end
 end
 

@@ -64,16 +64,18 @@ end
 -- The page a first touch of t.bytes got, from its medians, and the faults
 -- that page predicts. With a multi-size folio asked (t.folio) its faults
 -- and the size's counter (t.faults, t.alloc) tell, as PTE-mapped folios
--- show no thp_bytes; otherwise the bytes in PMD pages (t.thp_bytes, t.pmd).
--- The page is nil when mixed.
+-- show no thp_bytes; otherwise the bytes in PMD pages (t.thp_bytes, t.pmd),
+-- with the faults as they predict. The page is nil when mixed.
 function pagesizes.page_got(t)
   if t.folio then
     local page = pagesizes.obtained(t.bytes, t.folio.bytes, t.faults, t.alloc) and t.folio.bytes
       or t.faults == t.bytes // t.page and t.page or nil
     return page, t.bytes // t.folio.bytes
   end
-  local page = t.thp_bytes == 0 and t.page or (t.thp_bytes == t.bytes and t.pmd or nil)
-  return page, (t.pmd > 0 and t.thp_bytes // t.pmd or 0) + (t.bytes - t.thp_bytes) // t.page
+  local want = (t.pmd > 0 and t.thp_bytes // t.pmd or 0) + (t.bytes - t.thp_bytes) // t.page
+  -- the faults must agree too: folios of a size left enabled (by a killed run) are no huge pages
+  local page = t.faults == want and (t.thp_bytes == 0 and t.page or (t.thp_bytes == t.bytes and t.pmd or nil)) or nil
+  return page, want
 end
 
 -- ns per fault = fixed + per_byte * bytes: least squares over the points

@@ -14,7 +14,12 @@ local units = require "units"
 
 local plots = {}
 
+-- Files about to be written with the plots (a run's samples), by path: read
+-- as if they were on disk already, since the plots are drawn first.
+local pending = {}
+
 local function read(path)
+  if pending[path] then return pending[path] end
   local f = io.open(path, "rb")
   if not f then return nil end
   local text = f:read("a")
@@ -115,36 +120,142 @@ end
 
 local warned = false
 
--- Draws a run's plots into dir: writes each data file and gnuplot script,
--- then runs gnuplot on it. Without gnuplot, says so once and returns.
-function plots.draw(dir, prefix)
+local function gnuplot_missing(dir)
+  if os.execute("command -v gnuplot >/dev/null 2>&1") then return false end
+  if not warned then
+    io.stderr:write("ftrun: plots skipped: gnuplot is not installed (apt-get install gnuplot-nox, "
+      .. "then ./ftrun plot.lua " .. dir .. ")\n")
+    warned = true
+  end
+  return true
+end
+
+local function shell_quoted(s) return "'" .. tostring(s):gsub("'", "'\\''") .. "'" end
+
+-- An SVG gnuplot finished: not empty, its last tag closed (a full disk or a
+-- killed gnuplot leaves it short).
+local function complete_svg(text)
+  return text ~= nil and #text > 0 and text:match("</svg>%s*$") ~= nil
+end
+
+-- Draws a run's plots without touching dir: returns every file they make
+-- ({path, text}: data, gnuplot script and SVG of each) and their count, to be
+-- renamed into dir in the same step as the run's other files. gnuplot runs in
+-- a private temporary directory, each file of it named to the signal handler
+-- (ft.temporary); through io.popen, so SIGINT is not ignored as os.execute
+-- ignores it, and its warnings are shown only when it fails. attached: files
+-- the plots read that are not on disk yet ({path = text}); mark: a line
+-- written across every plot (FORCE=1 on a run that is not clean).
+function plots.render(doc, dir, prefix, attached, mark)
+  if type(doc.rows) ~= "table" then return {}, 0 end -- a run that failed its checksums: nothing to draw
+  pending = attached or {}
+  local ok_specs, list = pcall(plots.specs, doc, dir, prefix)
+  pending = {}
+  if not ok_specs then error(list, 0) end
+  local stamp = "# " .. provenance.describe(doc.provenance) .. "\n" -- where the plot sources came from
+  for _, spec in ipairs(list) do
+    local label = mark and ('set label %s at screen 0.5, screen 0.97 center front tc rgb "#cc0000" noenhanced\n')
+      :format(plots.quoted(mark)) or ""
+    spec.data, spec.script = stamp .. spec.data, stamp .. label .. spec.script
+  end
+  if #list == 0 or gnuplot_missing(dir) then return {}, 0 end
+  local p = io.popen("mktemp -d -t ftrun-plots.XXXXXX") -- in TMPDIR or /tmp
+  local tmp = p and p:read("l")
+  if p then p:close() end
+  if not tmp then error("plots not drawn: cannot make a temporary directory", 0) end
+  ft.temporary(tmp)
+  local made = { tmp }
+  local function clean()
+    for i = #made, 1, -1 do
+      os.remove(made[i])
+      ft.temporary(made[i], false)
+    end
+  end
+  local out = {}
+  -- in a protected call: an interrupt raised anywhere in it still removes the temporaries
+  local ok, err = pcall(function()
+    for _, spec in ipairs(list) do
+      local base = tmp .. "/" .. spec.name
+      for _, f in ipairs { { ".dat", spec.data }, { ".gp", spec.script }, { ".svg", nil } } do
+        made[#made + 1] = base .. f[1]
+        ft.temporary(base .. f[1])
+        if f[2] then
+          local h = assert(io.open(base .. f[1], "wb"))
+          assert(h:write(f[2]))
+          assert(h:close())
+        end
+      end
+      local g = io.popen(("cd %s && exec gnuplot %s 2>&1"):format(shell_quoted(tmp), shell_quoted(spec.name .. ".gp")))
+      local said = g:read("a")
+      local ran = g:close()
+      if ft.interrupted() then error("interrupted", 0) end
+      local svg = read(base .. ".svg")
+      if not ran or not complete_svg(svg) then
+        error(("gnuplot failed on %s/%s.gp%s%s"):format(dir, spec.name, ran and ": the SVG is incomplete" or "",
+          said ~= "" and ":\n" .. said or ""), 0)
+      end
+      out[#out + 1] = { ("%s/%s.dat"):format(dir, spec.name), spec.data }
+      out[#out + 1] = { ("%s/%s.gp"):format(dir, spec.name), spec.script }
+      out[#out + 1] = { ("%s/%s.svg"):format(dir, spec.name), svg }
+    end
+  end)
+  local cleaned, why = pcall(clean)
+  if not cleaned then -- an interrupt raised inside clean: the second pass finishes, then it goes on
+    pcall(clean)
+    error(why, 0)
+  end
+  if not ok then error(err, 0) end
+  return out, #list
+end
+
+-- What the plots read of a results JSON: nil when it is all there, else
+-- what is wrong, naming the field. A failed run's JSON (no rows) passes:
+-- it has nothing to draw.
+function plots.check(doc)
+  if type(doc.script) ~= "string" then return "not a results JSON: it has no script field" end
+  if doc.rows == nil then return nil end
+  if type(doc.run) ~= "string" then return "has no run name (field run)" end
+  if type(doc.knobs) ~= "table" then return "has no knobs (field knobs)" end
+  if type(doc.rows) ~= "table" then return ("field rows is a %s, expected a list"):format(type(doc.rows)) end
+  for i, r in ipairs(doc.rows) do
+    if type(r) ~= "table" or type(r.case) ~= "string" or type(r.column) ~= "string" then
+      return ("rows[%d]: expected a case and a column name"):format(i)
+    end
+    if r.values ~= nil and type(r.values) ~= "table" then
+      return ("rows[%d] (%s %s): field values is a %s, expected a list"):format(i, r.case, r.column, type(r.values))
+    end
+  end
+  if type(doc.reps) ~= "table" then return "has no reps (every repetition's records), which the plots read" end
+  for i, c in ipairs(doc.reps) do
+    if type(c) ~= "table" or type(c.case) ~= "string" or (c.records ~= nil and type(c.records) ~= "table") then
+      return ("reps[%d]: expected a case name and a list of records"):format(i)
+    end
+  end
+  if doc.script == "cycles.lua" and math.type(doc.pages) ~= "integer" then
+    return "has no pages (an integer), which cycle C's page maps need"
+  end
+  return nil
+end
+
+-- Redraws a run's plots in dir from its files (plot.lua): all of them
+-- replaced together, or none. Returns the count, or nil and why.
+function plots.draw(dir, prefix, mark)
   local path = ("%s/%sresults.json"):format(dir, prefix)
-  local doc = json.decode(read(path) or "null")
-  if type(doc) ~= "table" or type(doc.script) ~= "string" then return nil, path .. ": not a results JSON" end
-  if type(doc.rows) ~= "table" then return 0 end -- a run that failed its checksums: nothing to draw
-  local list = plots.specs(doc, dir, prefix)
-  if not os.execute("command -v gnuplot >/dev/null 2>&1") then
-    if not warned then
-      io.stderr:write("ftrun: plots skipped: gnuplot is not installed (apt-get install gnuplot-nox, "
-        .. "then ./ftrun plot.lua " .. dir .. ")\n")
-      warned = true
-    end
-    return 0
+  local text = read(path)
+  if not text then return nil, path .. ": cannot be read" end
+  local doc, why = json.decode(text)
+  if type(doc) ~= "table" then
+    return nil, ("%s: not a results JSON: %s"):format(path, #text == 0 and "the file is empty"
+      or tostring(why):gsub("^.-:%d+: ", ""))
   end
-  local files, stamp = {}, "# " .. provenance.describe(doc.provenance) .. "\n"
-  for _, p in ipairs(list) do
-    files[#files + 1] = { ("%s/%s.dat"):format(dir, p.name), stamp .. p.data }
-    files[#files + 1] = { ("%s/%s.gp"):format(dir, p.name), stamp .. p.script }
+  local bad = plots.check(doc)
+  if bad then return nil, path .. ": " .. bad end
+  local files, n = plots.render(doc, dir, prefix, nil, mark)
+  if n > 0 then
+    local written, err = ft.write_files(files)
+    if not written then error("plots not written: " .. err, 0) end
   end
-  local ok, err = ft.write_files(files)
-  if not ok then error("plots not written: " .. err, 0) end
-  local q = "'" .. dir:gsub("'", "'\\''") .. "'"
-  for _, p in ipairs(list) do
-    if not os.execute(("cd %s && gnuplot %s.gp"):format(q, p.name)) then
-      error(("gnuplot failed on %s/%s.gp"):format(dir, p.name), 0)
-    end
-  end
-  return #list
+  return n
 end
 
 return plots

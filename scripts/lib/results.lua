@@ -57,6 +57,33 @@ local function counter_medians(records, key)
   return out
 end
 
+-- A column whose field no case that ran records is a misspelt name, not a
+-- silent '–' in every line of the table: an error naming what was recorded.
+-- Checked when every case ran (one not supported may be the column's); a
+-- column declared optional (recorded only by some runs) is exempt.
+local function check_columns(h, rows)
+  local ran, recorded = false, {}
+  for _, case in ipairs(h.cases) do
+    if case.unsupported or #case.records == 0 then return end -- the column may be the missing case's
+    for _, r in ipairs(case.records) do
+      ran = true
+      for k in pairs(r) do recorded[k] = true end
+    end
+  end
+  if not ran then return end
+  local has_row = {}
+  for _, row in ipairs(rows) do has_row[row.column] = true end
+  for _, col in ipairs(h.cols) do
+    if type(col.from) == "string" and not col.optional and not has_row[col.name] and not recorded[col.from] then
+      local names = {}
+      for k in pairs(recorded) do names[#names + 1] = k end
+      table.sort(names)
+      error(("%s: column %s names the field '%s', which no case records (they record: %s)")
+        :format(h.script, col.name, col.from, table.concat(names, ", ")), 0)
+    end
+  end
+end
+
 -- The rows: a case's column over the repetitions, with its statistics.
 -- Values that are not finite stay in .values (JSON: null with the reason)
 -- and out of the statistics.
@@ -91,6 +118,7 @@ function results.rows(h)
       end
     end
   end
+  check_columns(h, rows)
   return rows
 end
 
@@ -238,11 +266,11 @@ function results.finish(h, render)
   local files = { { h.prefix .. "raw.txt", raw }, { h.prefix .. "summary.md", md },
     { h.prefix .. "results.json", doc } }
   for _, f in ipairs(h.attached or {}) do files[#files + 1] = f end
-  runfiles.write(h.plan, files, { [h.run_name] = md })
-  local drawn = plots.draw(h.plan.dir, h.prefix)
-  if drawn and drawn > 0 then
-    io.stderr:write(("%s: drew %d plot(s) in %s\n"):format(h.script, drawn, h.plan.dir))
-  end
+  runfiles.write(h.plan, files, { [h.run_name] = md }, function(dir) -- drawn first, published with the rest
+    local attached = {}
+    for _, f in ipairs(h.attached or {}) do attached[dir .. "/" .. f[1]] = f[2] end
+    return plots.render(json.decode(doc), dir, h.prefix, attached)
+  end)
 end
 
 return results

@@ -76,19 +76,37 @@ function runfiles.plan(script, run, cfg)
     if not ok then knobs.fail(script, ("PUBLISH=1: README=%s has %s"):format(plan.readme, why)) end
   elseif cfg.given.RESULTS then
     plan.dir = cfg.RESULTS
-  else
+  else -- the run's own directory is made when its files are written, exclusively
     local runs = runfiles.runs_dir()
     plan.name = os.date("!%Y%m%dT%H%M%SZ") .. "-" .. run
-    plan.dir, plan.latest = runs .. "/" .. plan.name, runs .. "/latest"
+    plan.runs, plan.dir = runs, runs .. "/" .. plan.name
+    plan.latest = { runs .. "/latest", runs .. "/latest-" .. script:gsub("%.lua$", "") }
   end
-  local ok, err = ft.mkdir(plan.dir)
-  if not ok then knobs.fail(script, ("RESULTS=%s: cannot make the directory: %s"):format(plan.dir, err)) end
-  local probe = ("%s/.ftrun-probe-%d"):format(plan.dir, ft.now_ns())
+  local where = plan.runs or plan.dir
+  local ok, err = ft.mkdir(where)
+  if not ok then knobs.fail(script, ("RESULTS=%s: cannot make the directory: %s"):format(where, err)) end
+  local probe = ("%s/.ftrun-probe-%d"):format(where, ft.now_ns())
   local f, perr = io.open(probe, "w")
-  if not f then knobs.fail(script, ("RESULTS=%s: cannot write there: %s"):format(plan.dir, perr)) end
+  if not f then knobs.fail(script, ("RESULTS=%s: cannot write there: %s"):format(where, perr)) end
   f:close()
   os.remove(probe)
   return plan
+end
+
+-- A plain run's directory, made exclusively: a run started in the same
+-- second as another gets <time>-<run>-2 (and so on), never the other's.
+local function make_run_dir(plan)
+  local base = plan.name
+  for k = 1, 1000 do
+    local name = k == 1 and base or ("%s-%d"):format(base, k)
+    local path = plan.runs .. "/" .. name
+    if os.execute("mkdir " .. ("'" .. path:gsub("'", "'\\''") .. "'") .. " 2>/dev/null") then
+      plan.name, plan.dir = name, path
+      return true
+    end
+    if ft.interrupted() then error("interrupted", 0) end
+  end
+  error(("%s: results not written: no free directory name under %s"):format(plan.script, plan.runs), 0)
 end
 
 function runfiles.path(plan, file)
@@ -96,12 +114,30 @@ function runfiles.path(plan, file)
 end
 
 -- files: a list of {file name, text}; pastes: {run name = markdown} for the
--- README, used only when publishing. Raises on any failure (exit 1).
-function runfiles.write(plan, files, pastes)
+-- README, used only when publishing; draw(dir): the plots' {path, text} files
+-- and their count, drawn before anything is published and renamed with the
+-- rest in one step. Raises on any failure (exit 1); a run directory made
+-- here is removed again when nothing could be written into it.
+function runfiles.write(plan, files, pastes, draw)
   if ft.interrupted() then error("interrupted", 0) end
+  local made = plan.runs and make_run_dir(plan)
+  local function fail(msg)
+    if made then os.remove(plan.dir) end
+    error(msg, 0)
+  end
   local list = {}
   for _, f in ipairs(files) do list[#list + 1] = { runfiles.path(plan, f[1]), f[2] } end
+  local drawn = 0
+  if draw then
+    local ok, plotted, n = pcall(draw, plan.dir)
+    if not ok then fail(plotted) end
+    for _, f in ipairs(plotted) do list[#list + 1] = f end
+    drawn = n
+  end
   if plan.publish and pastes then
+    -- the README is shared by every publishing run: read, paste and rename under the settings lock
+    local locked, why = ft.lock_settings()
+    if not locked then fail(("%s: results not written: %s"):format(plan.script, why)) end
     local readme = assert(read(plan.readme))
     for name, text in pairs(pastes) do
       readme = assert(replace_block(readme, name, text))
@@ -109,14 +145,16 @@ function runfiles.write(plan, files, pastes)
     list[#list + 1] = { plan.readme, readme }
   end
   local ok, err = ft.write_files(list)
-  if not ok then error(("%s: results not written: %s"):format(plan.script, err), 0) end
-  if plan.latest then
-    local linked, lerr = ft.symlink(plan.name, plan.latest)
-    if not linked then io.stderr:write(plan.script, ": could not update ", plan.latest, ": ", lerr, "\n") end
+  if not ok then fail(("%s: results not written: %s"):format(plan.script, err)) end
+  for _, link in ipairs(plan.latest or {}) do
+    local linked, lerr = ft.symlink(plan.name, link)
+    if not linked then io.stderr:write(plan.script, ": could not update ", link, ": ", lerr, "\n") end
   end
   local names = {}
-  for _, f in ipairs(list) do names[#names + 1] = f[1] end
+  for i = 1, #files do names[#names + 1] = list[i][1] end
+  if plan.publish and pastes then names[#names + 1] = plan.readme end
   io.stderr:write(plan.script, ": wrote ", table.concat(names, ", "), "\n")
+  if drawn > 0 then io.stderr:write(("%s: drew %d plot(s) in %s\n"):format(plan.script, drawn, plan.dir)) end
 end
 
 return runfiles

@@ -244,7 +244,7 @@ function report.derive(h)
       thp_bytes = huge.median, folio = folio, faults = faults, alloc = alloc }
     h:value("thp_page", page or 0, "bytes", { { "asked", cfg.THP }, { "mixed", page == nil or nil },
       { "bytes", h.bytes }, { "thp_bytes", huge.median }, { "faults_expected", want },
-      { "pass1_faults", folio and faults }, { "folio_kb", folio and folio.kb }, { "folio_alloc", alloc },
+      { "pass1_faults", faults }, { "folio_kb", folio and folio.kb }, { "folio_alloc", alloc },
       { "thp_fault_alloc", not folio and h:row("A", "thp_fault_alloc").median or nil } })
   end
 
