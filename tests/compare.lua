@@ -116,6 +116,12 @@ out, code = cmp(join(old4) .. " -- " .. join(lacking), "FAIL_ABOVE=5")
 t.is(code, 2, "FAIL_ABOVE cannot pass a timed row the new runs lack: exit 2")
 t.like(out, "A pass2 (not in the new runs)", "naming it")
 
+-- The runs' order on the command line changes nothing: one set of runs, one table.
+local table_of = function(o) return (o:gsub("[^\n]*%.json[^\n]*\n", "")) end
+local forward = cmp(join(old4) .. " -- " .. join(new4))
+local backward = cmp(join { old4[4], old4[2], old4[3], old4[1] } .. " -- " .. join { new4[3], new4[1], new4[4], new4[2] })
+t.is(table_of(backward), table_of(forward), "the same runs in another order give the same intervals")
+
 -- Runs alike (only the jitter, their own): nothing is called.
 local same4 = runs("same4", 4, 1, nil, 0.001)
 out, code = cmp(join(old4) .. " -- " .. join(same4), "FAIL_ABOVE=5")
