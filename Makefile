@@ -51,23 +51,38 @@ DEPS    := $(BUILD)/.packages
 all: $(BIN) $(ASM)
 
 # Debian's packages, installed when missing and we are root with apt-get,
-# otherwise one line that names them: Lua 5.4 and pkg-config to build,
-# lua-cjson, the JSON library the scripts write and read results with, and
-# gnuplot, which draws every run's plots (a run without it says so and
-# skips them).
+# otherwise one line that names them. Every package a target uses is named
+# here and installed without Recommends, so nothing arrives by chance: the
+# C compiler and libc headers, Lua 5.4 with pkg-config (liblua5.4-dev brings
+# libreadline-dev, which the link needs), lua-cjson, the JSON library the
+# scripts write and read results with, and gnuplot, which draws every run's
+# plots. The package lists are fetched first when they are empty (a fresh
+# machine) and once more when an install fails (lists gone stale); another
+# apt at work is waited for: dpkg's lock by apt itself, the lists' lock by
+# trying again.
+APT_GET = DEBIAN_FRONTEND=noninteractive apt-get -q -y -o DPkg::Lock::Timeout=600 -o Acquire::Retries=3
+APT_UPDATE = for try in 1 2 3 4 5 6; do \
+	  $(APT_GET) update >/dev/null && break; \
+	  [ $$try = 6 ] && exit 1; echo "ftrun: apt-get update failed; trying again in 15 s" >&2; sleep 15; \
+	done
+APT_INSTALL = $(APT_GET) install --no-install-recommends
 # $(call need,TEST,PACKAGES,WHAT)
-need = if ! { $(1); }; then \
+need = if ! { $(1); } >/dev/null 2>&1; then \
 	  if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null; then \
-	    echo "ftrun: installing $(2) (apt-get)"; \
-	    { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $(2) >/dev/null; } || exit 1; \
+	    echo "ftrun: installing $(2) for $(3) (apt-get)"; \
+	    if ! ls /var/lib/apt/lists/*_Packages* >/dev/null 2>&1; then $(APT_UPDATE); fi; \
+	    $(APT_INSTALL) $(2) >/dev/null || { $(APT_UPDATE); $(APT_INSTALL) $(2) >/dev/null; } || exit 1; \
 	  else \
 	    echo "ftrun: needs $(3): apt-get install $(2)" >&2; exit 1; \
 	  fi; \
 	fi
+# The compiler that $(CC) names: gcc for cc and gcc, clang for clang.
+CC_PACKAGE := $(if $(filter clang%,$(COMPILER)),clang,gcc)
 $(DEPS):
-	@$(call need,pkg-config --exists lua5.4 2>/dev/null,liblua5.4-dev pkg-config,Lua 5.4 headers)
-	@$(call need,ls /usr/lib/*/lua/5.4/cjson.so >/dev/null 2>&1,lua-cjson,the JSON library)
-	@$(call need,command -v gnuplot >/dev/null,gnuplot-nox,gnuplot for the plots)
+	@$(call need,printf 'int main(void) { return 0; }\n' | $(CC) -x c -o /dev/null -,$(CC_PACKAGE) libc6-dev,a C compiler ($(CC)))
+	@$(call need,pkg-config --exists lua5.4 && pkg-config --exists readline,liblua5.4-dev libreadline-dev pkg-config,Lua 5.4 and readline headers)
+	@$(call need,ls /usr/lib/*/lua/5.4/cjson.so,lua-cjson,the JSON library)
+	@$(call need,command -v gnuplot,gnuplot-nox,gnuplot for the plots)
 	@mkdir -p $(@D) && touch $@
 
 # -rdynamic: ft.profile names ftrun's own functions (ft_touch) through dladdr.
@@ -115,7 +130,7 @@ calibrate: all
 # with uncommitted changes (outside results/, which publishing rewrites) is
 # refused with exit 2 naming the files, since no file could say what was
 # measured; ALLOW_DIRTY=1 publishes anyway and every file records the diff.
-EXPERIMENTS := thp populate zeropage placement scaling recycle coldness pagesize attribution faults
+EXPERIMENTS := thp populate zeropage placement scaling recycle coldness pagesize attribution faults slowpages
 export ALLOW_DIRTY
 # Then REPEATS more default runs replace results/repeats/ (the claims rest
 # on runs of one tree), compare.lua compares them, and claims.lua writes
@@ -123,6 +138,7 @@ export ALLOW_DIRTY
 REPEATS ?= 2
 publish: all $(REF) bench-tools
 	@./$(BIN) -e 'os.exit(require("provenance").check_clean())' || exit 2
+	./$(BIN) bench/calibrate.lua
 	PUBLISH=1 ./$(BIN) cycles.lua
 	PUBLISH=1 ./$(BIN) cycles.lua THP=always
 	PUBLISH=1 ./$(BIN) cycles.lua THP=16K
@@ -172,17 +188,19 @@ fuzz:
 	$(MAKE) SAN=1 ftrun-san
 	ASAN_OPTIONS=allocator_may_return_null=1 ./ftrun-san tests/fuzz/api.lua $${FUZZ_SEED:-$$(date +%s)} $(FUZZ_SECONDS)
 
-# prove, tmux for the REPL's terminal tests, and what the plot tests read
-# SVGs with: xmllint, rsvg-convert and pngtopnm.
+# prove, tmux for the REPL's terminal tests, pgrep (procps) for the tasks'
+# tests, what the plot tests read SVGs with: xmllint, rsvg-convert and
+# pngtopnm, and groff and col, which render the man page in its test.
 TEST_TOOLS := $(BUILD)/.test-tools
 $(TEST_TOOLS):
-	@for t in prove:perl tmux:tmux xmllint:libxml2-utils rsvg-convert:librsvg2-bin pngtopnm:netpbm; do \
-	  command -v $${t%%:*} >/dev/null && continue; \
-	  if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null; then \
-	    echo "ftrun: installing $${t#*:} (apt-get)"; \
-	    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $${t#*:} >/dev/null || exit 1; \
-	  else echo "ftrun: the tests need $${t%%:*}: apt-get install $${t#*:}" >&2; exit 1; fi; \
-	done
+	@$(call need,command -v prove,perl,prove)
+	@$(call need,command -v tmux,tmux,tmux for the REPL tests)
+	@$(call need,command -v pgrep,procps,pgrep)
+	@$(call need,command -v xmllint,libxml2-utils,xmllint)
+	@$(call need,command -v rsvg-convert,librsvg2-bin,rsvg-convert)
+	@$(call need,command -v pngtopnm,netpbm,pngtopnm)
+	@$(call need,command -v groff,groff-base,groff for the man page test)
+	@$(call need,command -v col,bsdextrautils,col for the man page test)
 	@mkdir -p $(@D) && touch $@
 
 test: lint $(BIN) $(ASM) | $(TEST_TOOLS)
@@ -210,7 +228,9 @@ numa-publish: $(BIN) | $(NUMA_TOOLS)
 # compilers with the warnings as errors (CFLAGS has -Wall -Wextra -Werror).
 LINT_TOOLS := build/.lint-tools
 $(LINT_TOOLS):
-	@$(call need,command -v luacheck >/dev/null && command -v clang >/dev/null,lua-check clang,luacheck and clang)
+	@$(call need,command -v luacheck,lua-check,luacheck)
+	@$(call need,command -v gcc,gcc,gcc for the lint)
+	@$(call need,command -v clang,clang,clang for the lint)
 	@mkdir -p $(@D) && touch $@
 
 lint: | $(LINT_TOOLS) $(DEPS)
@@ -221,6 +241,12 @@ lint: | $(LINT_TOOLS) $(DEPS)
 	  done; \
 	done
 	@echo "lint: luacheck clean; the C is warning-free under gcc and clang"
+
+# README's two commands, as root in a chroot on a new minbase Debian root
+# with only git, make and ca-certificates (debootstrap): .ci/fresh-check.
+.PHONY: fresh-check
+fresh-check:
+	.ci/fresh-check
 
 clean:
 	rm -rf build ftrun ftrun-san ftrun-clang

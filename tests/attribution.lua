@@ -102,8 +102,8 @@ local function refused(settings, user)
   local fake, results = t.tmpdir(), t.tmpdir()
   for name, v in pairs(settings) do t.write(fake .. "/" .. name, v .. "\n") end
   os.execute("chmod 755 " .. q(fake) .. " && chmod 777 " .. q(results))
-  local text, status = t.run(("FTRUN_PROC_SYS=%s %s %s attribution.lua QUICK=1 RESULTS=%s README=/dev/null"):format(
-    q(fake), user and "setpriv --reuid=65534 --regid=65534 --clear-groups" or "", q(t.ftrun), q(results)))
+  local text, status = t.run(("FTRUN_PROC_SYS=%s %s attribution.lua QUICK=1 RESULTS=%s README=/dev/null"):format(
+    q(fake), user and t.nobody() or q(t.ftrun), q(results)))
   local r = summary.index(t.read(results .. "/quick-attribution-raw.txt") or "")
   os.execute("rm -rf " .. q(fake) .. " " .. q(results))
   return text, status, r

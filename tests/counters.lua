@@ -82,8 +82,7 @@ end
 local function unprivileged(code, values)
   local dir = t.tmpdir()
   for name, v in pairs(values) do t.write(dir .. "/" .. name, v .. "\n") end
-  local out, status = t.run(("FTRUN_PROC_SYS=%s setpriv --reuid=65534 --regid=65534 --clear-groups %s -e %s")
-    :format(t.quote(dir), t.quote(t.ftrun), t.quote(code)))
+  local out, status = t.run(("FTRUN_PROC_SYS=%s %s -e %s"):format(t.quote(dir), t.nobody(), t.quote(code)))
   os.execute("rm -rf " .. t.quote(dir))
   return out, status
 end

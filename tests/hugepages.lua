@@ -344,8 +344,7 @@ print("changes", #ft.sysfs_changes())
 local setpriv = t.run("command -v setpriv") ~= ""
 if root and setpriv then
   local before = snapshot()
-  local out, code = t.run("setpriv --reuid=nobody --regid=nogroup --clear-groups "
-    .. t.quote(t.ftrun) .. " " .. t.quote(nobody))
+  local out, code = t.run(t.nobody() .. " " .. t.quote(nobody))
   t.is(code, 0, "as nobody the run goes on", out)
   t.like(out, "sizes\t" .. #sizes, "as nobody: folio_sizes reads")
   t.like(out, ("set_folio\tnil\tcannot set %s/hugepages-%dkB/enabled to madvise: Permission denied\t13")

@@ -149,8 +149,8 @@ do -- without root: exit 0, the 4 KiB row, every other case named with its reaso
     skip("pagesize.lua as nobody", "no setpriv (util-linux)")
   else
     local before = snapshot()
-    local as = root and "setpriv --reuid=nobody --regid=nogroup --clear-groups " or ""
-    local out, code = t.run(("cd / && %s%s pagesize.lua MIB=8 REPS=1 RESULTS=%s/nobody"):format(as, q(t.ftrun), q(dir)))
+    local out, code = t.run(("cd / && %s pagesize.lua MIB=8 REPS=1 RESULTS=%s/nobody"):format(
+      root and t.nobody() or q(t.ftrun), q(dir)))
     t.is(code, 0, "without root pagesize.lua exits 0", out)
     t.like(out, "| 4 KiB base pages | ", "the 4 KiB row is measured")
     for _, f in ipairs(mthp) do

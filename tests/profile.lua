@@ -147,8 +147,8 @@ end
 local function run_with(values, code, user)
   local dir = t.tmpdir()
   for name, v in pairs(values) do t.write(dir .. "/" .. name, v .. "\n") end
-  local out, status = t.run(("FTRUN_PROC_SYS=%s %s %s -e %s"):format(t.quote(dir),
-    user and "setpriv --reuid=65534 --regid=65534 --clear-groups" or "", t.quote(t.ftrun), t.quote(code)))
+  local out, status = t.run(("FTRUN_PROC_SYS=%s %s -e %s"):format(t.quote(dir),
+    user and t.nobody() or t.quote(t.ftrun), t.quote(code)))
   os.execute("rm -rf " .. t.quote(dir))
   return out, status
 end

@@ -7,18 +7,54 @@ local count, failed = 0, 0
 tap.ftrun = os.getenv("FTRUN") or arg[-1]
 if tap.ftrun:sub(1, 1) ~= "/" then tap.ftrun = os.getenv("PWD") .. "/" .. tap.ftrun end
 
+-- A failure's diagnostics go to stderr, which prove passes through (it
+-- shows no comment on stdout unless verbose), so that `make test`'s log
+-- alone says what was expected, what came, and what the last ftrun run
+-- before the check (usually the run it checks) printed and how it exited.
+local last_run -- {cmd, out, code, shown = test number}, set by tap.run
+local notes = {} -- tap.diag's lines since the last check
+
+-- at most the first 20 and the last 60 lines
+local function shorten(text)
+  local lines = {}
+  for line in (tostring(text) .. "\n"):gmatch("(.-)\n") do lines[#lines + 1] = line end
+  if lines[#lines] == "" then lines[#lines] = nil end
+  if #lines <= 80 then return lines end
+  local kept = table.move(lines, 1, 20, 1, {})
+  kept[21] = ("[... %d lines left out ...]"):format(#lines - 80)
+  return table.move(lines, #lines - 59, #lines, 22, kept)
+end
+
+local function diagnose(name, diag)
+  local out = { ("  Failed test %d - %s (%s)"):format(count, name, arg and arg[0] or "?") }
+  for _, line in ipairs(shorten(diag or "")) do out[#out + 1] = "  " .. line end
+  if #notes > 0 then
+    out[#out + 1] = "  the test's notes before it:"
+    for _, line in ipairs(shorten(table.concat(notes, "\n"))) do out[#out + 1] = "  " .. line end
+  end
+  if last_run and last_run.shown then
+    out[#out + 1] = ("  the last command's output is shown at test %d"):format(last_run.shown)
+  elseif last_run then
+    last_run.shown = count
+    out[#out + 1] = "  the last command run before it: " .. last_run.cmd
+    out[#out + 1] = ("  exited %s; its stdout and stderr:"):format(tostring(last_run.code))
+    for _, line in ipairs(shorten(last_run.out)) do out[#out + 1] = "  | " .. line end
+  end
+  io.stdout:flush()
+  for _, line in ipairs(out) do io.stderr:write("# ", line, "\n") end
+end
+
 local function report(pass, name, diag)
   count = count + 1
   if not pass then failed = failed + 1 end
   print(("%s %d - %s"):format(pass and "ok" or "not ok", count, name))
-  if not pass and diag then
-    for line in tostring(diag):gmatch("[^\n]+") do print("#   " .. line) end
-  end
+  if not pass then diagnose(name, diag) end
+  notes = {}
   return pass
 end
 
 function tap.ok(cond, name, diag)
-  return report(cond and true or false, name, diag)
+  return report(cond and true or false, name, diag or ("want: a true value\ngot:  %s"):format(tostring(cond)))
 end
 
 function tap.is(got, want, name)
@@ -30,18 +66,19 @@ end
 -- plain-text containment, so messages with punctuation need no escaping
 function tap.like(text, part, name)
   return report(type(text) == "string" and text:find(part, 1, true) ~= nil, name,
-    ("text: %s\nwant it to contain: %s"):format(tostring(text), part))
+    ("want it to contain: %s\ngot: %s"):format(part, tostring(text)))
 end
 
 -- fn must raise an error whose message contains part
 function tap.errors(fn, part, name)
   local ok, msg = pcall(fn)
-  if ok then return report(false, name, "no error raised; want: " .. part) end
+  if ok then return report(false, name, "want: an error containing: " .. part .. "\ngot:  no error") end
   return tap.like(tostring(msg), part, name)
 end
 
 function tap.diag(text)
   print("# " .. text)
+  notes[#notes + 1] = tostring(text)
 end
 
 local function quote(s)
@@ -72,11 +109,18 @@ function tap.write(path, text)
   f:close()
 end
 
--- Runs a shell command; returns its combined output and exit code.
-function tap.run(cmd)
+local function shell(cmd)
   local p = assert(io.popen("{ " .. cmd .. "\n} 2>&1"))
   local out = p:read("a")
   local _, _, code = p:close()
+  return out, code
+end
+
+-- Runs a shell command; returns its combined output and exit code. A run
+-- of ftrun is kept for the diagnostics of the checks that follow it.
+function tap.run(cmd)
+  local out, code = shell(cmd)
+  if cmd:find("ftrun", 1, true) then last_run = { cmd = cmd, out = out, code = code } end
   return out, code
 end
 
@@ -85,7 +129,31 @@ function tap.ftrun_run(args, env)
   return tap.run((env and env .. " " or "") .. quote(tap.ftrun) .. " " .. args)
 end
 
+-- The command that runs ftrun as nobody (uid and gid 65534, no groups):
+-- setpriv and a copy of the executable and scripts/ in a directory that
+-- everyone can read, so that it works from a checkout nobody can reach
+-- (under a mode 700 /root, say). nil and the reason when it cannot be.
+local nobody_copy
+function tap.nobody()
+  if shell("id -u") ~= "0\n" then return nil, "not root" end
+  if shell("command -v setpriv") == "" then return nil, "no setpriv (util-linux)" end
+  if not nobody_copy then
+    local exe = tap.ftrun:match("[^/]+$")
+    local dir = shell("mktemp -d /tmp/ftrun-nobody.XXXXXX"):match("[^\n]+")
+    local project = shell("dirname \"$(realpath " .. quote(tap.ftrun) .. ")\""):match("[^\n]+")
+    local out, code = shell(("cp %s %s/ && cp -R %s/scripts %s/ && chmod -R a+rX %s"):format(
+      quote(tap.ftrun), quote(dir), quote(project), quote(dir), quote(dir)))
+    if code ~= 0 then
+      shell("rm -rf " .. quote(dir))
+      error("cannot copy ftrun for nobody: " .. out)
+    end
+    nobody_copy = { dir = dir, exe = dir .. "/" .. exe }
+  end
+  return "setpriv --reuid=65534 --regid=65534 --clear-groups " .. quote(nobody_copy.exe)
+end
+
 function tap.done()
+  if nobody_copy then os.execute("rm -rf " .. quote(nobody_copy.dir)) end
   print("1.." .. count)
   os.exit(failed == 0 and 0 or 1)
 end
