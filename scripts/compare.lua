@@ -35,8 +35,8 @@ local SPEC = {
     desc = "exit 1 when a row the correction calls got worse by more than this many percent; exit 2 when "
       .. "the runs given cannot judge it (one run a side without a calibration, too few runs for ALPHA)" },
   { name = "FORCE", kind = "flag", default = false,
-    desc = "1: compare runs of different scripts or page sizes, and runs whose checksum verdict is not clean "
-      .. "(the table then says FORCED)" },
+    desc = "1: compare runs of different scripts or page sizes and runs whose checksum verdict is not clean, "
+      .. "and pool runs of other knobs on one side (the table then says FORCED)" },
   { name = "CALIBRATION", kind = "path", default = "results/calibration-<script>.json beside ftrun",
     desc = "make calibrate's file: the run-to-run spread of this machine and script, used with one run a side "
       .. "when its machine, script and knobs match the runs compared" },
@@ -132,7 +132,7 @@ local function load(path)
   if type(doc) ~= "table" or type(doc.script) ~= "string" then
     fail(("%s: not an ftrun results JSON (%s)"):format(path, why or "no script"))
   end
-  doc.path = path
+  doc.path, doc.text = path, text
   if type(doc.verdict) ~= "string" or not doc.verdict:match("^CHECKSUMS OK") then
     if not opts.FORCE then
       fail(("%s: its verdict is '%s', not a clean run (FORCE=1 compares it anyway, marked FORCED)")
@@ -214,6 +214,31 @@ local function differences(old, new)
   diff("machine", old.machine, new.machine)
   diff("provenance", old.provenance, new.provenance)
   return out
+end
+
+-- The runs of one side are repetitions of one configuration: a run given
+-- twice (the same file, a copy, a directory and a file in it) would count
+-- as two runs and its spread as none, and runs with other knobs would be
+-- pooled as if they were the same measurement.
+local pooled_knobs = {} -- with FORCE=1: the knobs the runs of a side differ in
+local function replicates(docs, side)
+  local seen = {}
+  for _, d in ipairs(docs) do
+    if seen[d.text] then
+      fail(("%s and %s are the same run (identical files): each run of a side counts once"):format(seen[d.text],
+        d.path))
+    end
+    seen[d.text] = d.path
+    for _, l in ipairs(differences(docs[1], d)) do
+      if l:match("^knob ") then
+        local why = ("%s side: %s and %s differ in %s"):format(side, docs[1].path, d.path, l)
+        if not opts.FORCE then
+          fail(why .. ": the runs of a side must share their knobs (FORCE=1 pools them anyway)")
+        end
+        pooled_knobs[#pooled_knobs + 1] = why
+      end
+    end
+  end
 end
 
 local function same_measurement(a, b)
@@ -332,7 +357,7 @@ local function common_rows(old_docs, new_docs)
         if not row then
           row = { case = r.case, column = r.column, unit = r.unit, old = {}, new = {} }
           by[key] = row
-          if side == "old" then order[#order + 1] = row end
+          order[#order + 1] = row
         end
         if #r.finite > 0 then table.insert(row[side], r.finite) end
       end
@@ -340,11 +365,25 @@ local function common_rows(old_docs, new_docs)
   end
   add(old_docs, "old")
   add(new_docs, "new")
-  local out = {}
-  for _, row in ipairs(order) do
-    if #row.old > 0 and #row.new > 0 then out[#out + 1] = row end
+  -- each side's runs in the order of their values, not of the command line:
+  -- the bootstrap's seeded draws then give one interval for one set of runs
+  local function before(a, b)
+    for i = 1, math.min(#a, #b) do
+      if a[i] ~= b[i] then return a[i] < b[i] end
+    end
+    return #a < #b
   end
-  return out
+  for _, row in ipairs(order) do
+    table.sort(row.old, before)
+    table.sort(row.new, before)
+  end
+  local out, lonely = {}, { old = {}, new = {} }
+  for _, row in ipairs(order) do
+    if #row.old > 0 and #row.new > 0 then out[#out + 1] = row
+    elseif #row.old > 0 then table.insert(lonely.old, row)
+    elseif #row.new > 0 then table.insert(lonely.new, row) end
+  end
+  return out, lonely
 end
 
 local gate_failures, cannot_gate = {}, {}
@@ -357,7 +396,7 @@ local function compare(old_docs, new_docs)
   for _, d in ipairs(old_docs) do same_measurement(first, d) end
   for _, d in ipairs(new_docs) do same_measurement(first, d) end
   for _, l in ipairs(differences(old_docs[#old_docs], new_docs[1])) do print("  " .. l) end
-  local rows = common_rows(old_docs, new_docs)
+  local rows, lonely = common_rows(old_docs, new_docs)
   if #rows == 0 then fail(("%s and %s have no row in common"):format(first.path, new_docs[1].path)) end
 
   local cal, why_no_cal
@@ -412,6 +451,7 @@ local function compare(old_docs, new_docs)
   if opts.FORCE then
     for _, d in ipairs(old_docs) do if d.forced then print(("FORCED: %s: %s"):format(d.path, d.forced)) end end
     for _, d in ipairs(new_docs) do if d.forced then print(("FORCED: %s: %s"):format(d.path, d.forced)) end end
+    for _, l in ipairs(pooled_knobs) do print("FORCED: " .. l) end
   end
   print("")
   print("| case | column | unit | old median [95 %] (runs×reps) | new median [95 %] | change % [95 %] "
@@ -427,13 +467,14 @@ local function compare(old_docs, new_docs)
     if row.q and row.q <= opts.ALPHA and not row.unjudged then
       called = called + 1
       local r = row.ratio or (row.new_median / row.old_median)
-      verdict = ("%+.1f %%"):format(100 * (r - 1))
+      verdict = row.old_median ~= 0 and ("%+.1f %%"):format(100 * (r - 1)) -- from 0 no percent: the difference
+        or ("new - old %+g"):format(row.new_median - row.old_median)
       if better_lower ~= nil and r ~= 1 then
         local worse = (r > 1) == better_lower
         verdict = verdict .. (worse and " (worse)" or " (better)")
         if worse and opts.FAIL_ABOVE and math.abs(100 * (r - 1)) > opts.FAIL_ABOVE then
-          worse_rows[#worse_rows + 1] = ("%s %s: %+.1f %% (p=%.3g, q=%.3g)"):format(row.case, row.column,
-            100 * (r - 1), row.p, row.q)
+          worse_rows[#worse_rows + 1] = ("%s %s: %s (p=%.3g, q=%.3g)"):format(row.case, row.column,
+            verdict:gsub(" %(worse%)$", ""), row.p, row.q)
         end
       end
     end
@@ -473,6 +514,18 @@ local function compare(old_docs, new_docs)
       .. "Benjamini-Hochberg, and %d row(s) have q <= %g (at most a share %g of such calls expected false)."):format(
       #ps, #ps * opts.ALPHA, opts.ALPHA, called, opts.ALPHA, opts.ALPHA))
   end
+  -- a row one side lacks is no row that held: a timed row gone from the new runs cannot pass a gate
+  for _, side in ipairs { "old", "new" } do
+    if #lonely[side] > 0 then
+      local names = stats.map(lonely[side], function(r) return r.case .. " " .. r.column end)
+      print(("%d row(s) only in the %s runs, not compared: %s"):format(#names, side, table.concat(names, ", ")))
+      for _, r in ipairs(side == "old" and lonely.old or {}) do
+        if LOWER_BETTER[r.unit] or HIGHER_BETTER[r.unit] then
+          cannot_gate[#cannot_gate + 1] = r.case .. " " .. r.column .. " (not in the new runs)"
+        end
+      end
+    end
+  end
   print("runs sd, reps sd: the spread of the logs between the runs' medians and between repetitions within a run.\n")
 end
 
@@ -492,6 +545,8 @@ local function stamp() print("compared by " .. provenance.describe(provenance.co
 if dashes == 1 then
   if #sides[1] == 0 or #sides[2] == 0 then fail("OLD... -- NEW...: both sides need at least one results JSON") end
   local old, new = load_all(sides[1]), load_all(sides[2])
+  replicates(old, "old")
+  replicates(new, "new")
   stamp()
   compare(old, new)
 else

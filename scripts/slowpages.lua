@@ -33,6 +33,13 @@ local h = harness.start({ script = "slowpages", shuffle = true, mib = 256, reps 
     { name = "THP_CASES", kind = "choice", choices = { "both", "never", "always" }, default = "both",
       desc = "THP of the buffers: never, always, or both as separate cases (with a PLANT: never unless given)" },
   },
+  -- a plant that cannot run here is a bad knob, refused before anything is mapped
+  check = function(c)
+    if c.PLANT == "tlb" and #ft.affinity() < 2 then
+      return ("PLANT=tlb: needs two CPUs to run on (this process may use %d: %s)"):format(#ft.affinity(),
+        table.concat(ft.affinity(), ","))
+    end
+  end,
   memory = function(_, bytes) return 2 * bytes end }, { ... })
 
 local cfg = h.cfg

@@ -16,11 +16,12 @@ local h = harness.start({ script = "order", about = "AB order", mib = 1, reps = 
 for _, name in ipairs { "x", "y" } do
   h:case(name, function(r)
     seq = seq + 1
-    r.seq, r.level = seq, h.cfg.LEVEL
+    r.seq, r.level, r.extra = seq, h.cfg.LEVEL, h.cfg.LEVEL - 1
     r.ns = 1000 * h.cfg.LEVEL + seq % 7
   end)
 end
-h:columns { { "seq", "sequence", "count" }, { "level", "LEVEL", "count" }, { "ns", "time", "ns" } }
+h:columns { { "seq", "sequence", "count" }, { "level", "LEVEL", "count" }, { "extra", "LEVEL - 1", "count" },
+  { "ns", "time", "ns" } }
 h:run()
 h:note(("LEVEL after the repetitions: %d"):format(h.cfg.LEVEL))
 h:finish()
@@ -45,6 +46,16 @@ for i = 1, 6 do
   if seqs.x[i].level ~= 1 or seqs["x [B]"][i].level ~= 2 then levels = false end
 end
 t.ok(abba, "A B in odd repetitions, B A in even ones (ABBA)", json.encode(seqs))
+local stamped = true
+for i = 1, 6 do
+  for _, name in ipairs { "x", "x [B]" } do
+    local tag, side = seqs[name][i].ab or {}, name == "x" and "A" or "B"
+    local slot = (i % 2 == 1) == (side == "A") and 1 or 2
+    stamped = stamped and tag.rep == i and tag.side == side and tag.slot == slot
+  end
+end
+t.ok(stamped, "each record in the JSON names its repetition, its side and whether that side ran first (slot 1)",
+  json.encode(seqs))
 t.ok(levels, "each side ran with its own knob value")
 t.like(out, "LEVEL after the repetitions: 3", "the run's own value is back after the repetitions")
 
@@ -61,6 +72,9 @@ out, code = t.ftrun_run("compare.lua " .. q(dir .. "/exp-order-ab-results.json")
 t.is(code, 0, "compare.lua on one AB run")
 t.like(out, "| x | ns | ns | ", "prints the paired table")
 t.like(out, "+100.0 % (worse)", "and calls the doubled time")
+t.like(out, "| x | extra | count | 0 [0, 0] | 1 [1, 1] | B - A +1 (6) | 0.0312 | ",
+  "a count zero on side A: its paired differences tested, not a silent ~")
+t.like(out, "| B - A +1 |", "and called")
 out, code = t.ftrun_run("compare.lua " .. q(dir .. "/exp-order-ab-results.json"), "FAIL_ABOVE=50")
 t.is(code, 1, "FAIL_ABOVE gates an AB run")
 t.like(out, "x ns: B/A +100.0 %", "naming the row")

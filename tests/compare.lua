@@ -29,11 +29,12 @@ local function fixture(path, scale, jitter, only, edit)
   return path
 end
 
-local function runs(name, n, scale, only)
+local function runs(name, n, scale, only, shift)
   local list = {}
   os.execute("mkdir -p " .. q(dir .. "/" .. name))
   for i = 1, n do
-    list[i] = fixture(("%s/%s/r%d-results.json"):format(dir, name, i), scale, (i - (n + 1) / 2) * 0.002, only)
+    list[i] = fixture(("%s/%s/r%d-results.json"):format(dir, name, i), scale, (i - (n + 1) / 2) * 0.002 + (shift or 0),
+      only)
   end
   return list
 end
@@ -81,8 +82,48 @@ out, code = cmp(q(dir .. "/old4") .. " -- " .. q(dir .. "/new4"))
 t.like(out, "| 0.0286 | 0.04 | +20.0 % (worse) |", "directories of runs read as their files")
 t.is(code, 0, "and exit 0")
 
--- Identical runs (only the jitter): nothing is called.
-local same4 = runs("same4", 4, 1)
+-- A count that was 0 in every old run: its change is no percent.
+local from_zero = {}
+os.execute("mkdir -p " .. q(dir .. "/zero4"))
+for i = 1, 4 do
+  from_zero[i] = fixture(("%s/zero4/r%d-results.json"):format(dir, i), 1.2, (i - 2.5) * 0.002, nil, function(d)
+    for _, r in ipairs(d.rows) do
+      if r.case == "A" and r.column == "thp_fault_alloc" then
+        for j in ipairs(r.values) do r.values[j] = 10 + j end
+      end
+    end
+  end)
+end
+out = cmp(join(old4) .. " -- " .. join(from_zero))
+t.like(out, "| A | thp_fault_alloc | count | 0 [0, 0] (4×6) | ", "a count 0 in every old run")
+t.like(out, " | new - old +13.5 |", "called by its difference from 0", out)
+t.ok(not out:find("inf", 1, true), "not as an infinite percent")
+
+-- A timed row the new runs lack: named, and no gate passes over it.
+local lacking = {}
+os.execute("mkdir -p " .. q(dir .. "/lack4"))
+for i = 1, 4 do
+  lacking[i] = fixture(("%s/lack4/r%d-results.json"):format(dir, i), 1, (i - 2.5) * 0.002 + 0.001, nil, function(d)
+    for k = #d.rows, 1, -1 do
+      if d.rows[k].case == "A" and d.rows[k].column == "pass2" then table.remove(d.rows, k) end
+    end
+  end)
+end
+out, code = cmp(join(old4) .. " -- " .. join(lacking))
+t.is(code, 0, "new runs without a row compare")
+t.like(out, "1 row(s) only in the old runs, not compared: A pass2", "and name the row they lack")
+out, code = cmp(join(old4) .. " -- " .. join(lacking), "FAIL_ABOVE=5")
+t.is(code, 2, "FAIL_ABOVE cannot pass a timed row the new runs lack: exit 2")
+t.like(out, "A pass2 (not in the new runs)", "naming it")
+
+-- The runs' order on the command line changes nothing: one set of runs, one table.
+local table_of = function(o) return (o:gsub("[^\n]*%.json[^\n]*\n", "")) end
+local forward = cmp(join(old4) .. " -- " .. join(new4))
+local backward = cmp(join { old4[4], old4[2], old4[3], old4[1] } .. " -- " .. join { new4[3], new4[1], new4[4], new4[2] })
+t.is(table_of(backward), table_of(forward), "the same runs in another order give the same intervals")
+
+-- Runs alike (only the jitter, their own): nothing is called.
+local same4 = runs("same4", 4, 1, nil, 0.001)
 out, code = cmp(join(old4) .. " -- " .. join(same4), "FAIL_ABOVE=5")
 t.is(code, 0, "4 runs against 4 alike pass the gate")
 t.ok(not out:find("(worse)", 1, true) and not out:find("(better)", 1, true), "and no row is called")
@@ -153,6 +194,12 @@ for _, c in ipairs {
   { q(base) .. " " .. q(other), "not the same measurement (FORCE=1 compares them anyway)" },
   { q(base) .. " " .. q(other) .. " FORCE=1", "have no row in common" },
   { q(base) .. " -- ", "both sides need at least one results JSON" },
+  -- a run given twice would count as two runs of a side (and pass a gate on one pair of runs)
+  { join { old4[1], old4[1], old4[1], old4[1] } .. " -- " .. join(new4), "are the same run (identical files)" },
+  { q(dir .. "/old4") .. " " .. q(old4[2]) .. " -- " .. join(new4), "are the same run (identical files)" },
+  -- runs of other knobs on one side would be pooled as one configuration
+  { join { old4[1], old4[2], old4[3], fixture(dir .. "/mib.json", 1, 0.01, nil, function(d) d.knobs.MIB = 4 end) }
+    .. " -- " .. join(new4), "old side: " .. old4[1] .. " and " .. dir .. "/mib.json differ in knob MIB: " },
   { q(base) .. " -- " .. q(base) .. " -- " .. q(base), "'--' given twice" },
   { q(dir .. "/old4/nothing"), "cannot read" },
   { q(base) .. " " .. q(base) .. " ALPHA=2", "ALPHA=2: expected a level between 0 and 1" },
@@ -163,6 +210,9 @@ for _, c in ipairs {
   t.is(code, 2, c[2] .. ": exit 2")
   t.like(out, c[2], "names it: " .. c[2])
 end
+out, code = cmp(join { old4[1], old4[2], old4[3], dir .. "/mib.json" } .. " -- " .. join(new4) .. " FORCE=1")
+t.is(code, 0, "FORCE=1 pools runs of other knobs on one side")
+t.like(out, "FORCED: old side: " .. old4[1] .. " and " .. dir .. "/mib.json differ in knob MIB: ", "and says so")
 out, code = cmp(q(base) .. " " .. q(base), "ALPHA=7")
 t.is(code, 2, "a bad ALPHA in the environment is refused too")
 t.like(out, "ALPHA=7: expected a level between 0 and 1", "naming it")

@@ -7,6 +7,15 @@ local q = t.quote
 local out, code = t.ftrun_run("slowpages.lua PLANT=sometimes")
 t.is(code, 2, "PLANT=sometimes exits 2")
 t.like(out, "one of none, dontneed, tlb, preempt", "and names the values allowed")
+do -- a plant that cannot run on the CPUs allowed is refused before anything runs
+  local base = t.tmpdir()
+  local dir = base .. "/one-cpu"
+  out, code = t.run("taskset -c 0 " .. q(t.ftrun) .. " slowpages.lua QUICK=1 PLANT=tlb RESULTS=" .. q(dir))
+  t.is(code, 2, "PLANT=tlb on one CPU exits 2", out)
+  t.like(out, "PLANT=tlb: needs two CPUs", "naming the knob and what it needs")
+  t.ok(not io.open(dir), "and writes nothing")
+  os.execute("rm -rf " .. q(base))
+end
 out = t.ftrun_run("slowpages.lua --help")
 t.like(out, "  PLANT ", "--help lists PLANT")
 t.like(out, "  SLOW_NS ", "and SLOW_NS")

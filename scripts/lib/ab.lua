@@ -180,10 +180,15 @@ function ab.report(doc, opts)
         end
         if same then
           row.same = true
-        elseif positive then
-          row.ratio, row.lo, row.hi = inference.paired_ratio(a, b, { seed = opts.SEED + i })
+        else
           local d = {}
-          for k = 1, #a do d[k] = math.log(b[k] / a[k]) end
+          if positive then
+            row.ratio, row.lo, row.hi = inference.paired_ratio(a, b, { seed = opts.SEED + i })
+            for k = 1, #a do d[k] = math.log(b[k] / a[k]) end
+          else -- a zero (a count that one side never sees): no ratio, the differences B - A are tested
+            for k = 1, #a do d[k] = b[k] - a[k] end
+            row.diff = stats.median(d)
+          end
           row.p = inference.wilcoxon(d)
           ps[#ps + 1] = row.p
           -- the smallest p a signed-rank test of n pairs can give: 2 / 2^n
@@ -209,7 +214,10 @@ function ab.report(doc, opts)
       row.q = q[k]
     end
     local lower = LOWER_BETTER[row.unit] and true or (HIGHER_BETTER[row.unit] and false)
-    if row.q and row.q <= opts.ALPHA and not row.unjudged then
+    if row.q and row.q <= opts.ALPHA and not row.unjudged and not row.ratio then
+      called = called + 1
+      verdict = ("B - A %+g"):format(row.diff)
+    elseif row.q and row.q <= opts.ALPHA and not row.unjudged then
       called = called + 1
       verdict = ("%+.1f %%"):format(100 * (row.ratio - 1))
       if lower ~= nil and row.ratio ~= 1 then
@@ -223,7 +231,7 @@ function ab.report(doc, opts)
     end
     if row.unjudged and lower ~= nil then unjudged[#unjudged + 1] = row.case .. " " .. row.column end
     local change = row.ratio and ("%+.1f [%+.1f, %+.1f] (%d)"):format(100 * (row.ratio - 1), 100 * (row.lo - 1),
-      100 * (row.hi - 1), row.n) or "–"
+      100 * (row.hi - 1), row.n) or row.diff and ("B - A %+g (%d)"):format(row.diff, row.n) or "–"
     lines[#lines + 1] = ("| %s | %s | %s | %s | %s | %s | %s | %s | %s |"):format(row.case, row.column, row.unit,
       cell(row.a, row.unit), cell(row.b, row.unit), change, row.p and ("%.3g"):format(row.p) or "–",
       row.q and ("%.3g"):format(row.q) or "–", verdict)
@@ -231,8 +239,9 @@ function ab.report(doc, opts)
   lines[#lines + 1] = ""
   lines[#lines + 1] = ("A: %s; B: %s; both in every repetition, A first in odd ones, B first in even ones (ABBA). "
     .. "B/A: the median of the per-repetition ratios, 95 %% interval by bootstrap of the pairs; p: Wilcoxon "
-    .. "signed-rank test of the log ratios (exact); q: Benjamini-Hochberg over the %d rows judged. If nothing "
-    .. "changed about %.1f rows would have p < %g by chance; %d row(s) have q <= %g."):format(
+    .. "signed-rank test of the log ratios (of B - A where a value is 0 or below: `B - A`); q: "
+    .. "Benjamini-Hochberg over the %d rows judged. If nothing changed about %.1f rows would have p < %g by "
+    .. "chance; %d row(s) have q <= %g."):format(
     doc.ab.a ~= "" and doc.ab.a or "the run's own knobs", doc.ab.b ~= "" and doc.ab.b or "the run's own knobs",
     #ps, #ps * opts.ALPHA, opts.ALPHA, called, opts.ALPHA)
   return lines, failures, unjudged

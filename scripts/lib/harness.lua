@@ -292,10 +292,14 @@ function H:run()
       ab.repetition(self.ab, self.cfg, rep, function(side)
         io.stderr:write(" ", side, ":")
         local first = true
+        local slot = ab.order(math.max(rep, 1))[1] == side and 1 or 2
         for _, case in ipairs(order(self)) do
           if case.side == side then
+            local n = #case.records
             run_case(self, case, rep, timed, first)
             first = false
+            -- the JSON shows the order that ran: this repetition's side, first or second
+            if case.records[n + 1] then case.records[n + 1].ab = { rep = rep, side = side, slot = slot } end
           end
         end
       end)
