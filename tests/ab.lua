@@ -81,10 +81,28 @@ t.like(out, "x ns: B/A +100.0 %", "naming the row")
 out, code = t.ftrun_run("compare.lua " .. q(dir .. "/exp-order-ab-results.json"), "FAIL_ABOVE=150")
 t.is(code, 0, "and lets a smaller change through")
 
+-- COUNTERS changes between the halves: perf counters around side B's passes alone.
+do
+  local cdir = dir .. "/counters"
+  out, code = t.ftrun_run("populate.lua QUICK=1 REPS=2 'AB= | COUNTERS=1'", "RESULTS=" .. q(cdir))
+  t.is(code, 0, "AB=' | COUNTERS=1' runs (populate.lua)")
+  local cdoc = json.decode(t.read(cdir .. "/quick-populate-ab-results.json") or "null") or { rows = {} }
+  local with = { A = 0, B = 0 }
+  local passes = 0
+  for _, r in ipairs(cdoc.rows) do
+    if r.column == "pass" then
+      passes = passes + 1
+      if r.counters then with[r.side] = with[r.side] + 1 end
+    end
+  end
+  t.ok(passes > 0 and with.A == 0 and with.B * 2 == passes,
+    "side B's pass rows carry perf counters, side A's none", ("%d rows, A %d, B %d"):format(passes, with.A, with.B))
+end
+
 -- Refused before anything runs: no repetition starts, no file is written.
 local refused = dir .. "/refused"
 for _, c in ipairs {
-  { "AB=MIB=4 | MIB=8", "AB=MIB=4 | MIB=8: MIB cannot change inside a run of order.lua (in AB: LEVEL)" },
+  { "AB=MIB=4 | MIB=8", "AB=MIB=4 | MIB=8: MIB cannot change inside a run of order.lua (in AB: LEVEL, COUNTERS)" },
   { "AB=REPS=2 | ", "REPS cannot change inside a run" },
   { "AB= | RESULTS=/tmp", "RESULTS cannot change inside a run" },
   { "AB=NOPE=1 | ", "NOPE is not a knob of order.lua" },

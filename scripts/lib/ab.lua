@@ -15,9 +15,9 @@ local units = require "units"
 local ab = {}
 
 -- Knobs that cannot change inside a run: its size, its length, where its
--- files go, its order, and what it measures around every pass.
+-- files go and its order.
 ab.FIXED = { MIB = true, REPS = true, QUICK = true, RESULTS = true, README = true, PUBLISH = true, SEED = true,
-  COUNTERS = true, AB = true, CYCLES = true }
+  AB = true, CYCLES = true }
 
 -- "THP=never | THP=16K" -> {{name, text}, ...} per side, or nil and why.
 function ab.parse(text)

@@ -100,6 +100,7 @@ function harness.start(opts, args)
     "harness.start: script (a string), mib and reps (integers) are needed")
   local script = opts.script .. ".lua"
   local quick = opts.quick or { MIB = 16, REPS = 2 }
+  local meter = measure.meter()
   local spec = {
     { name = "MIB", kind = "count", default = opts.mib, max = knobs.MIB_MAX, desc = "buffer size in MiB" },
     { name = "REPS", kind = "count", default = opts.reps,
@@ -111,7 +112,11 @@ function harness.start(opts, args)
   spec[#spec + 1] = { name = "CLOCK_GHZ", kind = "ghz", default = "measured",
     desc = "the clock rate cycles per page are counted at; measured: estimated at the start" }
   spec[#spec + 1] = { name = "COUNTERS", kind = "flag", default = false,
-    desc = "1: perf software counters around every pass, beside each row (they add about 5 % to a fault)" }
+    desc = "1: perf software counters around every pass, beside each row (they add about 5 % to a fault)",
+    apply = function(on) -- AB alone applies knobs: opened for one side's half, closed for the other's
+      local why = meter:set_counters(on)
+      if why then knobs.fail(script, "AB: COUNTERS=1 is refused here: " .. why) end
+    end }
   if opts.shuffle then
     spec[#spec + 1] = { name = "SEED", kind = "count", default = "the start time in ns",
       desc = "seed of the order the cases run in, shuffled anew every repetition" }
@@ -124,7 +129,7 @@ function harness.start(opts, args)
   local refused = opts.check and opts.check(cfg, clock)
   if refused then knobs.fail(script, refused) end
 
-  local h = setmetatable({ script = script, about = opts.about, cfg = cfg, spec = spec, meter = measure.meter(),
+  local h = setmetatable({ script = script, about = opts.about, cfg = cfg, spec = spec, meter = meter,
     warmup = opts.warmup or 0, cases = {}, cols = {}, values = {}, notes = {}, start_ns = ft.now_ns(),
     ab = ab_plan }, H)
   if opts.shuffle then
@@ -151,6 +156,8 @@ function harness.start(opts, args)
   -- 2152 against 2038 ns per page at the median here, so only on request.
   if cfg.COUNTERS then
     h.counters, h.counters_refused = h.meter:use_counters()
+  elseif ab_plan and ab_plan.B.COUNTERS ~= ab_plan.A.COUNTERS then
+    h.counters_refused = "on one AB side only (COUNTERS=1): its rows carry them"
   else
     h.counters_refused = "off (COUNTERS=1 turns them on; they make every fault about 5 % dearer)"
   end

@@ -65,6 +65,17 @@ function Meter:use_counters()
   return c
 end
 
+-- Counters on or off between passes (AB's COUNTERS side); nil, or why perf refused them.
+function Meter:set_counters(on)
+  if on and not self.counters then
+    local _, why = self:use_counters()
+    return why
+  elseif not on and self.counters then
+    self.counters.c:close()
+    self.counters = nil
+  end
+end
+
 -- As measure.pass, and with counters in use what they counted over the same bracket.
 function Meter:pass(b, method, ...)
   local counters = self.counters
