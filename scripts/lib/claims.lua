@@ -365,12 +365,7 @@ function claims.compute(root, ftrun)
     :format(fit("min"), fit("median"), kib, R(base), R(100 * k4.x / base),
       tostring(ps.knobs and ps.knobs.REPS or "?"))
 
-  local place = load(root .. "/results/exp-placement-results.json")
-  local nodes = place.machine and place.machine.numa_nodes
-  predictions[#predictions + 1] = ("5. Neither a free/malloc round trip nor a policy set afterwards moves placed "
-    .. "pages: %s (placement.lua ran on %s NUMA node%s)."):format(nodes == 1 and "not decidable here, every page "
-    .. "is on the one node whoever touches it" or "see placement.lua's table", tostring(nodes),
-    nodes == 1 and "" or "s")
+  predictions[#predictions + 1] = claims.placement(root)
   R_["predictions"] = table.concat(predictions, "\n")
 
   local rec = load(root .. "/results/exp-recycle-results.json")
@@ -501,6 +496,45 @@ function claims.layout(root)
   out[#out + 1] = "    scripts, cycle C's samples, bench.txt, repeats/ (more default runs) and README.md"
   out[#out + 1] = "```"
   return table.concat(out, "\n")
+end
+
+-- Prediction 5 from the multi-node guest's published run (make numa-publish,
+-- results/numa/), else from this machine's placement.lua run.
+function claims.placement(root)
+  local head = "5. Neither a free/malloc round trip nor a policy set afterwards moves placed pages: "
+  local path = root .. "/results/numa/exp-placement-results.json"
+  if not read(path) then
+    local place = load(root .. "/results/exp-placement-results.json")
+    local nodes = place.machine and place.machine.numa_nodes
+    return head .. ("%s (placement.lua ran on %s NUMA node%s)."):format(nodes == 1 and "not decidable here, every "
+      .. "page is on the one node whoever touches it" or "see placement.lua's table", tostring(nodes),
+      nodes == 1 and "" or "s")
+  end
+  local g = load(path)
+  local function find(pattern, column)
+    for _, r in ipairs(g.rows) do
+      if r.case:find(pattern) and r.column == column then return r.median end
+    end
+    error(("claims: %s has no row matching '%s' %s"):format(path, pattern, column), 0)
+  end
+  local pages = g.pages
+  local stay, moved = find("without move flags", "node_0"), find("with MPOL_MF_MOVE", "node_1")
+  local kept, faults = find("^pool: a mapping", "node_0"), find("^pool: a mapping", "reuse_faults")
+  local reset = find("^pool: a mapping", "after_node_1")
+  local mkept, mfirst = find("malloc block", "node_0"), find("malloc block", "first_on_A")
+  local mreset = find("malloc block", "after_node_1")
+  local split0, split1 = find("split over", "node_0"), find("split over", "node_1")
+  local decided = stay == pages and moved == pages and kept == pages and faults == 0 and mkept == mfirst
+  local m = g.machine or {}
+  return head .. ("%s in a %s-node qemu guest (TCG, kernel %s; results/numa/, %d pages of 4 KiB, one run): "
+    .. "mbind to another node without move flags left %d of %d pages where the first touch put them, with "
+    .. "MPOL_MF_MOVE it moved %d; a mapping reused from a CPU of the other node took %d faults and kept %d of %d "
+    .. "pages on its first toucher's node, and after MADV_DONTNEED the reuser's node got %d; a malloc block glibc "
+    .. "handed back kept %d of the %d its first toucher had placed (%d on the reuser's node after MADV_DONTNEED). "
+    .. "Two pinned threads put %d and %d pages on their own nodes. `make numa` checks the same in 2-node, "
+    .. "4-node, unequal and memoryless-node layouts.")
+    :format(decided and "held" or "did not hold", tostring(m.numa_nodes), tostring(m.kernel), pages, stay, pages,
+      moved, faults, kept, pages, reset, mkept, mfirst, mreset, split0, split1)
 end
 
 -- Every script's --help, parsed: { {script, usage, about, knobs = {{name, text}}} }.
