@@ -4,18 +4,11 @@ local units = require "units"
 
 local report = {}
 
--- A case's params; results written before cases carried them (the
--- published ones, until regenerated) by the name this script gave it.
-local function params(c)
-  if c.params then return c.params end
-  return { wait = tonumber(c.case:match("waited ([%d.]+) s")), fresh = c.case:match("fresh process") and true }
-end
-
 -- Coldness: every repetition's first touch against the wait before it.
 function report.plots(list, doc, _, prefix)
   local lines = { "# wait_s  pass1_ns_per_page  (one line per repetition; wait -1: the first mapping of the process)" }
   for _, c in ipairs(doc.reps) do
-    local p = params(c)
+    local p = c.params or {}
     local wait = p.wait and ("%g"):format(p.wait) or (p.fresh and "-1")
     local row = plots.row(doc, c.case, "pass1")
     if wait and row then

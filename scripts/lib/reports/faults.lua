@@ -4,21 +4,12 @@ local units = require "units"
 
 local report = {}
 
--- A case's params; results written before cases carried them (the
--- published ones, until regenerated) by the name this script gave it.
-local function params(c)
-  if c.params then return c.params end
-  local workload, n, mode = c.case:match("^(.-), (%d+) (%a+)$")
-  local modes = mode and (mode:match("^thread") and "threads" or "processes")
-  return { workload = workload, tasks = tonumber(n), mode = modes }
-end
-
 -- faults: will-it-scale's rate against tasks, a line per workload and mode,
 -- beside each one's ideal (one task's rate times n).
 function report.plots(list, doc, _, prefix)
   local series, tasks = {}, {}
   for _, c in ipairs(doc.reps) do
-    local p = params(c)
+    local p = c.params or {}
     local row = plots.row(doc, c.case, "total")
     if row and p.workload then
       local key = p.workload .. " " .. p.mode

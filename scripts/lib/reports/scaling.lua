@@ -4,19 +4,11 @@ local units = require "units"
 
 local report = {}
 
--- A case's params; results written before cases carried them (the
--- published ones, until regenerated) by the name this script gave it.
-local function params(c)
-  if c.params then return c.params end
-  local n, shape = c.case:match("^(%d+) thread%(s%), (.+)$")
-  return { threads = tonumber(n), shared = shape == "one shared mapping" }
-end
-
 -- Scaling: faults per second against threads, beside the ideal line.
 function report.plots(list, doc, _, prefix)
   local by = { [true] = {}, [false] = {} } -- shared or not, then threads
   for _, c in ipairs(doc.reps) do
-    local p = params(c)
+    local p = c.params or {}
     if p.threads then
       by[p.shared][p.threads] = { total = plots.row(doc, c.case, "total"),
         per = plots.row(doc, c.case, "per_thread") }
