@@ -20,6 +20,7 @@ local ft = require "ft"
 local inference = require "inference"
 local json = require "json"
 local knobs = require "knobs"
+local provenance = require "provenance"
 local stats = require "stats"
 
 local NAME = "calibrate.lua"
@@ -392,9 +393,22 @@ if #designs > 0 then
       .. "the ratio of two neighbouring repetitions already varies by that much here.")
   end
 end
+-- How busy the machine was: the runs' own marks of repetitions that another
+-- process, steal time or an interrupt storm made noisy (results.lua's "noisy").
+local noisy, reps = 0, 0
+for _, doc in ipairs(docs) do
+  for _, v in ipairs(doc.values or {}) do
+    if v.value == "noisy" and type(v.x) == "number" and type(v.of) == "number" then
+      noisy, reps = noisy + v.x, reps + v.of
+    end
+  end
+end
 add("")
-add("The machine was shared while these ran (other processes' load shows in the runs' noisy repetitions), which "
-  .. "inflates the spreads; on a quiet machine the figures would be smaller.")
+add("Noise on the record: %d of %d repetitions of the A/A runs (every case) were marked noisy; the spreads above "
+  .. "include them.", noisy, reps)
+add("")
+local made_by = provenance.collect()
+add("%s", provenance.describe(made_by))
 local md = table.concat(lines, "\n") .. "\n"
 io.stdout:write(md)
 
@@ -404,7 +418,8 @@ for k, v in pairs(docs[1].knobs or {}) do
   if k ~= "RESULTS" and k ~= "README" and k ~= "PUBLISH" and k ~= "SEED" then cal_knobs[k] = v end
 end
 local cal = { kind = "ftrun calibration", script = docs[1].script, machine = docs[1].machine, knobs = cal_knobs,
-  config = cfg.CONFIG, runs = cfg.RUNS, date = os.date("!%Y-%m-%dT%H:%M:%SZ"), run_wall_s = run_wall, rows = {} }
+  config = cfg.CONFIG, runs = cfg.RUNS, date = os.date("!%Y-%m-%dT%H:%M:%SZ"), run_wall_s = run_wall, rows = {},
+  provenance = made_by }
 for _, row in ipairs(rows) do
   cal.rows[#cal.rows + 1] = { case = row.case, column = row.column, unit = row.unit,
     between_run_sd_log = row.sd_medians, df = cfg.RUNS - 1, var_between_log = row.var_between,
