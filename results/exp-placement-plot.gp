@@ -1,16 +1,15 @@
-# provenance: commit df88df3ef8f87c86f7814221b8d07b8d571ccc69 + uncommitted changes (not recorded which); ftrun 0.1.0, gcc 12.2.0, glibc ?; CPU ? family ? model ? stepping ? microcode ?; kernel 6.18.44-fc-v1098, perf_event_paranoid ?, kptr_restrict ?; THP madvise, defrag madvise, sizes 16kB: never, 32kB: never, 64kB: never, 128kB: never, 256kB: never, 512kB: never, 1024kB: never, 2048kB: inherit (? = not recorded)
-set terminal svg size 900,500 dynamic enhanced font "Sans,11" background rgb "white"
+# provenance: commit f08f782b7ec372b48308d98542e1a5f2baa33953; ftrun 0.1.0, gcc 12.2.0, glibc 2.36; CPU AuthenticAMD family 25 model 17 stepping 1 microcode 0x1000065; kernel 6.18.44-fc-v1147, perf_event_paranoid 2, kptr_restrict 0; THP madvise, defrag madvise, sizes 16kB: never, 32kB: never, 64kB: never, 128kB: never, 256kB: never, 512kB: never, 1024kB: never, 2048kB: inherit (? = not recorded)
+set terminal svg size 1100,600 dynamic enhanced font "Sans,11" background rgb "white"
 set output "exp-placement-plot.svg"
 set grid lc rgb "#dddddd"
 set key top left opaque box
-set title "who decides where pages live (move_pages, mbind) (exp-placement)" noenhanced
+set title "where the pages are: pages per node, medians (exp-placement)" noenhanced
 set style data histogram
-set style histogram errorbars gap 2 lw 1
-set style fill solid 0.7 border -1
-set ylabel "pages (median and interval)"
-set xtics rotate by -20 noenhanced
-set yrange [0:*]
-set key top right
-plot "exp-placement-plot.dat" using 2:3:4:xtic(1) title "on node 0", \
-  "exp-placement-plot.dat" using 5:6:7 title "on node 1", \
-  "exp-placement-plot.dat" using 8:9:10 title "elsewhere or not present"
+set style histogram rowstacked
+set style fill solid 0.8 border -1
+set boxwidth 0.6
+set ylabel "pages"
+set xtics rotate by -25 noenhanced font ",8"
+set key outside right top
+plot "exp-placement-plot.dat" using 2:xtic(1) title "on node 0", \
+  "exp-placement-plot.dat" using 3 title "not present"
