@@ -395,17 +395,17 @@ if #designs > 0 then
 end
 -- How busy the machine was: the runs' own marks of repetitions that another
 -- process, steal time or an interrupt storm made noisy (results.lua's "noisy").
-local noisy, reps = 0, 0
+local noisy, marked_of = 0, 0
 for _, doc in ipairs(docs) do
   for _, v in ipairs(doc.values or {}) do
     if v.value == "noisy" and type(v.x) == "number" and type(v.of) == "number" then
-      noisy, reps = noisy + v.x, reps + v.of
+      noisy, marked_of = noisy + v.x, marked_of + v.of
     end
   end
 end
 add("")
 add("Noise on the record: %d of %d repetitions of the A/A runs (every case) were marked noisy; the spreads above "
-  .. "include them.", noisy, reps)
+  .. "include them.", noisy, marked_of)
 add("")
 local made_by = provenance.collect()
 add("%s", provenance.describe(made_by))
