@@ -12,7 +12,8 @@ t.like(out, "one run a side, U test on the repetitions", "the U test's false cal
 t.like(out, "the same with Benjamini-Hochberg over the rows (compare.lua)", "the calibrated test's")
 t.like(out, "+10 % planted into the new side", "the planted power")
 t.like(out, "| one run a side, judged against this calibration | ", "the smallest change per design")
-t.like(out, "The machine was shared while these ran", "and the caveat")
+t.ok(out:find("Noise on the record: %d+ of %d+ repetitions of the A/A runs"), "and how many repetitions were marked noisy")
+t.like(out, "provenance: commit ", "and what made it")
 local cal = json.decode(t.read(dir .. "/calibration-cycles.json") or "null")
 t.ok(cal and cal.kind == "ftrun calibration" and cal.runs == 6, "the calibration file")
 local row
