@@ -2,6 +2,9 @@
 -- first touch is the kernel's with clear_page near the top, pass 2 is user
 -- time; and a perf that refuses makes every case "not supported", named.
 local t = require "tap"
+-- What THP gives depends on machine-wide settings another suite may change:
+-- the settings lock for the whole file (tests/lib/sysfs.lua).
+assert(require("sysfs").hold_lock())
 local json = require "json"
 local summary = require "summary"
 local q = t.quote

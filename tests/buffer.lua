@@ -1,5 +1,8 @@
 -- ft.mmap / ft.malloc buffers: fault counts, checksums, and every misuse.
 local t = require "tap"
+-- What THP gives depends on machine-wide settings another suite may change:
+-- the settings lock for the whole file (tests/lib/sysfs.lua).
+assert(require("sysfs").hold_lock())
 local ft = require "ft"
 
 local MIB = 1 << 20

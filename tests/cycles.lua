@@ -1,6 +1,9 @@
 -- cycles.lua end to end on small buffers: fault counts, the files written,
 -- the knobs' errors, and a checksum made wrong on purpose.
 local t = require "tap"
+-- What THP gives depends on machine-wide settings another suite may change:
+-- the settings lock for the whole file (tests/lib/sysfs.lua).
+assert(require("sysfs").hold_lock())
 local json = require "json"
 local summary = require "summary"
 local q = t.quote

@@ -2,6 +2,9 @@
 -- what the kernel must give, and its JSON holds every row exactly as the
 -- repetitions it came from give it.
 local t = require "tap"
+-- What THP gives depends on machine-wide settings another suite may change:
+-- the settings lock for the whole file (tests/lib/sysfs.lua).
+assert(require("sysfs").hold_lock())
 local json = require "json"
 local stats = require "stats"
 local summary = require "summary"

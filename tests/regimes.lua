@@ -4,6 +4,9 @@
 -- 128 MiB: a huge-page pass lasts long enough (about 16 ms) that one
 -- preemption by another process cannot lift it to the 4 KiB pages' level.
 local t = require "tap"
+-- What THP gives depends on machine-wide settings another suite may change:
+-- the settings lock for the whole file (tests/lib/sysfs.lua).
+assert(require("sysfs").hold_lock())
 local json = require "json"
 local q = t.quote
 

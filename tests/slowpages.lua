@@ -1,6 +1,9 @@
 -- slowpages.lua at a tiny size: a planted cause is found in the pages it
 -- was planted in, the JSON keeps every slow page, bad knobs exit 2.
 local t = require "tap"
+-- What THP gives depends on machine-wide settings another suite may change:
+-- the settings lock for the whole file (tests/lib/sysfs.lua).
+assert(require("sysfs").hold_lock())
 local json = require "json"
 local q = t.quote
 
