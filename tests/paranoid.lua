@@ -52,9 +52,9 @@ int main(int argc, char **argv)
 }
 ]])
 local cc = os.getenv("CC") or "cc"
-local out, code = t.run(("%s -o %s/probe %s/probe.c && chmod -R a+rX %s"):format(cc, t.quote(dir),
+local out, built = t.run(("%s -o %s/probe %s/probe.c && chmod -R a+rX %s"):format(cc, t.quote(dir),
   t.quote(dir), t.quote(dir)))
-if code ~= 0 then
+if built ~= 0 then
   os.execute("rm -rf " .. t.quote(dir))
   skip_all("the probe does not compile with " .. cc .. ": " .. out)
 end
