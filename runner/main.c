@@ -345,6 +345,12 @@ int main(int argc, char **argv)
 	}
 
 	ft_settings_guard(); /* before any setting can change */
+	/* SIGINT stops a run whatever it inherited: a non-interactive shell
+	 * starts its background jobs with SIGINT ignored, and `kill -INT` is
+	 * how a script stops a run (exit 130) with or without AB; from here
+	 * to the first call as after the last one it dies, settings restored.
+	 * (SIGHUP and the rest keep an inherited SIG_IGN: nohup.) */
+	signal(SIGINT, ft_settings_on_signal);
 	int restored, left; /* what a killed run left: put back, and said */
 	ft_settings_recover(&restored, &left);
 	if (script)
