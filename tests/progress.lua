@@ -22,7 +22,8 @@ h:finish()
 local function progress(out)
   local lines = {}
   for line in out:gmatch("[^\n]+") do
-    if line:find("^skips%.lua: rep ") then lines[#lines + 1] = line end
+    -- " (noisy)" marks a case another process disturbed: not the subject here
+    if line:find("^skips%.lua: rep ") then lines[#lines + 1] = (line:gsub(" %(noisy%)", "")) end
   end
   return lines
 end
