@@ -556,10 +556,11 @@ static int l_fields(lua_State *L)
 
 void ft_open_buffer(lua_State *L)
 {
+	static const luaL_Reg functions[] = {
+		{ "mmap", l_mmap },
+		{ "malloc", l_malloc },
+		{ NULL, NULL }
+	};
 	ft_new_resource_meta(L, BUFFER_META, l_gc, l_tostring, methods, l_fields);
-
-	lua_pushcfunction(L, l_mmap);
-	lua_setfield(L, -2, "mmap");
-	lua_pushcfunction(L, l_malloc);
-	lua_setfield(L, -2, "malloc");
+	luaL_setfuncs(L, functions, 0);
 }
