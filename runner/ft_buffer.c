@@ -11,8 +11,7 @@
 
 #include "../core/pass.h"
 #include "../core/sink.h"
-#include "ft_buffer.h"
-#include "ft_memfd.h"
+#include "ft_lendable.h"
 #include "ft_openers.h"
 #include "ft_samples.h"
 #include "ft_timer.h"

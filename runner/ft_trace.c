@@ -15,7 +15,7 @@
 #include "../core/trace.h"
 #include "ft.h"
 #include "ft_aux.h"
-#include "ft_buffer.h"
+#include "ft_lendable.h"
 #include "ft_openers.h"
 #include "ft_samples.h"
 #include "ft_timer.h"
