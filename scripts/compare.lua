@@ -547,7 +547,11 @@ else
   local docs = load_all(sides[1])
   if #docs == 1 and ab.is_ab(docs[1]) then
     stamp()
-    local failures, unjudged = ab.compare(docs[1], opts)
+    local doc = docs[1]
+    print(("AB run: %s (%s %s, %s)"):format(doc.path, doc.script, doc.run or "", doc.date or "?"))
+    local lines, failures, unjudged = ab.report(doc, opts)
+    if not lines then fail(("%s: an AB run with no row measured on both sides"):format(doc.path)) end
+    print(table.concat(lines, "\n") .. "\n")
     for _, w in ipairs(failures) do gate_failures[#gate_failures + 1] = w end
     for _, w in ipairs(unjudged) do cannot_gate[#cannot_gate + 1] = w end
   elseif #docs < 2 then
