@@ -55,14 +55,7 @@ local function children_now()
 end
 
 -- Control blocks of task groups still open (memfds named ftrun-tasks).
-local function control_blocks_now()
-  local p = io.popen("ls -l /proc/" .. my_pid() .. "/fd")
-  local s = p:read("a")
-  p:close()
-  local n = 0
-  for _ in s:gmatch("memfd:ftrun%-tasks") do n = n + 1 end
-  return n
-end
+local function control_blocks_now() return t.open_fds("memfd:ftrun%-tasks") end
 
 for _, mode in ipairs(MODES) do
   local function tasks(n, src, opts)
