@@ -103,6 +103,17 @@ function tap.read(path)
   return s
 end
 
+-- How many of this process's descriptors point at a target matching the
+-- Lua pattern (ls -l of /proc/PID/fd: "memfd:ftrun (deleted)", ...).
+function tap.open_fds(pattern)
+  local p = io.popen("ls -l /proc/" .. tap.read("/proc/self/stat"):match("^(%d+)") .. "/fd")
+  local s = p:read("a")
+  p:close()
+  local n = 0
+  for _ in s:gmatch(pattern) do n = n + 1 end
+  return n
+end
+
 function tap.write(path, text)
   local f = assert(io.open(path, "w"))
   f:write(text)
