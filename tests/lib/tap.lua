@@ -57,10 +57,11 @@ function tap.ok(cond, name, diag)
   return report(cond and true or false, name, diag or ("want: a true value\ngot:  %s"):format(tostring(cond)))
 end
 
-function tap.is(got, want, name)
+-- diag, when given, follows the two values in a failure's diagnostics
+function tap.is(got, want, name, diag)
   return report(got == want and math.type(got) == math.type(want), name,
-    ("got:  %s (%s)\nwant: %s (%s)"):format(tostring(got), math.type(got) or type(got),
-      tostring(want), math.type(want) or type(want)))
+    ("got:  %s (%s)\nwant: %s (%s)%s"):format(tostring(got), math.type(got) or type(got),
+      tostring(want), math.type(want) or type(want), diag and "\n" .. tostring(diag) or ""))
 end
 
 -- plain-text containment, so messages with punctuation need no escaping
