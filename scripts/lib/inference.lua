@@ -304,18 +304,29 @@ end
 -- against the rest (a Mann-Whitney statistic for every block of at least
 -- min_len values that leaves at least min_len outside): a block touching an
 -- edge is one change of level, a block inside is a change and a return.
-local function scan_z(ranks, n, min_len, prefix)
+-- A block of m values' expected rank sum and its standard deviation depend
+-- on m and n alone: computed once per m (the same expressions, so the same
+-- bits) rather than in each of the draws' n^2/2 blocks.
+local function block_moments(n, min_len)
+  local mean, sd = {}, {}
+  for m = min_len, n - min_len do
+    mean[m], sd[m] = m * (n + 1) / 2, math.sqrt(m * (n - m) * (n + 1) / 12)
+  end
+  return mean, sd
+end
+
+local function scan_z(ranks, n, min_len, prefix, mean, sd)
   prefix[0] = 0
   for i = 1, n do prefix[i] = prefix[i - 1] + ranks[i] end
   local best, ba, bb = -1, nil, nil
-  for a = 1, n do
-    for b = a + min_len - 1, n do
-      local m = b - a + 1
-      if n - m < min_len then break end
-      if not (a == 1 and b == n) then
-        local z = math.abs(prefix[b] - prefix[a - 1] - m * (n + 1) / 2) / math.sqrt(m * (n - m) * (n + 1) / 12)
-        if z > best then best, ba, bb = z, a, b end
-      end
+  for a = 1, n - min_len + 1 do -- blocks a..b of m values, min_len <= m <= n - min_len
+    local base, m = prefix[a - 1], min_len - 1
+    for b = a + min_len - 1, math.min(n, n - min_len + a - 1) do
+      m = m + 1
+      local d = prefix[b] - base - mean[m]
+      if d < 0 then d = -d end
+      local z = d / sd[m]
+      if z > best then best, ba, bb = z, a, b end
     end
   end
   return best, ba, bb
@@ -327,12 +338,14 @@ end
 -- least the observed, p = (hits + 1) / (draws + 1). opts.stop_above: stop
 -- drawing once p must exceed it (p is then a lower bound above it).
 -- Returns p, a, b (the block's first and last index), z.
-function inference.rank_scan(xs, opts)
-  opts = opts or {}
-  local n, min_len = #xs, opts.min_len or 2
-  if n < 2 * min_len then return 1 end
-  local ranks, prefix = midranks(xs), {}
-  local z, a, b = scan_z(ranks, n, min_len, prefix)
+-- The test depends on the ranks alone, and a run's rows often share them
+-- (a pass in ns/page and in cycles/page, a time and its bandwidth): each
+-- answer is kept, by its ranks and options, for the next row that asks.
+local scan_memo = {}
+
+local function rank_scan(ranks, n, min_len, opts)
+  local prefix, mean, sd = {}, block_moments(n, min_len)
+  local z, a, b = scan_z(ranks, n, min_len, prefix, mean, sd)
   if not a then return 1 end
   local draws, rng = opts.draws or 2000, inference.rng(opts.seed or 1)
   local perm, hits = table.move(ranks, 1, n, 1, {}), 0
@@ -341,12 +354,27 @@ function inference.rank_scan(xs, opts)
       local j = rng(i)
       perm[i], perm[j] = perm[j], perm[i]
     end
-    if scan_z(perm, n, min_len, prefix) >= z - 1e-9 then
+    if scan_z(perm, n, min_len, prefix, mean, sd) >= z - 1e-9 then
       hits = hits + 1
       if opts.stop_above and (hits + 1) / (draws + 1) > opts.stop_above then break end
     end
   end
   return (hits + 1) / (draws + 1), a, b, z
+end
+
+function inference.rank_scan(xs, opts)
+  opts = opts or {}
+  local n, min_len = #xs, opts.min_len or 2
+  if n < 2 * min_len then return 1 end
+  local ranks = midranks(xs)
+  local key = ("%d %s %s %s|%s"):format(min_len, tostring(opts.draws), tostring(opts.seed),
+    tostring(opts.stop_above), table.concat(ranks, " "))
+  local known = scan_memo[key]
+  if not known then
+    known = table.pack(rank_scan(ranks, n, min_len, opts))
+    scan_memo[key] = known
+  end
+  return table.unpack(known, 1, known.n)
 end
 
 -- Regimes: binary segmentation with the rank scan test. A stretch of
