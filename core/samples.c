@@ -97,35 +97,72 @@ static void sort_samples(int64_t *v, size_t n)
 	free(tmp);
 }
 
-int64_t ft_samples_percentile(struct ft_samples *s, double p, bool *ok)
+/* The sorted copy, made once per change of the samples; NULL when it cannot
+ * be allocated. */
+static const int64_t *sorted(struct ft_samples *s)
 {
-	*ok = true;
 	if (!s->sorted_valid) {
-		if (!s->sorted && !(s->sorted = malloc(s->capacity * sizeof(int64_t)))) {
-			*ok = false;
-			return 0;
-		}
+		if (!s->sorted && !(s->sorted = malloc(s->capacity * sizeof(int64_t))))
+			return NULL;
 		memcpy(s->sorted, s->v, s->n * sizeof(int64_t));
 		sort_samples(s->sorted, s->n);
 		s->sorted_valid = true;
 	}
-	size_t rank = (size_t)ceil(p / 100.0 * (double)s->n);
-	return s->sorted[rank == 0 ? 0 : rank - 1];
+	return s->sorted;
 }
 
-void ft_samples_log_histogram(const struct ft_samples *s, int per_octave, int from_log2,
+int64_t ft_samples_percentile(struct ft_samples *s, double p, bool *ok)
+{
+	const int64_t *v = sorted(s);
+	*ok = v != NULL;
+	if (!v)
+		return 0;
+	size_t rank = (size_t)ceil(p / 100.0 * (double)s->n);
+	return v[rank == 0 ? 0 : rank - 1];
+}
+
+static size_t log_bin(int64_t ns, double floor_ns, int per_octave, int from_log2, size_t bins)
+{
+	double x = (double)ns;
+	if (x < floor_ns)
+		return 0;
+	double b = floor(per_octave * (log2(x) - from_log2)) + 1;
+	return b >= (double)(bins - 1) ? bins - 1 : (size_t)b;
+}
+
+void ft_samples_log_histogram(struct ft_samples *s, int per_octave, int from_log2,
                               size_t bins, int64_t *counts)
 {
 	memset(counts, 0, bins * sizeof *counts);
 	double floor_ns = ldexp(1.0, from_log2);
+	/* Over the sorted copy (the percentiles make it anyway), a bin is
+	 * computed once per distinct value: the samples sit on the clock's
+	 * ticks, so 262144 of them hold a few thousand values, and the log2 of
+	 * each sample was 3 ms of a 1 GiB pass's 7 ms of statistics. */
+	const int64_t *v = sorted(s);
+	if (!v) {
+		for (size_t i = 0; i < s->n; i++)
+			counts[log_bin(s->v[i], floor_ns, per_octave, from_log2, bins)]++;
+		return;
+	}
+	for (size_t i = 0; i < s->n;) {
+		size_t j = i + 1;
+		while (j < s->n && v[j] == v[i])
+			j++;
+		counts[log_bin(v[i], floor_ns, per_octave, from_log2, bins)] += (int64_t)(j - i);
+		i = j;
+	}
+}
+
+void ft_samples_pack_i32(const struct ft_samples *s, unsigned char *out)
+{
 	for (size_t i = 0; i < s->n; i++) {
-		double x = (double)s->v[i];
-		size_t k = 0;
-		if (x >= floor_ns) {
-			double b = floor(per_octave * (log2(x) - from_log2)) + 1;
-			k = b >= (double)(bins - 1) ? bins - 1 : (size_t)b;
-		}
-		counts[k]++;
+		int64_t x = s->v[i] > INT32_MAX ? INT32_MAX : s->v[i] < INT32_MIN ? INT32_MIN : s->v[i];
+		uint32_t u = (uint32_t)x;
+		out[4 * i] = (unsigned char)u;
+		out[4 * i + 1] = (unsigned char)(u >> 8);
+		out[4 * i + 2] = (unsigned char)(u >> 16);
+		out[4 * i + 3] = (unsigned char)(u >> 24);
 	}
 }
 
