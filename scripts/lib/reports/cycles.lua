@@ -24,19 +24,14 @@ end
 -- The upper edge of histogram bin k in ns.
 local function edge(k) return 2 ^ (report.HIST_FROM + (k - 1) / report.HIST_PER_OCTAVE) end
 
--- A samples object as little-endian int32 ns, one per page, in page order.
--- Packed CHUNK values a call: a call per sample took 0.3 s a 1 GiB pass.
-local CHUNK = 4096
-
+-- A samples object as little-endian int32 ns, one per page, in page order
+-- (in C: read from Lua, s[i] by s[i], a 1 GiB pass took 45 ms).
 function report.pack_samples(s)
-  local parts, values, n = {}, {}, #s
-  for first = 1, n, CHUNK do
-    local k = math.min(CHUNK, n - first + 1)
-    for i = 1, k do values[i] = math.min(s[first + i - 1], 0x7fffffff) end
-    parts[#parts + 1] = string.pack("<" .. ("i4"):rep(k), table.unpack(values, 1, k))
-  end
-  return table.concat(parts)
+  return s:pack_i32()
 end
+
+-- Unpacked CHUNK values a call: a call per sample took 0.3 s a 1 GiB pass.
+local CHUNK = 4096
 
 local function unpack_samples(bytes)
   local out, n = {}, #bytes // 4
@@ -62,12 +57,16 @@ local function page_map(list, doc, dir, prefix, pass)
   local slow = doc.knobs.SLOW_NS
   local lines = { ("# page  min_ns  median_ns  max_ns  pages_above_%d_ns  (bins of %d pages, %d pages, the last "
     .. "repetition's samples)"):format(slow, per_bin, #s) }
-  for first = 1, #s, per_bin do
-    local bin = table.move(s, first, math.min(first + per_bin - 1, #s), 1, {})
-    local above = 0
-    for _, x in ipairs(bin) do if x > slow then above = above + 1 end end
-    lines[#lines + 1] = ("%d %d %s %d %d"):format(first - 1, stats.min(bin), units.exact(stats.median(bin)),
-      stats.max(bin), above)
+  local bin = {}
+  for first = 1, #s, per_bin do -- each bin sorted once: its min, median, max and pages above from that
+    local k = math.min(per_bin, #s - first + 1)
+    table.move(s, first, first + k - 1, 1, bin)
+    for i = #bin, k + 1, -1 do bin[i] = nil end
+    table.sort(bin)
+    local above = k
+    while above > 0 and bin[k - above + 1] <= slow do above = above - 1 end
+    lines[#lines + 1] = ("%d %d %s %d %d"):format(first - 1, bin[1], units.exact(stats.median_sorted(bin)),
+      bin[k], above)
   end
   local name = ("%sC-%s-pages"):format(prefix, pass)
   local title = ("cycle C, %s: ns per page against page index (%s)"):format(pass, doc.run)
