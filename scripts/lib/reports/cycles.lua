@@ -33,11 +33,18 @@ end
 -- Unpacked CHUNK values a call: a call per sample took 0.3 s a 1 GiB pass.
 local CHUNK = 4096
 
-local function unpack_samples(bytes)
-  local out, n = {}, #bytes // 4
-  for first = 1, n, CHUNK do
-    local k = math.min(CHUNK, n - first + 1)
-    table.move(table.pack(string.unpack("<" .. ("i4"):rep(k), bytes, 4 * first - 3)), 1, k, first, out)
+local formats = setmetatable({}, { __index = function(t, k) t[k] = "<" .. ("i4"):rep(k); return t[k] end })
+
+-- The k samples from the first-th on, as a list.
+local function unpack_samples(bytes, first, k)
+  if k <= CHUNK then
+    local out = { string.unpack(formats[k], bytes, 4 * first - 3) }
+    out[k + 1] = nil -- string.unpack's next position
+    return out
+  end
+  local out = {}
+  for at = 0, k - 1, CHUNK do
+    table.move(unpack_samples(bytes, first + at, math.min(CHUNK, k - at)), 1, math.min(CHUNK, k - at), at + 1, out)
   end
   return out
 end
@@ -52,21 +59,22 @@ local function page_map(list, doc, dir, prefix, pass)
       bytes and ("holds %d samples, the run had %d pages"):format(#bytes // 4, doc.pages) or "is missing"))
     return
   end
-  local s = unpack_samples(bytes)
-  local per_bin = math.max(1, -(-#s // 1024))
+  local n = #bytes // 4
+  local per_bin = math.max(1, -(-n // 1024))
   local slow = doc.knobs.SLOW_NS
   local lines = { ("# page  min_ns  median_ns  max_ns  pages_above_%d_ns  (bins of %d pages, %d pages, the last "
-    .. "repetition's samples)"):format(slow, per_bin, #s) }
-  local bin = {}
-  for first = 1, #s, per_bin do -- each bin sorted once: its min, median, max and pages above from that
-    local k = math.min(per_bin, #s - first + 1)
-    table.move(s, first, first + k - 1, 1, bin)
-    for i = #bin, k + 1, -1 do bin[i] = nil end
+    .. "repetition's samples)"):format(slow, per_bin, n) }
+  for first = 1, n, per_bin do -- each bin unpacked and sorted once: its min, median, max and pages above from that
+    local k = math.min(per_bin, n - first + 1)
+    local bin = unpack_samples(bytes, first, k)
     table.sort(bin)
-    local above = k
-    while above > 0 and bin[k - above + 1] <= slow do above = above - 1 end
+    local lo, hi = 1, k + 1 -- the first value above SLOW_NS, by bisection
+    while lo < hi do
+      local mid = (lo + hi) // 2
+      if bin[mid] > slow then hi = mid else lo = mid + 1 end
+    end
     lines[#lines + 1] = ("%d %d %s %d %d"):format(first - 1, bin[1], units.exact(stats.median_sorted(bin)),
-      bin[k], above)
+      bin[k], k + 1 - lo)
   end
   local name = ("%sC-%s-pages"):format(prefix, pass)
   local title = ("cycle C, %s: ns per page against page index (%s)"):format(pass, doc.run)
