@@ -12,6 +12,7 @@ struct ft_samples {
 	size_t n;         /* entries in use: the statistics cover v[0 .. n) */
 	size_t capacity;
 	int64_t *sorted;  /* a sorted copy, made on first need */
+	void *sort_work;  /* the radix sort's copy and counts, kept with it */
 	bool sorted_valid;
 };
 
