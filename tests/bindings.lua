@@ -8,7 +8,7 @@ local page = ft.page_size()
 do -- option tables: an integer may be written as an integral float
   local b <close> = assert(ft.mmap(4 * page))
   local r = ft.parallel("touch", b, { threads = 2.0 })
-  t.is(#r.threads, 2, "ft.parallel threads = 2.0 is 2, as luaL_checkinteger takes it")
+  t.is(#r.threads, 2, "ft.parallel threads = 2.0 is 2, as luaL_checkinteger takes it (U1)")
   t.errors(function() ft.parallel("touch", b, { threads = 1.5 }) end,
     "ft.parallel option threads must be an integer, got 1.5", "a fraction is refused with its value")
   t.errors(function() ft.parallel("touch", b, { value = 300 }) end, "value must be a byte, 0 to 255, got 300",
@@ -18,7 +18,7 @@ end
 do -- a choice that is not a string is named by its type, not its __tostring
   local odd = setmetatable({}, { __tostring = function() return "always" end })
   t.errors(function() ft.mmap(page, { thp = odd }) end,
-    'mmap option thp must be "default", "never" or "always", got table', "a table for thp is named a table")
+    'mmap option thp must be "default", "never" or "always", got table', "a table for thp is named a table (U2)")
   t.errors(function() ft.mmap(page, { thp = "alwyas" }) end,
     'mmap option thp = alwyas (expected "default", "never" or "always")', "a misspelled choice is shown")
   t.errors(function() ft.tasks(1, "return function() end", { mode = 1 }) end,
@@ -31,7 +31,7 @@ do -- a method's bad argument names the method
   local c = ft.counters()
   if c then
     t.errors(function() c:read(5) end, "bad argument #1 to 'read' (table expected, got number)",
-      "c:read(5) names read")
+      "c:read(5) names read (U5)")
     t.errors(function() c.read(c, 5) end, "to 'read'", "called as c.read(c, 5) too")
     c:close()
   else
@@ -42,7 +42,7 @@ end
 do -- mbind on a malloc block covers its whole pages, as madvise does
   local m <close> = assert(ft.malloc(16 * page))
   local ok, msg = m:mbind(0)
-  t.is(ok, true, "mbind of a malloc block of 16 pages binds the whole pages inside it", msg)
+  t.is(ok, true, "mbind of a malloc block of 16 pages binds the whole pages inside it (U9)", msg)
   local small <close> = assert(ft.malloc(64))
   t.errors(function() small:mbind(0) end, "mbind: the malloc buffer of 64 bytes", "a block with no whole page says so")
 end

@@ -296,7 +296,9 @@ if root then
       cmd = "{ " .. cmd .. "; echo \"rc=$?\" >&2; } | head -n 1 >/dev/null"
     elseif signal then
       local kill = "kill -" .. signal .. " $pid; "
-      cmd = cmd .. " & pid=$!; for i in $(seq 200); do [ -e " .. t.quote(ready) .. " ] && break; sleep 0.05; done; "
+      -- a signal ignored on entry (nohup, a background job of sh) stays
+      -- ignored by ftrun, as by any program: start the child with defaults
+      cmd = "env --default-signal=INT,TERM,HUP " .. cmd .. " & pid=$!; for i in $(seq 200); do [ -e " .. t.quote(ready) .. " ] && break; sleep 0.05; done; "
         .. kill .. (mode == "catch" and "sleep 0.3; " .. kill or "") .. "wait $pid; echo \"rc=$?\""
     else
       cmd = cmd .. "; echo \"rc=$?\""

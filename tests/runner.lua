@@ -286,7 +286,7 @@ do -- 6a, b, d: the interactive REPL, through tmux
     os.execute("sleep 0.5")
     local compiles = tonumber((t.read(count) or ""):match("compiled (%d+) chunks"))
     t.ok(shown:find("200010000") ~= nil, "a pasted 20 000-line block runs", shown)
-    t.ok(compiles and compiles <= 40, "a pasted 20 000-line block is compiled O(log n) times, not per line",
+    t.ok(compiles and compiles <= 40, "a pasted 20 000-line block is compiled O(log n) times, not per line (D6)",
       "compiles: " .. tostring(compiles))
     tm("kill-session -t " .. s)
     os.remove(big); os.remove(count)

@@ -115,7 +115,7 @@ for _, mode in ipairs(MODES) do
     errors(1, "return function() end", { args = { { x = { 1, print } } } }, "args[1].x[2] is a function", "a nested function")
     errors(1, "return function() end", { args = { io.stdout } }, "args[1] is a userdata", "a userdata argument")
     errors(1, "return function() end", { args = { ft.samples(2) } }, "args[1] is a userdata (ft.samples)",
-      "a userdata argument is named by its type")
+      "a userdata argument is named by its type (U3)")
     local function nest(levels)
       local v = {}
       for _ = 2, levels do v = { v } end
@@ -124,7 +124,7 @@ for _, mode in ipairs(MODES) do
     local deep = tasks(1, "return function(i, v) return type(v) end", { args = { nest(98) } })
     t.is(deep.tasks[1].values[1], "table", mode .. ": 98 levels of tables cross")
     errors(1, "return function() end", { args = { nest(99) } }, "may hold tables 98 levels deep",
-      "99 levels: the message gives the limit the user can count")
+      "99 levels: the message gives the limit the user can count (U4)")
     local cyc = { a = {} }
     cyc.a.back = cyc
     errors(1, "return function() end", { args = { cyc } }, "args[1].a.back is a table that contains itself (a cycle)", "a cyclic table")
@@ -140,7 +140,7 @@ for _, mode in ipairs(MODES) do
   do -- a nil among the arguments: args.n or the caller's #args says how many
     local count = "return function(i, ...) return select('#', ...), (select(3, ...)) end"
     local r = tasks(1, count, { args = { 1, nil, 3 } })
-    t.is(r.tasks[1].values[1], 3, mode .. ": {1, nil, 3} gives the function three arguments")
+    t.is(r.tasks[1].values[1], 3, mode .. ": {1, nil, 3} gives the function three arguments (D8)")
     t.is(r.tasks[1].values[2], 3, mode .. ": the third one arrives")
     r = tasks(1, count, { args = { n = 4, nil, 2 } })
     t.is(r.tasks[1].values[1], 4, mode .. ": args.n counts trailing nils")
