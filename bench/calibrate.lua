@@ -38,18 +38,9 @@ local SPEC = {
   { name = "REUSE", kind = "path", default = "none",
     desc = "a directory KEEP=1 kept: its runs are read instead of run again (the figures recomputed)" },
 }
-local args = { ... }
-if args[1] == "--help" or args[1] == "-h" then
-  print("usage: ./ftrun bench/calibrate.lua [KNOB=value ...]   (or in the environment)\n\n"
-    .. "A/A runs of one configuration: the variance of each level, false-positive rates, power, and\n"
-    .. "the calibration file compare.lua uses with one run a side.\n\nknobs:\n" .. knobs.describe(SPEC))
-  os.exit(0, true)
-end
-local cfg = knobs.read(NAME, SPEC, args)
-if cfg.QUICK then
-  if not cfg.given.RUNS then cfg.RUNS = 6 end
-  if not cfg.given.CONFIG then cfg.CONFIG = "CYCLES=A MIB=16 REPS=8" end
-end
+local cfg = knobs.setup(NAME, "A/A runs of one configuration: the variance of each level, false-positive rates, "
+  .. "power, and\nthe calibration file compare.lua uses with one run a side.", SPEC,
+  { RUNS = 6, CONFIG = "CYCLES=A MIB=16 REPS=8" }, { ... }, "bench/calibrate.lua [KNOB=value ...]")
 if cfg.RUNS < 6 then knobs.fail(NAME, ("RUNS=%d: expected at least 6 (the calibrated test leaves two runs out "
   .. "and needs at least 4 to estimate the spread from)"):format(cfg.RUNS)) end
 for word in cfg.CONFIG:gmatch("%S+") do

@@ -6,15 +6,7 @@ package.path = ft.project_dir .. "/tests/lib/?.lua;" .. package.path
 local t = require "tap"
 
 local read = require("textfile").value
-
--- "0-2,5" -> {0, 1, 2, 5}, and a set of them
-local function list(s)
-  local out, set = {}, {}
-  for a, b in (s or ""):gmatch("(%d+)%-?(%d*)") do
-    for i = tonumber(a), tonumber(b ~= "" and b or a) do out[#out + 1], set[i] = i, true end
-  end
-  return out, set
-end
+local list = require("cpulist").parse
 
 local mems = {}
 for m in (... or ""):gmatch("%d+") do mems[#mems + 1] = tonumber(m) end

@@ -281,13 +281,14 @@ static int resource_index(lua_State *L)
 void ft_new_resource_meta(lua_State *L, const char *name, lua_CFunction release,
                           lua_CFunction tostring, const luaL_Reg *methods, lua_CFunction fields)
 {
+	const luaL_Reg meta[] = {
+		{ "__gc", release },
+		{ "__close", release },
+		{ "__tostring", tostring },
+		{ NULL, NULL }
+	};
 	luaL_newmetatable(L, name);
-	lua_pushcfunction(L, release);
-	lua_setfield(L, -2, "__gc");
-	lua_pushcfunction(L, release);
-	lua_setfield(L, -2, "__close");
-	lua_pushcfunction(L, tostring);
-	lua_setfield(L, -2, "__tostring");
+	luaL_setfuncs(L, meta, 0);
 	if (methods) {
 		lua_newtable(L);
 		luaL_setfuncs(L, methods, 0);

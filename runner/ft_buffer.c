@@ -11,8 +11,7 @@
 
 #include "../core/pass.h"
 #include "../core/sink.h"
-#include "ft_buffer.h"
-#include "ft_memfd.h"
+#include "ft_lendable.h"
 #include "ft_openers.h"
 #include "ft_samples.h"
 #include "ft_timer.h"
@@ -556,10 +555,11 @@ static int l_fields(lua_State *L)
 
 void ft_open_buffer(lua_State *L)
 {
+	static const luaL_Reg functions[] = {
+		{ "mmap", l_mmap },
+		{ "malloc", l_malloc },
+		{ NULL, NULL }
+	};
 	ft_new_resource_meta(L, BUFFER_META, l_gc, l_tostring, methods, l_fields);
-
-	lua_pushcfunction(L, l_mmap);
-	lua_setfield(L, -2, "mmap");
-	lua_pushcfunction(L, l_malloc);
-	lua_setfield(L, -2, "malloc");
+	luaL_setfuncs(L, functions, 0);
 }

@@ -6,7 +6,7 @@
 
 #include <lauxlib.h>
 
-#include "ft_memfd.h"
+#include "ft_lendable.h"
 #include "ft_openers.h"
 
 bool ft_memfd_is_open(const struct ft_lmemfd *lm)

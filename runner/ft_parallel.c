@@ -12,7 +12,7 @@
 #include "../core/parallel.h"
 #include "../core/tasks.h"
 #include "ft_aux.h"
-#include "ft_buffer.h"
+#include "ft_lendable.h"
 #include "ft_openers.h"
 
 enum { MAX_THREADS = 256 };

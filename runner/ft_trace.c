@@ -15,7 +15,7 @@
 #include "../core/trace.h"
 #include "ft.h"
 #include "ft_aux.h"
-#include "ft_buffer.h"
+#include "ft_lendable.h"
 #include "ft_openers.h"
 #include "ft_samples.h"
 #include "ft_timer.h"
@@ -376,13 +376,13 @@ static const luaL_Reg methods[] = {
 
 void ft_open_trace(lua_State *L)
 {
+	static const luaL_Reg functions[] = {
+		{ "trace", l_trace },
+		{ "touch_timed_at", l_touch_timed_at },
+		{ "plant_dontneed", l_plant_dontneed },
+		{ "affinity", l_affinity },
+		{ NULL, NULL }
+	};
 	ft_new_resource_meta(L, TRACE_META, l_close, l_tostring, methods, NULL);
-	lua_pushcfunction(L, l_trace);
-	lua_setfield(L, -2, "trace");
-	lua_pushcfunction(L, l_touch_timed_at);
-	lua_setfield(L, -2, "touch_timed_at");
-	lua_pushcfunction(L, l_plant_dontneed);
-	lua_setfield(L, -2, "plant_dontneed");
-	lua_pushcfunction(L, l_affinity);
-	lua_setfield(L, -2, "affinity");
+	luaL_setfuncs(L, functions, 0);
 }

@@ -12,8 +12,7 @@
 
 #include <lauxlib.h>
 
-#include "ft_buffer.h"
-#include "ft_memfd.h"
+#include "ft_lendable.h"
 #include "ft_values.h"
 
 #define BLOB_META "ft.blob"

@@ -15,14 +15,8 @@ local spec = {
   { name = "ROOT", kind = "path", default = "the project (beside ftrun)",
     desc = "the tree whose results/ is read and whose README files are written or checked" },
 }
-local args = { ... }
-if args[1] == "--help" or args[1] == "-h" then
-  print(("usage: ./ftrun %s [KNOB=value ...]   (or KNOB=value in the environment)\n\n%s\n\nknobs:\n%s"):format(SCRIPT,
-    "every claim of the results prose, computed from the committed JSON, and the documents' other generated blocks",
-    knobs.describe(spec)))
-  os.exit(0, true)
-end
-local cfg = knobs.read(SCRIPT, spec, args)
+local cfg = knobs.setup(SCRIPT, "every claim of the results prose, computed from the committed JSON, and the "
+  .. "documents' other generated blocks", spec, {}, { ... })
 local root = cfg.given.ROOT and cfg.ROOT or ft.project_dir
 local self = arg and arg[-1] or "ftrun"
 -- compare.lua runs from ROOT, under the ftrun running this script

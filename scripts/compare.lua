@@ -76,16 +76,10 @@ Benjamini-Hochberg over the rows) and the verdict: the change when q <= ALPHA,
 Exit status: 0, 1 (FAIL_ABOVE: a called row worse by more), 2 (bad usage or
 input, or a gate that cannot judge).]]
 
-local function usage()
-  print(("usage: ./ftrun compare.lua OLD... -- NEW... [KNOB=value ...]   (or KNOB=value in the environment)\n\n%s\n\n"
-    .. "knobs:\n%s"):format(ABOUT, knobs.describe(SPEC)))
-  os.exit(0, true)
-end
-
 -- Arguments: NAME=value knobs, `--` between the sides, files and directories.
 local knob_args, sides, dashes = {}, { {} }, 0
 for _, a in ipairs { ... } do
-  if a == "--help" or a == "-h" then usage()
+  if a == "--help" or a == "-h" then knobs.help(SCRIPT, ABOUT, SPEC, "compare.lua OLD... -- NEW... [KNOB=value ...]")
   elseif a == "--" then
     dashes = dashes + 1
     if dashes > 1 then fail("'--' given twice: expected OLD... -- NEW...") end
@@ -553,7 +547,11 @@ else
   local docs = load_all(sides[1])
   if #docs == 1 and ab.is_ab(docs[1]) then
     stamp()
-    local failures, unjudged = ab.compare(docs[1], opts)
+    local doc = docs[1]
+    print(("AB run: %s (%s %s, %s)"):format(doc.path, doc.script, doc.run or "", doc.date or "?"))
+    local lines, failures, unjudged = ab.report(doc, opts)
+    if not lines then fail(("%s: an AB run with no row measured on both sides"):format(doc.path)) end
+    print(table.concat(lines, "\n") .. "\n")
     for _, w in ipairs(failures) do gate_failures[#gate_failures + 1] = w end
     for _, w in ipairs(unjudged) do cannot_gate[#cannot_gate + 1] = w end
   elseif #docs < 2 then

@@ -14,13 +14,7 @@ local STEP = math.max(1, h.pages // 65536) -- move_pages asks at most 65536 page
 -- The machine's NUMA layout, from /sys and /proc as text.
 local NODE = "/sys/devices/system/node"
 local read = require("textfile").value
-local function list(s) -- "0-2,5" -> {0, 1, 2, 5}, {[0] = true, ...}
-  local out, set = {}, {}
-  for a, b in (s or ""):gmatch("(%d+)%-?(%d*)") do
-    for i = tonumber(a), tonumber(b ~= "" and b or a) do out[#out + 1], set[i] = i, true end
-  end
-  return out, set
-end
+local list = require("cpulist").parse -- "0-2,5" -> {0, 1, 2, 5}, {[0] = true, ...}
 local top = { pid = tonumber(read("/proc/self/stat"):match("^(%d+)")),
   allowed = read("/proc/self/status"):match("Cpus_allowed_list:%s*(%S+)"),
   online = read(NODE .. "/online") or "0", node_of = {},

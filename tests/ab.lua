@@ -80,6 +80,17 @@ t.is(code, 1, "FAIL_ABOVE gates an AB run")
 t.like(out, "x ns: B/A +100.0 %", "naming the row")
 out, code = t.ftrun_run("compare.lua " .. q(dir .. "/exp-order-ab-results.json"), "FAIL_ABOVE=150")
 t.is(code, 0, "and lets a smaller change through")
+do -- an AB run whose side B rows are lost: nothing to pair
+  local copy = json.decode(t.read(dir .. "/exp-order-ab-results.json"))
+  local kept = {}
+  for _, r in ipairs(copy.rows) do if r.side ~= "B" then kept[#kept + 1] = r end end
+  copy.rows = kept
+  local path = dir .. "/oneside.json"
+  t.write(path, json.encode(copy))
+  out, code = t.ftrun_run("compare.lua " .. q(path))
+  t.is(code, 2, "an AB run with side A alone: exit 2")
+  t.like(out, "compare.lua: " .. path .. ": an AB run with no row measured on both sides", "and says why")
+end
 
 -- COUNTERS changes between the halves: perf counters around side B's passes alone.
 do

@@ -3,6 +3,7 @@
 -- made from a raw file, every kind of knob, and JSON round trips of every
 -- shape a script writes.
 local t = require "tap"
+local cpulist = require "cpulist"
 local json = require "json"
 local knobs = require "knobs"
 local pagesizes = require "pagesizes"
@@ -12,6 +13,14 @@ local stages = require "stages"
 local stats = require "stats"
 local summary = require "summary"
 local units = require "units"
+
+do -- the kernel's CPU and node lists
+  local list, set = cpulist.parse("0-2,5,7-8")
+  t.is(table.concat(list, " "), "0 1 2 5 7 8", "ranges and single numbers, in order")
+  t.ok(set[0] and set[2] and set[5] and set[8] and not set[3] and not set[6], "and as a set")
+  t.is(#cpulist.parse("3"), 1, "one CPU")
+  t.is(#cpulist.parse(nil) + #cpulist.parse(""), 0, "nil (no such file) and \"\" are empty")
+end
 
 do -- statistics
   t.is(stats.min { 3, 1, 2 }, 1, "min")

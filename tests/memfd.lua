@@ -7,14 +7,7 @@ local MIB = 1 << 20
 
 -- The memfds this process holds open (ft.memfd names them "ftrun"):
 -- counted by name, so a descriptor a sanitizer opens for itself does not count.
-local function open_memfds()
-  local p = io.popen("ls -l /proc/" .. t.read("/proc/self/stat"):match("^(%d+)") .. "/fd")
-  local s = p:read("a")
-  p:close()
-  local n = 0
-  for _ in s:gmatch("memfd:ftrun %(deleted%)") do n = n + 1 end
-  return n
-end
+local function open_memfds() return t.open_fds("memfd:ftrun %(deleted%)") end
 
 do -- the object
   local m <close> = ft.memfd(4 * MIB)

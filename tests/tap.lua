@@ -21,7 +21,7 @@ end
 local out, err, code = child("failing", [[
 local t = require "tap"
 t.ok(true, "passes")
-t.is(1, 2, "numbers")
+t.is(1, 2, "numbers", "the context: what the check was about")
 local out, code = t.ftrun_run("-e " .. t.quote('io.stderr:write("the run said boom\\n") print("and this on stdout") os.exit(3)'))
 t.is(code, 0, "the run exits 0")
 t.like(out, "never printed", "and prints it")
@@ -40,7 +40,8 @@ for line in out:gmatch("[^\n]+") do
 end
 t.ok(tap_only, "stdout: every line is a test line, a comment or the plan", out)
 t.like(err, "#   Failed test 2 - numbers (", "stderr: the failed test, its number and file")
-t.like(err, "#   got:  1 (integer)\n#   want: 2 (integer)\n", "stderr: what came and what was expected")
+t.like(err, "#   got:  1 (integer)\n#   want: 2 (integer)\n#   the context: what the check was about\n",
+  "stderr: what came, what was expected, then is's own diagnostic")
 t.like(err, "#   Failed test 3 - the run exits 0", "stderr: the check after a run")
 t.like(err, "#   exited 3; its stdout and stderr:\n", "stderr: how the run exited")
 t.like(err, "#   | the run said boom\n", "stderr: what the run wrote on stderr")

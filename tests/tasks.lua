@@ -46,6 +46,26 @@ local function threads_now()
   return math.tointeger(tonumber(t.read("/proc/self/status"):match("Threads:%s*(%d+)")))
 end
 
+-- The count once it holds still for 0.1 s (at most 2 s), and each thread's
+-- id and name for the diagnostics: under load a fresh clone's suite once
+-- counted a second thread before the checks below and not after, which
+-- nothing here starts (not explained).
+local function threads_settled()
+  local n, still = threads_now(), 0
+  for _ = 1, 40 do
+    ft.sleep(0.05)
+    local m = threads_now()
+    still = m == n and still + 1 or 0
+    n = m
+    if still >= 2 then break end
+  end
+  local names = {}
+  for tid in t.run("ls /proc/" .. my_pid() .. "/task"):gmatch("%d+") do
+    names[#names + 1] = tid .. " " .. (t.read(("/proc/self/task/%s/comm"):format(tid)) or "?\n"):gsub("\n", "")
+  end
+  return n, table.concat(names, ", ")
+end
+
 local function children_now()
   local pid = my_pid()
   local s = t.read(("/proc/%d/task/%d/children"):format(pid, pid)) or error("no children file")
@@ -55,14 +75,7 @@ local function children_now()
 end
 
 -- Control blocks of task groups still open (memfds named ftrun-tasks).
-local function control_blocks_now()
-  local p = io.popen("ls -l /proc/" .. my_pid() .. "/fd")
-  local s = p:read("a")
-  p:close()
-  local n = 0
-  for _ in s:gmatch("memfd:ftrun%-tasks") do n = n + 1 end
-  return n
-end
+local function control_blocks_now() return t.open_fds("memfd:ftrun%-tasks") end
 
 for _, mode in ipairs(MODES) do
   local function tasks(n, src, opts)
@@ -279,7 +292,8 @@ end]], { seconds = 0.2 })
   end
 
   do -- no thread or process is left behind after errors, a collected handle, an interrupt in Lua
-    local th, ch = threads_now(), children_now()
+    local th, th_names = threads_settled()
+    local ch = children_now()
     for _ = 1, 3 do
       pcall(tasks, 2, "return function(i) if i == 1 then error('x') end while true do end end")
       pcall(tasks, 2, "return function(")
@@ -295,7 +309,9 @@ end]], { seconds = 0.2 })
       end)
       t.ok(not ok, mode .. ": an error leaves the block of a <close> handle")
     end
-    t.is(threads_now(), th, mode .. ": as many threads as before")
+    local th_after, after_names = threads_settled()
+    t.is(th_after, th, mode .. ": as many threads as before",
+      ("before: %s; after: %s"):format(th_names, after_names))
     t.is(children_now(), ch, mode .. ": as many child processes as before (none unreaped)")
     t.is(control_blocks_now(), 0, mode .. ": no task group's control block is left open")
   end

@@ -247,19 +247,6 @@ function ab.report(doc, opts)
   return lines, failures, unjudged
 end
 
--- compare.lua on one AB run: its paired table. Returns the rows that fail
--- FAIL_ABOVE and those that cannot be judged.
-function ab.compare(doc, opts)
-  print(("AB run: %s (%s %s, %s)"):format(doc.path, doc.script, doc.run or "", doc.date or "?"))
-  local lines, failures, unjudged = ab.report(doc, opts)
-  if not lines then
-    io.stderr:write(("compare.lua: %s: an AB run with no row measured on both sides\n"):format(doc.path))
-    os.exit(2, true)
-  end
-  print(table.concat(lines, "\n") .. "\n")
-  return failures, unjudged
-end
-
 -- The paired table under a run's own table (markdown).
 function ab.markdown(plan, rows)
   local lines = ab.report({ ab = { a = plan.a, b = plan.b }, rows = rows }, { ALPHA = 0.05, SEED = 1 })

@@ -179,16 +179,19 @@ function knobs.describe(spec)
   return table.concat(lines, "\n")
 end
 
+-- --help: the usage line (synopsis: what follows ./ftrun, by default the
+-- script and its knobs), about and the knobs; exits 0.
+function knobs.help(script, about, spec, synopsis)
+  print(("usage: ./ftrun %s   (or KNOB=value in the environment)\n\n%s\n\nknobs:\n%s"):format(
+    synopsis or (script .. " [KNOB=value ...]"), about, knobs.describe(spec)))
+  os.exit(0, true)
+end
+
 -- What every script starts with: --help from the spec, the knobs read, and
 -- QUICK=1's sizes (quick = {MIB =, REPS =}) where not given explicitly.
-function knobs.setup(script, about, spec, quick, args)
+function knobs.setup(script, about, spec, quick, args, synopsis)
   args = args or {}
-  if args[1] == "--help" or args[1] == "-h" then
-    print(("usage: ./ftrun %s [KNOB=value ...]   (or KNOB=value in the environment)\n\n%s\n\n"
-      .. "knobs:\n%s"):format(
-      script, about, knobs.describe(spec)))
-    os.exit(0, true)
-  end
+  if args[1] == "--help" or args[1] == "-h" then knobs.help(script, about, spec, synopsis) end
   local cfg = knobs.read(script, spec, args)
   if cfg.QUICK then
     if cfg.PUBLISH then fail(script, "QUICK=1 PUBLISH=1: a QUICK run is never published") end

@@ -57,10 +57,11 @@ function tap.ok(cond, name, diag)
   return report(cond and true or false, name, diag or ("want: a true value\ngot:  %s"):format(tostring(cond)))
 end
 
-function tap.is(got, want, name)
+-- diag, when given, follows the two values in a failure's diagnostics
+function tap.is(got, want, name, diag)
   return report(got == want and math.type(got) == math.type(want), name,
-    ("got:  %s (%s)\nwant: %s (%s)"):format(tostring(got), math.type(got) or type(got),
-      tostring(want), math.type(want) or type(want)))
+    ("got:  %s (%s)\nwant: %s (%s)%s"):format(tostring(got), math.type(got) or type(got),
+      tostring(want), math.type(want) or type(want), diag and "\n" .. tostring(diag) or ""))
 end
 
 -- plain-text containment, so messages with punctuation need no escaping
@@ -101,6 +102,17 @@ function tap.read(path)
   local s = f:read("a")
   f:close()
   return s
+end
+
+-- How many of this process's descriptors point at a target matching the
+-- Lua pattern (ls -l of /proc/PID/fd: "memfd:ftrun (deleted)", ...).
+function tap.open_fds(pattern)
+  local p = io.popen("ls -l /proc/" .. tap.read("/proc/self/stat"):match("^(%d+)") .. "/fd")
+  local s = p:read("a")
+  p:close()
+  local n = 0
+  for _ in s:gmatch(pattern) do n = n + 1 end
+  return n
 end
 
 function tap.write(path, text)

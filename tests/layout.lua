@@ -1,0 +1,323 @@
+-- The tree's shape, from git's list of its files: README.md's layout names
+-- every tracked file (results/ aside, described in one line) and no other;
+-- no runner/ file is over 600 lines; no circle among runner/'s files, by
+-- #include and by the functions one file calls that another defines; no
+-- library shared in scripts/lib/ names a script or matches a case name.
+-- Each rule is also run on a made-up tree that breaks it.
+local t = require "tap"
+local q = t.quote
+
+local ROOT = ft.project_dir
+local MAX_LINES = 600
+
+local files = {}
+for f in t.run("git -C " .. q(ROOT) .. " ls-files 2>/dev/null"):gmatch("[^\n]+") do files[#files + 1] = f end
+if not t.ok(#files > 50, "git ls-files lists the tree (a git checkout)", #files .. " files") then t.done() end
+local function text(path) return t.read(ROOT .. "/" .. path) or "" end
+local function under(pattern)
+  local out = {}
+  for _, f in ipairs(files) do if f:match(pattern) then out[#out + 1] = f end end
+  return out
+end
+local function sorted_keys(set)
+  local out = {}
+  for k in pairs(set) do out[#out + 1] = k end
+  table.sort(out)
+  return out
+end
+
+-- README's layout block -> {path = true}: "dir/  about" then indented
+-- comma-separated names, x.{c,h} for x.c and x.h; "./" is the top level;
+-- results/ is described, not listed.
+local function layout_names(readme)
+  local block = readme:match("<!%-%- ftrun claims layout: begin %-%->\n(.-)<!%-%- ftrun claims layout: end %-%->")
+  if not block then return nil end
+  local named, dir, results = {}, nil, false
+  for line in block:gmatch("[^\n]+") do
+    local head = line:match("^(%S+/)  ")
+    if head then
+      dir = head ~= "results/" and (head == "./" and "" or head) or nil
+      results = results or head == "results/"
+    elseif dir and line:match("^    %S") then
+      for word in line:gmatch("%S+") do
+        local name = word:gsub(",$", "")
+        local stem, exts = name:match("^(.+)%.{([%w,]+)}$")
+        if stem then
+          for ext in exts:gmatch("[^,]+") do named[dir .. stem .. "." .. ext] = true end
+        else
+          named[dir .. name] = true
+        end
+      end
+    end
+  end
+  return named, results
+end
+
+-- The tracked files layout_names misses, and the names it gives that are not tracked.
+local function layout_gaps(tracked, readme)
+  local named, results = layout_names(readme)
+  if not named then return nil, "README.md has no layout block (its claims markers)" end
+  local missing, extra, is_tracked = {}, {}, {}
+  for _, f in ipairs(tracked) do
+    if not f:match("^results/") then
+      is_tracked[f] = true
+      if not named[f] then missing[#missing + 1] = f end
+    end
+  end
+  for f in pairs(named) do if not is_tracked[f] then extra[#extra + 1] = f end end
+  table.sort(extra)
+  return missing, extra, results
+end
+
+do
+  local missing, extra, results = layout_gaps(files, text("README.md"))
+  t.ok(missing ~= nil, "README.md has its layout block", extra)
+  missing, extra = missing or {}, extra or {}
+  t.ok(#missing == 0, "README's layout names every tracked file outside results/", table.concat(missing, "\n"))
+  t.ok(#extra == 0, "and names no file git does not track", table.concat(extra, "\n"))
+  t.ok(results, "results/ has its line")
+  -- the rule on made-up trees
+  local gone = layout_gaps({ "a.txt", "new/b.lua", "results/x.json" }, "<!-- ftrun claims layout: begin -->\n```\n"
+    .. "./  top\n    a.txt, old.lua\nnew/  d\n    c.{c,h}\nresults/  runs\n    raw files\n```\n"
+    .. "<!-- ftrun claims layout: end -->")
+  t.is(table.concat(gone or {}, " "), "new/b.lua", "a file the layout does not name is found")
+  local _, stale = layout_gaps({ "a.txt", "new/b.lua" }, "<!-- ftrun claims layout: begin -->\n"
+    .. "./  top\n    a.txt, old.lua\nnew/  d\n    b.lua, c.{c,h}\n<!-- ftrun claims layout: end -->")
+  t.is(table.concat(stale or {}, " "), "new/c.c new/c.h old.lua", "and so is a name no tracked file has")
+end
+
+-- runner/: lengths, and circles by #include and by calls.
+local function lines_over(paths, read, max)
+  local over = {}
+  for _, f in ipairs(paths) do
+    local _, n = read(f):gsub("\n", "")
+    if n > max then over[#over + 1] = ("%s: %d lines"):format(f, n) end
+  end
+  return over
+end
+
+-- A circle in graph {node = {to = true}}: the list of its nodes, first repeated, or nil.
+local function circle(graph)
+  local state, stack = {}, {}
+  local function visit(n)
+    state[n] = "open"
+    stack[#stack + 1] = n
+    for _, m in ipairs(sorted_keys(graph[n] or {})) do
+      if state[m] == "open" then
+        local at = #stack
+        while stack[at] ~= m do at = at - 1 end
+        local found = table.move(stack, at, #stack, 1, {})
+        found[#found + 1] = m
+        return found
+      elseif not state[m] then
+        local found = visit(m)
+        if found then return found end
+      end
+    end
+    state[n] = "done"
+    stack[#stack] = nil
+  end
+  for _, n in ipairs(sorted_keys(graph)) do
+    if not state[n] then
+      local found = visit(n)
+      if found then return found end
+    end
+  end
+end
+
+local function code_of(src) return (src:gsub("/%*.-%*/", " "):gsub("//[^\n]*", " ")) end
+
+-- file -> {file it #includes = true}, within the directory of the paths.
+local function include_graph(paths, read)
+  local here, graph = {}, {}
+  for _, f in ipairs(paths) do here[f:match("[^/]+$")] = f end
+  for _, f in ipairs(paths) do
+    graph[f] = {}
+    for name in code_of(read(f)):gmatch('#%s*include%s*"([^"]+)"') do
+      if here[name] then graph[f][here[name]] = true end
+    end
+  end
+  return graph
+end
+
+-- .c file -> {.c file that defines a function it calls = true}: a
+-- definition is a line at column 0, not static, naming ft_x( and not
+-- ending in ';'; a use, ft_x anywhere in another file's code.
+local function call_graph(paths, read)
+  local defined_in, graph = {}, {}
+  for _, f in ipairs(paths) do
+    if f:match("%.c$") then
+      for line in code_of(read(f)):gmatch("[^\n]+") do
+        local name = line:match("^[%a_][^(;]-%f[%w_](ft_[%w_]+)%(")
+        if name and not line:match("^static") and not line:match("^typedef") and not line:match(";%s*$") then
+          defined_in[name] = f
+        end
+      end
+    end
+  end
+  for _, f in ipairs(paths) do
+    if f:match("%.c$") then
+      graph[f] = {}
+      for name in code_of(read(f)):gmatch("%f[%w_](ft_[%w_]+)%f[^%w_]") do
+        local owner = defined_in[name]
+        if owner and owner ~= f then graph[f][owner] = true end
+      end
+    end
+  end
+  return graph, defined_in
+end
+
+do
+  local runner = under("^runner/[^/]+%.[ch]$")
+  t.ok(#runner > 10, "runner/'s C files found", #runner)
+  local over = lines_over(runner, text, MAX_LINES)
+  t.is(#over, 0, ("no runner/ file is over %d lines"):format(MAX_LINES), table.concat(over, "\n"))
+  local loop = circle(include_graph(runner, text))
+  t.ok(not loop, "no circle among runner/'s #includes", loop and table.concat(loop, " -> "))
+  local calls, defined = call_graph(runner, text)
+  t.ok(next(defined) ~= nil and next(calls["runner/ft.c"] or {}) ~= nil,
+    "the call graph is read (ft.c calls the openers)", table.concat(sorted_keys(calls["runner/ft.c"] or {}), " "))
+  loop = circle(calls)
+  t.ok(not loop, "no circle among runner/'s files by the functions they call", loop and table.concat(loop, " -> "))
+
+  -- the rules on made-up files
+  local fake = {
+    ["r/a.c"] = '#include "a.h"\n#include "b.h"\nint ft_a(void)\n{\n\treturn ft_b(); /* ft_c( */\n}\n',
+    ["r/a.h"] = "int ft_a(void);\n",
+    ["r/b.c"] = '#include "b.h"\nint ft_c(void);\nstatic int ft_d(void) { return ft_a(); }\nint ft_b(void)\n{\n\treturn ft_d();\n}\n',
+    ["r/b.h"] = '#include "a.h"\nint ft_b(void);\n',
+    ["r/c.h"] = '#include "d.h"\n',
+    ["r/d.h"] = '#include "c.h"\n',
+  }
+  local function read_fake(f) return fake[f] end
+  local names = sorted_keys(fake)
+  t.is(table.concat(lines_over(names, read_fake, 6), " "), "r/b.c: 7 lines", "a file over the limit is named")
+  loop = circle(include_graph(names, read_fake))
+  t.is(loop and table.concat(loop, " "), "r/c.h r/d.h r/c.h", "an #include circle is found")
+  loop = circle((call_graph(names, read_fake)))
+  t.is(loop and table.concat(loop, " "), "r/a.c r/b.c r/a.c", "a call circle is found (through a static function)")
+  fake["r/b.c"] = 'int ft_b(void)\n{\n\treturn 0; /* not ft_a() */\n}\n'
+  t.ok(not circle((call_graph(names, read_fake))), "and a name in a comment is no call")
+end
+
+-- scripts/lib/: a library shared by scripts (required by more than one file,
+-- or not named after a script) names no script file and matches no case
+-- name. A module scripts/lib/X.lua that scripts/X.lua alone requires is
+-- that script's own, as scripts/lib/reports/ are.
+
+-- Faults already known, each to be mended where it is and then removed
+-- here: a new one fails, and so does a known one that has gone.
+local KNOWN = {
+  ["scripts/lib/plots.lua"] = {
+    -- plots.check asks cycles.lua's runs for pages (cycle C's page maps): reports/cycles.lua's to ask
+    ['names cycles.lua in "cycles.lua"'] = true,
+    -- the hint when gnuplot is missing
+    ['names plot.lua in "then ./ftrun plot.lua "'] = true,
+  },
+}
+
+-- The string literals of Lua source, comments left out.
+local function literals(src)
+  local out, i, n = {}, 1, #src
+  while i <= n do
+    local c = src:sub(i, i)
+    local long = src:match("^%[(=*)%[", i)
+    if src:sub(i, i + 1) == "--" then
+      local eq = src:match("^%[(=*)%[", i + 2)
+      local stop = eq and select(2, src:find("]" .. eq .. "]", i + 2, true)) or src:find("\n", i, true)
+      i = (stop or n) + 1
+    elseif c == '"' or c == "'" then
+      local j, buf = i + 1, {}
+      while j <= n and src:sub(j, j) ~= c do
+        local step = src:sub(j, j) == "\\" and 2 or 1
+        buf[#buf + 1] = src:sub(j, j + step - 1)
+        j = j + step
+      end
+      out[#out + 1] = table.concat(buf)
+      i = j + 1
+    elseif long then
+      local s, e = src:find("]" .. long .. "]", i, true)
+      out[#out + 1] = src:sub(i + #long + 2, (s or n + 1) - 1)
+      i = (e or n) + 1
+    else
+      i = i + 1
+    end
+  end
+  return out
+end
+
+-- What lib's source (src) does wrong: "names X.lua" and "matches the case C".
+local function lib_faults(src, scripts, cases)
+  local found, seen = {}, {}
+  local function add(what) if not seen[what] then seen[what] = true; found[#found + 1] = what end end
+  for _, s in ipairs(literals(src)) do
+    for _, name in ipairs(scripts) do
+      if s:find("%f[%w_]" .. name:gsub("%p", "%%%0") .. "%f[^%w_]") then add(("names %s in %q"):format(name, s)) end
+    end
+    local phrase = s:match("^%s*(.-)%s*$")
+    if phrase:find("%a+ %a+") then -- two words: a piece of a case name, not a unit or a column
+      for _, c in ipairs(cases) do
+        local ok, at = pcall(string.find, c, phrase)
+        if c == phrase or c:find(phrase, 1, true) or (ok and at) then
+          add(("matches the case %q with %q"):format(c, s))
+          break
+        end
+      end
+    end
+  end
+  return found
+end
+
+do
+  local scripts = {}
+  for _, f in ipairs(under("^scripts/[^/]+%.lua$")) do scripts[#scripts + 1] = f:match("[^/]+$") end
+  local cases, seen = {}, {}
+  local function case(c) if c and not seen[c] then seen[c] = true; cases[#cases + 1] = c end end
+  for line in text("tests/rows.txt"):gmatch("[^\n]+") do case(line:match("^[^|]+ | (.-) | %(case%)$")) end
+  for _, f in ipairs(under("^scripts/[^/]+%.lua$")) do
+    for c in text(f):gmatch('h:case%(%s*"([^"]+)"') do case(c) end
+  end
+  t.ok(#scripts > 10 and #cases > 30, "the scripts and their case names found", #scripts .. " scripts, " .. #cases .. " cases")
+
+  local required_by = {}
+  for _, f in ipairs(files) do
+    if f:match("^scripts/.+%.lua$") or f:match("^bench/.+%.lua$") then
+      for _, form in ipairs { 'require%s*%(?%s*"([%w_.]+)"', "require%s*%(?%s*'([%w_.]+)'" } do
+        for m in text(f):gmatch(form) do
+          required_by[m] = required_by[m] or {}
+          required_by[m][f] = true
+        end
+      end
+    end
+  end
+  local libs = under("^scripts/lib/[^/]+%.lua$")
+  t.ok(#libs > 10, "scripts/lib/'s modules found", #libs)
+  for _, lib in ipairs(libs) do
+    local name = lib:match("([%w_]+)%.lua$")
+    local users = sorted_keys(required_by[name] or {})
+    if #users == 1 and users[1] == "scripts/" .. name .. ".lua" then
+      t.diag(("%s is %s.lua's own module (no other file requires it): not a shared library"):format(lib, name))
+    else
+      local new, known = {}, {}
+      for _, fault in ipairs(lib_faults(text(lib), scripts, cases)) do
+        if (KNOWN[lib] or {})[fault] then known[fault] = true else new[#new + 1] = fault end
+      end
+      t.ok(#new == 0, lib .. " names no script and matches no case name", table.concat(new, "\n"))
+      for _, fault in ipairs(sorted_keys(KNOWN[lib] or {})) do
+        if known[fault] then t.diag(("%s still %s (known: KNOWN in tests/layout.lua)"):format(lib, fault)) end
+        t.ok(known[fault], ("%s: the known fault '%s' is still there (once mended, remove it from KNOWN)")
+          :format(lib, fault))
+      end
+    end
+  end
+
+  -- the rule on a made-up library
+  local faults = lib_faults('-- cycles.lua in a comment is fine\nlocal u = { cycles = "cycles" }\n'
+    .. 'if doc.script == "cycles.lua" then end\nif r.case:find("^pool: a mapping") then end\n'
+    .. 'local s = [[see plot.lua]]\n', { "cycles.lua", "plot.lua" }, { "pool: a mapping touched on CPU 0", "A" })
+  t.is(table.concat(faults, "\n"), 'names cycles.lua in "cycles.lua"\n'
+    .. 'matches the case "pool: a mapping touched on CPU 0" with "^pool: a mapping"\nnames plot.lua in "see plot.lua"',
+    "a script's name and a case's pattern are found; a comment and a unit named like a script are not")
+end
+
+t.done()
