@@ -58,7 +58,9 @@ void ft_perf_settings_read(struct ft_perf_settings *s, const char *dir)
 	s->cap_syslog = caps & (1ull << CAP_SYSLOG_BIT);
 }
 
-bool ft_perf_allowed(const struct ft_perf_settings *s, bool kernel, char *why, size_t size)
+/* Whether the settings account for a refusal of events that see the kernel
+ * (kernel = true) or only this process's user space; else the reason. */
+static bool settings_allow(const struct ft_perf_settings *s, bool kernel, char *why, size_t size)
 {
 	why[0] = '\0';
 	if (s->cap_perfmon)
@@ -68,7 +70,8 @@ bool ft_perf_allowed(const struct ft_perf_settings *s, bool kernel, char *why, s
 		         "perf events (CONFIG_PERF_EVENTS)", s->dir);
 		return false;
 	}
-	/* 2: own user space only; 3 and above (a Debian patch): nothing at all */
+	/* 2: own user space only; 3 and above: nothing at all on kernels with
+	 * Debian's patch, the same as 2 on others (hence only an explanation) */
 	if (s->paranoid >= 3 || (kernel && s->paranoid >= 2)) {
 		snprintf(why, size, "%s/perf_event_paranoid is %d: %s needs it at %d or below "
 		         "(or CAP_PERFMON)", s->dir, s->paranoid,
@@ -112,7 +115,7 @@ void ft_perf_explain(const struct ft_perf_settings *s, int err, const char *what
 {
 	if (err == EACCES || err == EPERM) {
 		char reason[512];
-		if (!ft_perf_allowed(s, kernel, reason, sizeof reason))
+		if (!settings_allow(s, kernel, reason, sizeof reason))
 			snprintf(why, size, "%s: %s", what, reason);
 		else
 			snprintf(why, size, "%s: %s, with %s/perf_event_paranoid %d (a seccomp filter or "
@@ -127,4 +130,25 @@ void ft_perf_explain(const struct ft_perf_settings *s, int err, const char *what
 	} else {
 		snprintf(why, size, "%s: %s", what, strerror(err));
 	}
+}
+
+int ft_perf_try(const struct ft_perf_settings *s, bool kernel, char *why, size_t size)
+{
+	struct perf_event_attr attr;
+	memset(&attr, 0, sizeof attr);
+	attr.size = sizeof attr;
+	attr.type = PERF_TYPE_SOFTWARE;
+	attr.config = PERF_COUNT_SW_CPU_CLOCK;
+	attr.disabled = 1;
+	attr.exclude_kernel = !kernel;
+	attr.exclude_hv = 1;
+	why[0] = '\0';
+	int fd = ft_perf_open(&attr, -1);
+	if (fd < 0) {
+		int err = errno;
+		ft_perf_explain(s, err, "perf_event_open (cpu-clock)", kernel, why, size);
+		return err;
+	}
+	close(fd);
+	return 0;
 }

@@ -28,15 +28,19 @@ struct ft_perf_settings {
 /* dir NULL: /proc/sys/kernel. */
 void ft_perf_settings_read(struct ft_perf_settings *s, const char *dir);
 
-/* Whether the settings let this process open events that see the kernel
- * (kernel = true) or only its own user space; "" or the reason: which
- * setting, its value, and what it must be. */
-bool ft_perf_allowed(const struct ft_perf_settings *s, bool kernel, char *why, size_t size);
+/* Whether this process may open events that see the kernel (kernel = true)
+ * or only its own user space: a cpu-clock event is opened and closed.
+ * 0, or the errno with why explained as ft_perf_explain does. The settings
+ * only explain a refusal, never predict one: perf_event_paranoid 3 refuses
+ * user space on Debian's kernels and means 2 on others. */
+int ft_perf_try(const struct ft_perf_settings *s, bool kernel, char *why, size_t size);
 
 /* Whether /proc/kallsyms shows this process real addresses; else why. */
 bool ft_kallsyms_allowed(const struct ft_perf_settings *s, char *why, size_t size);
 
-/* The reason an open of `what` failed with err, in words. */
+/* The reason an open of `what` failed with err, in words: for EACCES and
+ * EPERM the setting, its value and what it must be, when the settings
+ * account for the refusal. */
 void ft_perf_explain(const struct ft_perf_settings *s, int err, const char *what,
                      bool kernel, char *why, size_t size);
 

@@ -87,17 +87,12 @@ int ft_counters_open(struct ft_counters *c, const struct ft_perf_settings *s,
 		c->leader[g] = -1;
 	why[0] = '\0';
 	/* The kernel side counts context switches (and every event while in
-	 * the kernel); perf_event_paranoid 2 allows only exclude_kernel. */
-	char reason[256];
-	if (!ft_perf_allowed(s, false, reason, sizeof reason)) {
-		snprintf(why, size, "%s: %s", events[0].name, reason);
-		close_all(c);
-		return EACCES;
-	}
-	c->kernel_excluded = !ft_perf_allowed(s, true, reason, sizeof reason);
+	 * the kernel); perf_event_paranoid 2 allows only exclude_kernel, so a
+	 * refused first open is tried again without it. The settings explain
+	 * a refusal, never predict one (paranoid 3 is 2 on some kernels). */
 	for (int i = 0; i < FT_FIRST_HARDWARE; i++) {
 		int err = open_one(c, i, c->kernel_excluded);
-		if (err == EACCES && !c->kernel_excluded && i == 0) {
+		if ((err == EACCES || err == EPERM) && !c->kernel_excluded && i == 0) {
 			c->kernel_excluded = true;
 			err = open_one(c, i, true);
 		}

@@ -248,7 +248,12 @@ static int open_scope(struct ft_trace *t, bool per_cpu, int cpu, const struct ft
 			char what[FT_TRACE_NAME + 64];
 			snprintf(what, sizeof what, "perf_event_open (%s%s)", spec->name,
 			         per_cpu ? ", per CPU" : "");
-			ft_perf_explain(s, err, what, true, why, size);
+			if (per_cpu && (err == EACCES || err == EPERM) && !s->cap_perfmon &&
+			    s->paranoid > 0)
+				snprintf(why, size, "%s: %s/perf_event_paranoid is %d: events on every CPU "
+				         "need it at 0 or below (or CAP_PERFMON)", what, s->dir, s->paranoid);
+			else
+				ft_perf_explain(s, err, what, true, why, size);
 			return err;
 		}
 		if ((err = add_fd(t, fd, e))) {
@@ -279,13 +284,6 @@ int ft_trace_open(struct ft_trace *t, const struct ft_trace_opts *opts,
 	for (int e = 0; e < opts->n_events; e++) {
 		any_cpu |= opts->events[e].per_cpu;
 		any_tracepoint |= strncmp(opts->events[e].name, "software:", 9) != 0;
-	}
-	if (!ft_perf_allowed(s, true, why, size))
-		return EACCES;
-	if (any_cpu && !s->cap_perfmon && s->paranoid > 0) {
-		snprintf(why, size, "%s/perf_event_paranoid is %d: events on every CPU need it at 0 "
-		         "or below (or CAP_PERFMON)", s->dir, s->paranoid);
-		return EACCES;
 	}
 	if (any_tracepoint && !ft_tracefs_ready(opts->tracefs, opts->may_mount, why, size))
 		return ENOENT;

@@ -287,8 +287,9 @@ static int l_profile(lua_State *L)
 	struct ft_perf_settings s;
 	ft_perf_settings_read(&s, ft_proc_sys());
 	char why[768];
-	if (!ft_perf_allowed(&s, o.kernel, why, sizeof why))
-		return refuse(L, EACCES, why);
+	int refused = ft_perf_try(&s, o.kernel, why, sizeof why);
+	if (refused)
+		return refuse(L, refused, why);
 	if (o.kernel && !ft_kallsyms_allowed(&s, why, sizeof why))
 		return refuse(L, EACCES, why);
 	if (s.max_sample_rate != FT_SETTING_UNREADABLE && o.freq > s.max_sample_rate)

@@ -61,7 +61,8 @@ static const char usage_text[] =
 	"\n"
 	"exit status: 0 success, 1 Lua error (message and traceback on stderr)\n"
 	"or a changed system setting that would not go back, 2 usage error,\n"
-	"130 interrupted (SIGINT). Settings changed by ft.set_folio and\n"
+	"130 interrupted (SIGINT, also when started with it ignored, as a\n"
+	"shell's background job is). Settings changed by ft.set_folio and\n"
 	"ft.set_hugetlb_pages are restored at exit and on SIGINT, SIGTERM, SIGHUP,\n"
 	"SIGQUIT and SIGPIPE; a run killed otherwise is undone by the next start.\n"
 	"A run changing them holds /run/lock/ftrun-settings.lock: another waits,\n"
@@ -69,8 +70,10 @@ static const char usage_text[] =
 	"\n"
 	"environment: FTRUN_TIMER=clock_gettime times pages with CLOCK_MONOTONIC\n"
 	"instead of the TSC; FTRUN_PROC_SYS=DIR reads perf's settings from DIR\n"
-	"instead of /proc/sys/kernel. Test hooks, not settings:\n"
+	"instead of /proc/sys/kernel (they only explain a refused perf_event_open).\n"
+	"Test hooks, not settings:\n"
 	"FTRUN_TEST_WRITE_PAUSE=SECONDS holds ft.write_files before its renames;\n"
+	"FTRUN_TEST_PUBLISHED_PAUSE=SECONDS holds a run's write after them;\n"
 	"FTRUN_TEST_REPL_COMPILES=1 prints how many chunks the REPL compiled.\n"
 	"\n"
 	"The main job: `./ftrun cycles.lua` (see README.md for its knobs).\n";
@@ -345,6 +348,12 @@ int main(int argc, char **argv)
 	}
 
 	ft_settings_guard(); /* before any setting can change */
+	/* SIGINT stops a run whatever it inherited: a non-interactive shell
+	 * starts its background jobs with SIGINT ignored, and `kill -INT` is
+	 * how a script stops a run (exit 130) with or without AB; from here
+	 * to the first call as after the last one it dies, settings restored.
+	 * (SIGHUP and the rest keep an inherited SIG_IGN: nohup.) */
+	signal(SIGINT, ft_settings_on_signal);
 	int restored, left; /* what a killed run left: put back, and said */
 	ft_settings_recover(&restored, &left);
 	if (script)

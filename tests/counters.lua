@@ -79,6 +79,9 @@ do -- misuse is an error
 end
 
 -- Refusals, as an unprivileged user with fake sysctl values.
+-- The kernel decides, at the real perf_event_paranoid: the lock keeps tests/paranoid.lua
+-- from changing it meanwhile.
+assert(require("sysfs").hold_lock())
 local function unprivileged(code, values)
   local dir = t.tmpdir()
   for name, v in pairs(values) do t.write(dir .. "/" .. name, v .. "\n") end
@@ -87,10 +90,9 @@ local function unprivileged(code, values)
   return out, status
 end
 if t.run("id -u") == "0\n" and t.run("command -v setpriv") ~= "" then
-  local out = unprivileged("print(ft.counters())", { perf_event_paranoid = 3, kptr_restrict = 0 })
-  t.like(out, "nil\tft.counters: page_faults: ", "paranoid 3: nil and a message")
-  t.like(out, "/perf_event_paranoid is 3: perf events in user space needs it at 2 or below",
-    "paranoid 3: the setting, its value, what it must be")
+  -- the settings explain a refusal, never predict one (tests/paranoid.lua sets them for real)
+  local out = unprivileged("print(ft.counters() ~= nil)", { perf_event_paranoid = 3, kptr_restrict = 0 })
+  t.is(out, "true\n", "a fake paranoid 3 where the kernel grants user space: the counters open")
   out = unprivileged([[
     local c = assert(ft.counters())
     local b = ft.mmap(1 << 20)

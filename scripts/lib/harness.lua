@@ -252,8 +252,10 @@ function H:progress(fmt, ...)
   io.stderr:write(self.script, ": ", fmt:format(...), "\n")
 end
 
+-- Returns whether the case ran; first: no case has run yet on this progress line (one
+-- skipped as unsupported or run once writes nothing, so it leaves no separator either).
 local function run_case(self, case, rep, timed, first)
-  if case.unsupported or (case.once and rep > 1) then return end
+  if case.unsupported or (case.once and rep > 1) then return false end
   io.stderr:write(first and " " or "; ", case.name)
   io.stderr:flush()
   local r = setmetatable({ _h = self }, Record)
@@ -271,6 +273,7 @@ local function run_case(self, case, rep, timed, first)
   elseif timed then
     case.records[#case.records + 1] = setmetatable(r, nil)
   end
+  return true
 end
 
 -- The order of one repetition: as declared, or (shuffle) the cases that
@@ -304,15 +307,17 @@ function H:run()
         for _, case in ipairs(order(self)) do
           if case.side == side then
             local n = #case.records
-            run_case(self, case, rep, timed, first)
-            first = false
+            if run_case(self, case, rep, timed, first) then first = false end
             -- the JSON shows the order that ran: this repetition's side, first or second
             if case.records[n + 1] then case.records[n + 1].ab = { rep = rep, side = side, slot = slot } end
           end
         end
       end)
     else
-      for k, case in ipairs(order(self)) do run_case(self, case, rep, timed, k == 1) end
+      local first = true
+      for _, case in ipairs(order(self)) do
+        if run_case(self, case, rep, timed, first) then first = false end
+      end
     end
     io.stderr:write((" (%.1f s)\n"):format((ft.now_ns() - t0) / 1e9))
   end

@@ -138,17 +138,47 @@ function runfiles.write(plan, files, pastes, draw)
     end
     list[#list + 1] = { plan.readme, readme }
   end
-  local ok, err = ft.write_files(list)
-  if not ok then fail(("%s: results not written: %s"):format(plan.script, err)) end
-  for _, link in ipairs(plan.latest or {}) do
-    local linked, lerr = ft.symlink(plan.name, link)
-    if not linked then io.stderr:write(plan.script, ": could not update ", link, ": ", lerr, "\n") end
-  end
+  -- An interrupt can land after the renames (the hook raises when ft.write_files returns, or
+  -- on any line below): what is on disk then says whether the set was published, and the
+  -- run says so before it exits 130, rather than a bare "interrupted".
   local names = {}
   for i = 1, #files do names[#names + 1] = list[i][1] end
   if plan.publish and pastes then names[#names + 1] = plan.readme end
-  io.stderr:write(plan.script, ": wrote ", table.concat(names, ", "), "\n")
-  if drawn > 0 then io.stderr:write(("%s: drew %d plot(s) in %s\n"):format(plan.script, drawn, plan.dir)) end
+  local function report()
+    -- a test's SIGINT lands here, after the renames, raised by the hook as on the lines below
+    -- (a spin: ft.sleep would raise it itself, and the hook again after the pcall)
+    local pause = tonumber(os.getenv("FTRUN_TEST_PUBLISHED_PAUSE") or "")
+    local until_ns = pause and ft.now_ns() + pause * 1e9
+    while until_ns and ft.now_ns() < until_ns do end
+    for _, link in ipairs(plan.latest or {}) do
+      local linked, lerr = ft.symlink(plan.name, link)
+      if not linked then io.stderr:write(plan.script, ": could not update ", link, ": ", lerr, "\n") end
+    end
+    io.stderr:write(plan.script, ": wrote ", table.concat(names, ", "), "\n")
+    if drawn > 0 then io.stderr:write(("%s: drew %d plot(s) in %s\n"):format(plan.script, drawn, plan.dir)) end
+  end
+  local called, ok, err = pcall(function()
+    local written, why = ft.write_files(list)
+    if written then report() end
+    return written, why
+  end)
+  if not called then
+    if not ft.interrupted() then error(ok, 0) end
+    local new = 0
+    for _, f in ipairs(list) do
+      if read(f[1]) == f[2] then new = new + 1 end
+    end
+    if new == #list then
+      io.stderr:write(("%s: interrupted after the results were %s whole: %s%s\n"):format(plan.script,
+        plan.publish and "published" or "written", table.concat(names, ", "),
+        drawn > 0 and (" and %d plot(s)"):format(drawn) or ""))
+    elseif new > 0 then
+      io.stderr:write(("%s: interrupted while the results were renamed: %d of %d files in %s are new\n")
+        :format(plan.script, new, #list, plan.dir))
+    end
+    error(ok, 0)
+  end
+  if not ok then fail(("%s: results not written: %s"):format(plan.script, err)) end
 end
 
 return runfiles

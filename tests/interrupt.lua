@@ -1,0 +1,82 @@
+-- SIGINT whatever the run inherited, and after a publish's renames.
+-- 1. A non-interactive shell starts background jobs with SIGINT ignored: `kill -INT` stops the
+--    run all the same (exit 130), with and without AB alike, and so does an explicit `trap '' INT`.
+-- 2. A SIGINT that lands after the renames of a published set exits 130 and says the set was
+--    published whole; every published file is the run's, none the previous one's.
+local t = require "tap"
+local q = t.quote
+local runfiles = require "runfiles"
+
+local dir = t.tmpdir()
+local script = dir .. "/slow.lua"
+t.write(script, [[
+local h = require("harness").start({ script = "slow", about = "a slow case", mib = 1, reps = 100,
+  knobs = { { name = "LEVEL", kind = "count", default = 1, ab = true, desc = "a value the cases read" } } }, { ... })
+h:case("spin", function(r)
+  io.stderr:write(" started") -- the test waits for this before its SIGINT
+  local t0 = ft.now_ns()
+  while ft.now_ns() - t0 < 5e7 do end
+  r.x = h.cfg.LEVEL
+end)
+h:columns { { "x", "x", "count" } }
+h:finish()
+]])
+
+-- Starts the run in the background of a non-interactive shell (with ignore: after
+-- `trap '' INT` as well), waits until a case runs, sends SIGINT and reports the exit status,
+-- what SigIgn said SIGINT was at the start, and the run's stderr.
+local function background(args, ignore)
+  local log = dir .. "/log"
+  os.remove(log)
+  local out = t.run(("%s %s %s %s 2>%s & pid=$!; for i in $(seq 500); do grep -q started %s 2>/dev/null && break; "
+    .. "sleep 0.01; done; kill -INT $pid; wait $pid; echo \"exit $?\""):format(
+    ignore and "trap '' INT;" or "", "RESULTS=" .. q(dir .. "/out"), q(t.ftrun), q(script) .. " " .. args,
+    q(log), q(log)))
+  return out, t.read(log) or ""
+end
+for _, ab in ipairs { "", "'AB=LEVEL=1 | LEVEL=2'" } do
+  for _, ignore in ipairs { false, true } do
+    local name = (ab == "" and "without AB" or "with AB") .. (ignore and ", SIGINT ignored by trap" or "")
+    local out, log = background(ab, ignore)
+    t.is(out, "exit 130\n", "a background run " .. name .. ": SIGINT exits 130")
+    t.ok(log:find("\nftrun: [^\n]*interrupted\n"), name .. ": and says interrupted", log)
+  end
+end
+do -- before the first call too: while the script is read from stdin, SIGINT stops the run
+  local out = t.run(("trap '' INT; (sleep 2; echo 'print(\"ran\")') | %s - & pid=$!; sleep 0.5; kill -INT $pid; "
+    .. "wait $pid; echo \"exit $?\""):format(q(t.ftrun)))
+  t.is(out, "exit 130\n", "SIGINT ignored by trap, the script still being read: exit 130, nothing ran")
+end
+do -- the inherited disposition really is SIG_IGN in such a background job
+  local out = t.run("sleep 5 & pid=$!; grep SigIgn /proc/$pid/status; kill $pid")
+  local mask = tonumber(out:match("SigIgn:%s*(%x+)") or "0", 16)
+  t.ok(mask & 2 ~= 0, "a non-interactive shell's background job starts with SIGINT ignored", out)
+end
+
+do -- a SIGINT after the renames of a published set (the lock held here, which the run shares, so
+  -- that it does not wait for another suite's before it publishes)
+  assert(require("sysfs").hold_lock())
+  local readme = "x\n" .. table.concat({ runfiles.markers("cycles-A") }, "\nprevious block\n") .. "\n"
+  local pub = dir .. "/pub"
+  os.execute("mkdir -p " .. q(pub))
+  t.write(pub .. "/README.md", readme)
+  local log = dir .. "/publog"
+  local out = t.run(("FTRUN_TEST_PUBLISHED_PAUSE=30 PUBLISH=1 %s cycles.lua MIB=4 REPS=1 CYCLES=A RESULTS=%s "
+    .. "README=%s >/dev/null 2>%s & pid=$!; for i in $(seq 6000); do grep -q 'previous block' %s || break; sleep 0.01; done; "
+    .. "sleep 0.2; kill -INT $pid; wait $pid; echo \"exit $?\""):format(q(t.ftrun), q(pub), q(pub .. "/README.md"),
+    q(log), q(pub .. "/README.md")))
+  local text = t.read(log) or ""
+  t.is(out, "exit 130\n", "SIGINT after the renames: exit 130", text)
+  t.like(text, "cycles.lua: interrupted after the results were published whole: ",
+    "and it says the set was published whole")
+  t.like(text, pub .. "/README.md", "naming the README among the files")
+  t.ok(not (t.read(pub .. "/README.md") or ""):find("\nprevious block\n", 1, true), "the README holds the run's block")
+  local listing = t.run("ls -A " .. q(pub))
+  t.ok(not listing:find("%.tmp"), "no temporary left", listing)
+  local json = listing:match("[^\n]*results%.json")
+  t.ok(json and text:find(json, 1, true), "the results JSON on disk is the one named", listing)
+  t.ok(listing:find("%.svg"), "the plots are beside it", listing)
+end
+
+os.execute("rm -rf " .. q(dir))
+t.done()
