@@ -8,7 +8,7 @@
 #include "kernels.h"
 #include "sink.h"
 
-enum { PROBE_READS = 1 << 20, TIMED_PAGES = 1 << 16, STEP_READS = 1 << 13 };
+enum { PROBE_READS = 1 << 18, TIMED_PAGES = 1 << 16, STEP_READS = 1 << 13 };
 
 /* A whole word of a /proc/cpuinfo flags line. */
 static bool has_flag(const char *flags, const char *name)

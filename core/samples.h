@@ -12,6 +12,7 @@ struct ft_samples {
 	size_t n;         /* entries in use: the statistics cover v[0 .. n) */
 	size_t capacity;
 	int64_t *sorted;  /* a sorted copy, made on first need */
+	void *sort_work;  /* the radix sort's copy and counts, kept with it */
 	bool sorted_valid;
 };
 
@@ -32,8 +33,10 @@ double ft_samples_mean_above(const struct ft_samples *s, int64_t t);
 /* A log-spaced histogram: per_octave bins per doubling from 2^from_log2;
  * counts[0] holds every sample below 2^from_log2, counts[bins-1] every one
  * at or above the last edge. counts has bins entries, zeroed here. */
-void ft_samples_log_histogram(const struct ft_samples *s, int per_octave, int from_log2,
+void ft_samples_log_histogram(struct ft_samples *s, int per_octave, int from_log2,
                               size_t bins, int64_t *counts);
+/* The samples as little-endian int32, clamped to its range: 4 * n bytes into out. */
+void ft_samples_pack_i32(const struct ft_samples *s, unsigned char *out);
 /* Contiguous runs of samples above t: how many, and the longest. */
 void ft_samples_runs_above(const struct ft_samples *s, int64_t t,
                            size_t *runs, size_t *longest);

@@ -127,6 +127,19 @@ static int l_histogram(lua_State *L)
 	return 1;
 }
 
+/* s:pack_i32() -> the samples as a string of little-endian int32, clamped
+ * to its range (the file a page map is drawn from). */
+static int l_pack_i32(lua_State *L)
+{
+	ft_check_method_nargs(L, 1);
+	struct ft_samples *s = ft_check_samples(L, 1);
+	luaL_Buffer b;
+	unsigned char *out = (unsigned char *)luaL_buffinitsize(L, &b, 4 * s->n);
+	ft_samples_pack_i32(s, out);
+	luaL_pushresultsize(&b, 4 * s->n);
+	return 1;
+}
+
 static size_t check_index(lua_State *L, struct ft_samples *s)
 {
 	lua_Integer i = luaL_checkinteger(L, 2);
@@ -144,6 +157,7 @@ static const luaL_Reg methods[] = {
 	{ "mean_above", l_mean_above },
 	{ "runs_above", l_runs_above },
 	{ "histogram", l_histogram },
+	{ "pack_i32", l_pack_i32 },
 	{ NULL, NULL }
 };
 

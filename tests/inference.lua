@@ -119,4 +119,30 @@ t.ok(wl == 0 and math.abs(wh - 0.16113) < 1e-4, "Wilson interval of 0/20", wh)
 local vb, vw, g = inf.variance_components { { 1, 3 }, { 5, 7 } }
 t.ok(vb == 7 and vw == 2 and g == 4, "variance components 7, 2, mean 4", ("%s %s %s"):format(vb, vw, g))
 
+-- The rank scan and Pettitt's test as the direct computations gave them (a
+-- block z per block, a call per random index), pinned to the last bit.
+for _, c in ipairs {
+  { { 5, 3, 4, 6, 5, 12, 14, 11, 13, 12, 4, 5, 6, 3, 5 }, "0.014992503748125937 6 10 3.0618621784789726" },
+  { { 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12 }, "0.014992503748125937 1 6 2.8823067684915684" },
+  { { 3, 1, 4, 1, 5, 9, 2, 6, 5, 3, 5, 8, 9, 7 }, "0.31234382808595701 1 4 2.3334523779156067" },
+} do
+  t.is(("%.17g %s %s %.17g"):format(inf.rank_scan(c[1])), c[2], "rank scan: " .. c[2])
+  t.is(("%.17g %s %s %.17g"):format(inf.rank_scan(c[1])), c[2], "rank scan, asked again (the memo): " .. c[2])
+end
+t.is(("%.17g %.17g %.17g"):format(inf.pettitt { 3, 1, 4, 1, 5, 9, 2, 6, 5, 3, 5, 8, 9, 7, 9, 3 }),
+  "0.14346413396650837 4 38", "Pettitt: p, tau, k")
+do -- rng's shuffle is Fisher-Yates with rng(i), i = n down to 2, on the same state
+  local next_of, shuffle = inf.rng(42)
+  local direct = inf.rng(42)
+  local a, c = {}, {}
+  for i = 1, 20 do a[i], c[i] = i, i end
+  shuffle(a, 20)
+  for i = 20, 2, -1 do
+    local j = direct(i)
+    c[i], c[j] = c[j], c[i]
+  end
+  t.is(table.concat(a, " "), table.concat(c, " "), "shuffle: the order rng(i) calls give")
+  t.is(next_of(), direct(), "shuffle: rng continues from the state the shuffle left")
+end
+
 t.done()

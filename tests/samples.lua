@@ -69,6 +69,22 @@ do -- a log-spaced histogram: 2 bins per octave from 2^3 ns, 6 bins
   t.is(table.concat(h, ","), "1,2,1,1,0,2", "histogram: counts per log-spaced bin, the ends catching the rest")
   t.errors(function() s:histogram(0, 3, 6) end, "bins per octave", "histogram: a bad bin width is an error")
   t.errors(function() s:histogram(2, 3, 6, 1) end, "too many arguments", "histogram: extra arguments are an error")
+  -- counted over the sorted copy, one bin per distinct value: repeated values, and a change after it was sorted
+  for i, v in ipairs { 11, 11, 40, 11, 1, 11, 40 } do s[i] = v end
+  t.is(s:median(), 11, "histogram: the samples sorted first (for the median)")
+  t.is(table.concat(s:histogram(2, 3, 6), ","), "1,4,0,0,0,2", "histogram: repeated values counted once each")
+  s[3] = 16
+  t.is(table.concat(s:histogram(2, 3, 6), ","), "1,4,0,1,0,1", "histogram: a value changed after a sort is seen")
+end
+
+do -- the samples as little-endian int32, clamped to the type's range
+  local s = ft.samples(4)
+  for i, v in ipairs { 0, 258, 1 << 40, -(1 << 40) } do s[i] = v end
+  local p = s:pack_i32()
+  t.is(#p, 16, "pack_i32: 4 bytes a sample")
+  t.is(table.concat({ string.unpack("<i4<i4<i4<i4", p) }, ",", 1, 4), "0,258,2147483647,-2147483648",
+    "pack_i32: values in order, clamped")
+  t.errors(function() s:pack_i32(1) end, "too many arguments", "pack_i32: extra arguments are an error")
 end
 
 t.done()

@@ -19,11 +19,15 @@ function stats.max(xs)
   return m
 end
 
--- The middle value; the mean of the two middle ones for an even count.
-function stats.median(xs)
-  local c, n = sorted(xs), #xs
+-- The middle value of a list already sorted; the mean of the two middle ones for an even count.
+function stats.median_sorted(c)
+  local n = #c
   if n % 2 == 1 then return c[(n + 1) // 2] end
   return (c[n // 2] + c[n // 2 + 1]) / 2
+end
+
+function stats.median(xs)
+  return stats.median_sorted(sorted(xs))
 end
 
 function stats.sum(xs)
