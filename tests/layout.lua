@@ -211,17 +211,6 @@ end
 -- name. A module scripts/lib/X.lua that scripts/X.lua alone requires is
 -- that script's own, as scripts/lib/reports/ are.
 
--- Faults already known, each to be mended where it is and then removed
--- here: a new one fails, and so does a known one that has gone.
-local KNOWN = {
-  ["scripts/lib/plots.lua"] = {
-    -- plots.check asks cycles.lua's runs for pages (cycle C's page maps): reports/cycles.lua's to ask
-    ['names cycles.lua in "cycles.lua"'] = true,
-    -- the hint when gnuplot is missing
-    ['names plot.lua in "then ./ftrun plot.lua "'] = true,
-  },
-}
-
 -- The string literals of Lua source, comments left out.
 local function literals(src)
   local out, i, n = {}, 1, #src
@@ -304,16 +293,8 @@ do
     if #users == 1 and users[1] == "scripts/" .. name .. ".lua" then
       t.diag(("%s is %s.lua's own module (no other file requires it): not a shared library"):format(lib, name))
     else
-      local new, known = {}, {}
-      for _, fault in ipairs(lib_faults(text(lib), scripts, cases)) do
-        if (KNOWN[lib] or {})[fault] then known[fault] = true else new[#new + 1] = fault end
-      end
-      t.ok(#new == 0, lib .. " names no script and matches no case name", table.concat(new, "\n"))
-      for _, fault in ipairs(sorted_keys(KNOWN[lib] or {})) do
-        if known[fault] then t.diag(("%s still %s (known: KNOWN in tests/layout.lua)"):format(lib, fault)) end
-        t.ok(known[fault], ("%s: the known fault '%s' is still there (once mended, remove it from KNOWN)")
-          :format(lib, fault))
-      end
+      local faults = lib_faults(text(lib), scripts, cases)
+      t.ok(#faults == 0, lib .. " names no script and matches no case name", table.concat(faults, "\n"))
     end
   end
 

@@ -120,7 +120,7 @@ local function gnuplot_missing(dir)
   if os.execute("command -v gnuplot >/dev/null 2>&1") then return false end
   if not warned then
     io.stderr:write("ftrun: plots skipped: gnuplot is not installed (apt-get install gnuplot-nox, "
-      .. "then ./ftrun plot.lua " .. dir .. ")\n")
+      .. "then redraw them from " .. dir .. " with the plot script ftrun --help lists)\n")
     warned = true
   end
   return true
@@ -227,10 +227,8 @@ function plots.check(doc)
       return ("reps[%d]: expected a case name and a list of records"):format(i)
     end
   end
-  if doc.script == "cycles.lua" and math.type(doc.pages) ~= "integer" then
-    return "has no pages (an integer), which cycle C's page maps need"
-  end
-  return nil
+  local check = reports.of(doc.script).check
+  return check and check(doc) or nil
 end
 
 -- Redraws a run's plots in dir from its files (plot.lua): all of them

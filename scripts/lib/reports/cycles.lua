@@ -177,6 +177,12 @@ local function rep_series(list, doc, prefix)
     1100, 260 * rows)
 end
 
+-- What the plots need of a run's JSON beyond every script's fields: nil, or why not.
+function report.check(doc)
+  if math.type(doc.pages) ~= "integer" then return "has no pages (an integer), which cycle C's page maps need" end
+  return nil
+end
+
 function report.plots(list, doc, dir, prefix)
   page_map(list, doc, dir, prefix, "pass1")
   page_map(list, doc, dir, prefix, "pass2")
