@@ -30,6 +30,7 @@ do -- a plain run from another directory: results/runs/<time>-<run>, latest, REA
   t.ok(dir ~= nil, "it says it wrote under the project's results/runs/", out)
   t.ok(dir and dir:match("/%d+T%d+Z%-quick$") ~= nil, "the run's directory is named by UTC time and run")
   t.ok(dir and read(dir .. "/quick-summary.md") and read(dir .. "/quick-results.json"), "raw, summary and JSON are there")
+  t.ok(not out:find("page map skipped", 1, true), "CYCLES=A: no page map drawn and none said to be skipped", out)
   local link = t.run("readlink " .. q(ROOT .. "/results/runs/latest"))
   t.is(dir and link == dir:match("[^/]+$") .. "\n", true, "results/runs/latest points at it")
   t.is(read(ROOT .. "/README.md"), readme, "README.md is untouched")
