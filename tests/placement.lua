@@ -22,7 +22,7 @@ do -- a read first touch maps the zero page; a write then faults again
 end
 
 do -- nodes: where every page lives
-  local b <close> = ft.mmap(8 * MIB)
+  local b <close> = ft.mmap(8 * MIB, { thp = "never" })
   local n = b:nodes()
   -- move_pages answers -ENOENT for a page never touched, older kernels (6.1) -EFAULT
   t.is(n.absent + n.zero_page, b.pages, "before the first touch no page is present")
@@ -56,7 +56,7 @@ do -- nodes: where every page lives
 end
 
 do -- mlock faults the pages in inside the call
-  local b <close> = ft.mmap(8 * MIB)
+  local b <close> = ft.mmap(8 * MIB, { thp = "never" })
   local f0 = ft.faults()
   local ns = b:mlock()
   local f1 = ft.faults()
@@ -68,7 +68,7 @@ do -- mlock faults the pages in inside the call
 end
 
 do -- ft.parallel: slices of one buffer, or a buffer per thread
-  local b <close> = ft.mmap(16 * MIB)
+  local b <close> = ft.mmap(16 * MIB, { thp = "never" })
   local r = ft.parallel("touch", b, { threads = 2, value = 9, pin = true })
   t.is(#r.threads, 2, "two threads ran")
   local faults, pages = 0, 0
@@ -84,7 +84,7 @@ do -- ft.parallel: slices of one buffer, or a buffer per thread
   ft.parallel("fill", b, { threads = 3, k = k })
   local n = b.bytes // 8
   t.is(b:sum_words(), (n // 2) * (n - 1) * k, "a fill split over 3 threads sums as one")
-  local own = { ft.mmap(4 * MIB), ft.mmap(4 * MIB) }
+  local own = { ft.mmap(4 * MIB, { thp = "never" }), ft.mmap(4 * MIB, { thp = "never" }) }
   r = ft.parallel("touch", own, { value = 2 })
   t.is(r.threads[1].faults + r.threads[2].faults, own[1].pages + own[2].pages, "a buffer per thread")
   t.is(r.threads[1].cpu, -1, "not pinned unless asked")
