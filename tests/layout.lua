@@ -248,6 +248,9 @@ local function lib_faults(src, scripts, cases)
   for _, s in ipairs(literals(src)) do
     for _, name in ipairs(scripts) do
       if s:find("%f[%w_]" .. name:gsub("%p", "%%%0") .. "%f[^%w_]") then add(("names %s in %q"):format(name, s)) end
+      -- a script's report module (reports.X, reports/X) is the script's too
+      local stem = name:gsub("%.lua$", "")
+      if s:find("reports[./]" .. stem:gsub("%p", "%%%0") .. "%f[^%w_]") then add(("names %s's report module in %q"):format(name, s)) end
     end
     local phrase = s:match("^%s*(.-)%s*$")
     if phrase:find("%a+ %a+") then -- two words: a piece of a case name, not a unit or a column
@@ -301,9 +304,11 @@ do
   -- the rule on a made-up library
   local faults = lib_faults('-- cycles.lua in a comment is fine\nlocal u = { cycles = "cycles" }\n'
     .. 'if doc.script == "cycles.lua" then end\nif r.case:find("^pool: a mapping") then end\n'
-    .. 'local s = [[see plot.lua]]\n', { "cycles.lua", "plot.lua" }, { "pool: a mapping touched on CPU 0", "A" })
+    .. 'local s = [[see plot.lua]]\nlocal r = require("reports.cycles")\n', { "cycles.lua", "plot.lua" },
+    { "pool: a mapping touched on CPU 0", "A" })
   t.is(table.concat(faults, "\n"), 'names cycles.lua in "cycles.lua"\n'
-    .. 'matches the case "pool: a mapping touched on CPU 0" with "^pool: a mapping"\nnames plot.lua in "see plot.lua"',
+    .. 'matches the case "pool: a mapping touched on CPU 0" with "^pool: a mapping"\nnames plot.lua in "see plot.lua"\n'
+    .. 'names cycles.lua\'s report module in "reports.cycles"',
     "a script's name and a case's pattern are found; a comment and a unit named like a script are not")
 end
 

@@ -30,6 +30,7 @@ do -- a plain run from another directory: results/runs/<time>-<run>, latest, REA
   t.ok(dir ~= nil, "it says it wrote under the project's results/runs/", out)
   t.ok(dir and dir:match("/%d+T%d+Z%-quick$") ~= nil, "the run's directory is named by UTC time and run")
   t.ok(dir and read(dir .. "/quick-summary.md") and read(dir .. "/quick-results.json"), "raw, summary and JSON are there")
+  t.ok(not out:find("page map skipped", 1, true), "CYCLES=A: no page map drawn and none said to be skipped", out)
   local link = t.run("readlink " .. q(ROOT .. "/results/runs/latest"))
   t.is(dir and link == dir:match("[^/]+$") .. "\n", true, "results/runs/latest points at it")
   t.is(read(ROOT .. "/README.md"), readme, "README.md is untouched")
@@ -151,6 +152,13 @@ do -- D5, D14: runs in the same second get directories of their own; an interrup
   out = t.run(("%s cycles.lua QUICK=1 & P=$!; sleep 0.6; kill -INT $P; wait $P; echo \"exit $?\""):format(q(t.ftrun)))
   t.like(out, "exit 130", "a plain run interrupted exits 130")
   t.is(listing(runs), before, "and leaves no directory under results/runs (D14)", out)
+  for _, sig in ipairs { "INT", "TERM" } do -- and so does one stopped while its files are written
+    out = t.run(("FTRUN_TEST_WRITE_PAUSE=3 %s cycles.lua %s >/dev/null 2>&1 & P=$!; for i in $(seq 600); do "
+      .. "ls -A %s/*/ 2>/dev/null | grep -q 'tmp$' && break; sleep 0.05; done; kill -%s $P; wait $P; echo \"exit $?\"")
+      :format(q(t.ftrun), TINY, q(runs), sig))
+    t.like(out, sig == "INT" and "exit 130" or "exit 143", "a plain run stopped by SIG" .. sig .. " while it writes")
+    t.is(listing(runs), before, "leaves no directory under results/runs either", out)
+  end
 end
 
 do -- D11: a target that cannot be replaced is found before the first rename

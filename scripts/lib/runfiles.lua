@@ -115,10 +115,16 @@ end
 function runfiles.write(plan, files, pastes, draw)
   if ft.interrupted() then error("interrupted", 0) end
   local made = plan.runs and make_run_dir(plan)
-  local function fail(msg)
-    if made then os.remove(plan.dir) end
-    error(msg, 0)
-  end
+  -- The directory made here goes again if the run ends before anything is in it (rmdir: only
+  -- while empty): on any error or interrupt leaving this function, and on a fatal signal.
+  if made then ft.temporary(plan.dir) end
+  local _ <close> = setmetatable({}, { __close = function()
+    if made then
+      ft.temporary(plan.dir, false)
+      os.remove(plan.dir)
+    end
+  end })
+  local function fail(msg) error(msg, 0) end
   local list = {}
   for _, f in ipairs(files) do list[#list + 1] = { runfiles.path(plan, f[1]), f[2] } end
   local drawn = 0

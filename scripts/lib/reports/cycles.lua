@@ -52,6 +52,8 @@ end
 -- Where the slow pages sit: the pages cut into at most 1024 bins, each drawn
 -- as its min, median and max, with the pages above SLOW_NS counted per bin.
 local function page_map(list, doc, dir, prefix, pass)
+  local cycles = type(doc.knobs) == "table" and doc.knobs.CYCLES
+  if type(cycles) == "string" and not cycles:find("C", 1, true) then return end -- no cycle C, no samples
   local path = ("%s/%sC-%s-samples.i32"):format(dir, prefix, pass)
   local bytes = plots.read(path)
   if not bytes or #bytes ~= 4 * doc.pages then
