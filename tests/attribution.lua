@@ -82,7 +82,9 @@ end
 
 do -- pass 2 is user time: the stores, no fault
   local user = stage("pass 2 (re-touch)", "user") or 0
-  t.ok(user > 80, ("pass 2 is dominated by user samples: %.2f %%"):format(user))
+  -- a majority, not a share a loaded machine can miss (77 % beside a second
+  -- suite); a pass that faulted would be mostly kernel samples, as pass 1 is
+  t.ok(user > 50, ("pass 2 is mostly user samples: %.2f %%"):format(user))
 end
 
 do -- the JSON: every repetition's stage shares add up too, and its counts are kept

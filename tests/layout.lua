@@ -90,7 +90,9 @@ end
 local function lines_over(paths, read, max)
   local over = {}
   for _, f in ipairs(paths) do
-    local _, n = read(f):gsub("\n", "")
+    local body = read(f)
+    local _, n = body:gsub("\n", "")
+    if body ~= "" and body:sub(-1) ~= "\n" then n = n + 1 end -- an unterminated last line counts
     if n > max then over[#over + 1] = ("%s: %d lines"):format(f, n) end
   end
   return over
