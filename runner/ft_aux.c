@@ -1,10 +1,13 @@
 #include "ft_aux.h"
 
+#include <errno.h>
 #include <limits.h>
+#include <spawn.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <lualib.h>
@@ -390,9 +393,42 @@ static int open_ft(lua_State *L)
 	return 1;
 }
 
+extern char **environ;
+
+/* os.execute as Lua's, without system(): system() ignores SIGINT in the
+ * caller while the command runs, so a SIGINT sent to ftrun alone was lost
+ * and the run went on. Here ftrun's handler marks it, the command keeps
+ * running (the signal was not its), and the script is interrupted when
+ * the command returns. */
+static int l_os_execute(lua_State *L)
+{
+	const char *cmd = luaL_optstring(L, 1, NULL);
+	if (!cmd) {
+		lua_pushboolean(L, access("/bin/sh", X_OK) == 0); /* is a shell there */
+		return 1;
+	}
+	char *argv[] = { "sh", "-c", (char *)cmd, NULL };
+	pid_t pid;
+	int err = posix_spawn(&pid, "/bin/sh", NULL, NULL, argv, environ);
+	if (err != 0) {
+		errno = err;
+		return luaL_execresult(L, -1);
+	}
+	int status;
+	while (waitpid(pid, &status, 0) < 0)
+		if (errno != EINTR)
+			return luaL_execresult(L, -1);
+	errno = 0; /* luaL_execresult reads a nonzero errno as the call's failure */
+	return luaL_execresult(L, status);
+}
+
 void ft_open_state(lua_State *L, const ft_opener *openers)
 {
 	luaL_openlibs(L);
+	lua_getglobal(L, "os");
+	lua_pushcfunction(L, l_os_execute);
+	lua_setfield(L, -2, "execute");
+	lua_pop(L, 1);
 	luaL_getsubtable(L, LUA_REGISTRYINDEX, LUA_PRELOAD_TABLE);
 	lua_pushlightuserdata(L, (void *)openers);
 	lua_pushcclosure(L, open_ft, 1);

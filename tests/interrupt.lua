@@ -79,5 +79,16 @@ do -- a SIGINT after the renames of a published set (the lock held here, which t
   t.ok(listing:find("%.svg"), "the plots are beside it", listing)
 end
 
+do -- a SIGINT to ftrun alone while os.execute runs a command: system() ignored it, and the run went on
+  local out = t.run(("%s -e %s 2>&1 & pid=$!; sleep 0.5; kill -INT $pid; wait $pid; echo \"exit $?\""):format(
+    q(t.ftrun), q('os.execute("sleep 2") print("went on")')))
+  t.like(out, "exit 130\n", "SIGINT during os.execute: exit 130 once the command returns", out)
+  t.ok(not out:find("went on", 1, true), "and the script does not go on", out)
+  local said, code = t.ftrun_run("-e " .. q('local ok, how, n = os.execute("exit 3") '
+    .. 'assert(ok == nil and how == "exit" and n == 3) assert(os.execute("true") == true) '
+    .. 'assert(select(2, os.execute("kill -INT $$")) == "signal") assert(os.execute() == true)'))
+  t.is(code, 0, "os.execute returns what Lua's does: exit status, signal, a shell there", said)
+end
+
 os.execute("rm -rf " .. q(dir))
 t.done()
