@@ -79,6 +79,23 @@ do -- a SIGINT after the renames of a published set (the lock held here, which t
   t.ok(listing:find("%.svg"), "the plots are beside it", listing)
 end
 
+do -- a plain run's SIGINT after its renames: the set is whole, so results/runs/latest-cycles names it
+  local runs = ft.project_dir .. "/results/runs"
+  local log = dir .. "/plainlog"
+  local stamp = dir .. "/stamp"
+  t.write(stamp, "")
+  -- the SIGINT once the run's JSON is renamed into a run directory newer than the stamp
+  local out = t.run(("FTRUN_TEST_PUBLISHED_PAUSE=30 %s cycles.lua QUICK=1 MIB=4 REPS=1 CYCLES=A >/dev/null 2>%s & pid=$!; "
+    .. "for i in $(seq 6000); do [ -n \"$(find %s -newer %s -name quick-results.json)\" ] && break; sleep 0.01; done; "
+    .. "sleep 0.2; kill -INT $pid; wait $pid; echo \"exit $?\""):format(q(t.ftrun), q(log), q(runs), q(stamp)))
+  local text = t.read(log) or ""
+  t.is(out, "exit 130\n", "a plain run's SIGINT after the renames: exit 130", text)
+  local run = text:match("written whole: " .. runs:gsub("%p", "%%%0") .. "/([^/]+)/quick%-raw%.txt")
+  t.ok(run ~= nil, "it says the set was written whole", text)
+  t.is(t.run("readlink " .. q(runs .. "/latest-cycles")), (run or "?") .. "\n", "and latest-cycles names that run")
+  if run then os.execute("rm -rf " .. q(runs .. "/" .. run)) end
+end
+
 do -- a SIGINT to ftrun alone while os.execute runs a command: system() ignored it, and the run went on
   local out = t.run(("%s -e %s 2>&1 & pid=$!; sleep 0.5; kill -INT $pid; wait $pid; echo \"exit $?\""):format(
     q(t.ftrun), q('os.execute("sleep 2") print("went on")')))

@@ -150,16 +150,19 @@ function runfiles.write(plan, files, pastes, draw)
   local names = {}
   for i = 1, #files do names[#names + 1] = list[i][1] end
   if plan.publish and pastes then names[#names + 1] = plan.readme end
+  local function link_latest()
+    for _, link in ipairs(plan.latest or {}) do
+      local linked, lerr = ft.symlink(plan.name, link)
+      if not linked then io.stderr:write(plan.script, ": could not update ", link, ": ", lerr, "\n") end
+    end
+  end
   local function report()
     -- a test's SIGINT lands here, after the renames, raised by the hook as on the lines below
     -- (a spin: ft.sleep would raise it itself, and the hook again after the pcall)
     local pause = tonumber(os.getenv("FTRUN_TEST_PUBLISHED_PAUSE") or "")
     local until_ns = pause and ft.now_ns() + pause * 1e9
     while until_ns and ft.now_ns() < until_ns do end
-    for _, link in ipairs(plan.latest or {}) do
-      local linked, lerr = ft.symlink(plan.name, link)
-      if not linked then io.stderr:write(plan.script, ": could not update ", link, ": ", lerr, "\n") end
-    end
+    link_latest()
     io.stderr:write(plan.script, ": wrote ", table.concat(names, ", "), "\n")
     if drawn > 0 then io.stderr:write(("%s: drew %d plot(s) in %s\n"):format(plan.script, drawn, plan.dir)) end
   end
@@ -175,6 +178,7 @@ function runfiles.write(plan, files, pastes, draw)
       if read(f[1]) == f[2] then new = new + 1 end
     end
     if new == #list then
+      link_latest() -- the whole set is on disk: latest names it, as after an uninterrupted write
       io.stderr:write(("%s: interrupted after the results were %s whole: %s%s\n"):format(plan.script,
         plan.publish and "published" or "written", table.concat(names, ", "),
         drawn > 0 and (" and %d plot(s)"):format(drawn) or ""))
