@@ -15,6 +15,16 @@ int ft_perf_open(struct perf_event_attr *attr, int group_fd)
 	return (int)syscall(SYS_perf_event_open, attr, 0, -1, group_fd, PERF_FLAG_FD_CLOEXEC);
 }
 
+struct perf_event_attr ft_perf_attr(uint32_t type, uint64_t config)
+{
+	struct perf_event_attr attr;
+	memset(&attr, 0, sizeof attr);
+	attr.size = sizeof attr;
+	attr.type = type;
+	attr.config = config;
+	return attr;
+}
+
 static int read_setting(const char *dir, const char *name)
 {
 	char path[512];
@@ -134,11 +144,7 @@ void ft_perf_explain(const struct ft_perf_settings *s, int err, const char *what
 
 int ft_perf_try(const struct ft_perf_settings *s, bool kernel, char *why, size_t size)
 {
-	struct perf_event_attr attr;
-	memset(&attr, 0, sizeof attr);
-	attr.size = sizeof attr;
-	attr.type = PERF_TYPE_SOFTWARE;
-	attr.config = PERF_COUNT_SW_CPU_CLOCK;
+	struct perf_event_attr attr = ft_perf_attr(PERF_TYPE_SOFTWARE, PERF_COUNT_SW_CPU_CLOCK);
 	attr.disabled = 1;
 	attr.exclude_kernel = !kernel;
 	attr.exclude_hv = 1;

@@ -7,12 +7,16 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 #include <linux/perf_event.h>
 
 #define FT_PROC_SYS_KERNEL "/proc/sys/kernel"
 
 /* glibc has no wrapper. Returns the fd, or -1 with errno set. */
 int ft_perf_open(struct perf_event_attr *attr, int group_fd);
+
+/* An attr of this kernel's size for one event, every other field 0. */
+struct perf_event_attr ft_perf_attr(uint32_t type, uint64_t config);
 
 enum { FT_SETTING_UNREADABLE = -1000 };
 

@@ -43,11 +43,7 @@ static int group_of(int i)
 
 static int open_one(struct ft_counters *c, int i, bool exclude_kernel)
 {
-	struct perf_event_attr attr;
-	memset(&attr, 0, sizeof attr);
-	attr.size = sizeof attr;
-	attr.type = events[i].type;
-	attr.config = events[i].config;
+	struct perf_event_attr attr = ft_perf_attr(events[i].type, events[i].config);
 	attr.read_format = FORMAT;
 	attr.exclude_kernel = exclude_kernel;
 	attr.exclude_hv = 1;

@@ -224,11 +224,7 @@ static void *reader(void *arg)
 
 static int open_event(struct ft_profile *p)
 {
-	struct perf_event_attr attr;
-	memset(&attr, 0, sizeof attr);
-	attr.size = sizeof attr;
-	attr.type = PERF_TYPE_SOFTWARE;
-	attr.config = PERF_COUNT_SW_CPU_CLOCK;
+	struct perf_event_attr attr = ft_perf_attr(PERF_TYPE_SOFTWARE, PERF_COUNT_SW_CPU_CLOCK);
 	attr.freq = 1;
 	attr.sample_freq = (uint64_t)p->opts.freq;
 	attr.sample_type = PERF_SAMPLE_IP | PERF_SAMPLE_PERIOD |

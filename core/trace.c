@@ -212,10 +212,7 @@ static int open_scope(struct ft_trace *t, bool per_cpu, int cpu, const struct ft
 	if (!per_cpu) {
 		/* the thread's ring belongs to a dummy event, which also carries
 		 * the context switches */
-		memset(&attr, 0, sizeof attr);
-		attr.size = sizeof attr;
-		attr.type = PERF_TYPE_SOFTWARE;
-		attr.config = PERF_COUNT_SW_DUMMY;
+		attr = ft_perf_attr(PERF_TYPE_SOFTWARE, PERF_COUNT_SW_DUMMY);
 		attr.sample_type = PERF_SAMPLE_IDENTIFIER | PERF_SAMPLE_TID | PERF_SAMPLE_TIME |
 		                   PERF_SAMPLE_CPU;
 		attr.sample_id_all = 1;
