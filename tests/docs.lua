@@ -1,7 +1,8 @@
 -- The documents against the code: every knob a script declares is in its
 -- --help and in the man page, and nothing documented there is missing from
--- the code; the man page renders without warnings; the README keeps its
--- shape (at most 250 lines, the headline in the first 60, `make test`).
+-- the code; every function and method the runner registers is in doc/ft.md;
+-- the man page renders without warnings; the README keeps its shape (at most
+-- 250 lines, the headline in the first 60, `make test`).
 local t = require "tap"
 local q = t.quote
 
@@ -76,6 +77,50 @@ do -- every knob the man page names under SCRIPTS belongs to a script that has i
     for _, owner in ipairs(owners) do
       t.like(man_entry(owner) or "", "\n.B " .. name .. "\n", ("the man page gives %s under %s"):format(name, owner))
     end
+  end
+end
+
+do -- every function and method the runner registers is named in doc/ft.md
+  -- Registered: each entry of a luaL_Reg table in runner/*.c (a table named
+  -- `functions` goes into ft, one named `methods` is a type's methods, one
+  -- named `meta` holds metamethods), and each C function pushed and set
+  -- straight into the table being opened (ft). Named: `ft.NAME` for a
+  -- function, `:NAME` for a method (a method shared by several types, such
+  -- as close, is named once for all of them).
+  local REFERENCE = t.read(ROOT .. "/doc/ft.md") or ""
+  -- Deliberate exceptions. Metamethods are documented by what they do
+  -- (`#s`, `s[i] = v`, `local b <close> = ...`, "__gc is __close"), not as names.
+  local METAMETHODS = { __gc = true, __close = true, __tostring = true, __index = true,
+    __newindex = true, __len = true }
+  -- Set into another table than ft: Lua's own os.execute and a task's os.exit,
+  -- replaced (the man page and the Tasks section say how they differ).
+  local ELSEWHERE = { ["ft_aux.c execute"] = true, ["task.c exit"] = true }
+  local registered, missing, seen_elsewhere = {}, {}, {}
+  for file in t.run("ls -1 " .. q(ROOT .. "/runner")):gmatch("([%w_]+%.c)\n") do
+    local src = t.read(ROOT .. "/runner/" .. file) or ""
+    local function add(kind, name)
+      if METAMETHODS[name] then return end
+      if ELSEWHERE[file .. " " .. name] then seen_elsewhere[file .. " " .. name] = true return end
+      registered[#registered + 1] = name
+      local named = kind == "function" and "ft%." .. name .. "%f[^%w_]" or ":" .. name .. "%f[^%w_]"
+      if not REFERENCE:find(named) then
+        missing[#missing + 1] = (kind == "function" and "ft." or ":") .. name .. " (" .. file .. ")"
+      end
+    end
+    for table_name, body in src:gmatch("luaL_Reg%s+([%w_]+)%[%]%s*=%s*(%b{})") do
+      local kind = ({ functions = "function", methods = "method", meta = "metamethod" })[table_name]
+      t.ok(kind ~= nil, file .. ": luaL_Reg " .. table_name .. " is named functions, methods or meta",
+        "the check reads what a table holds from its name")
+      for name in body:gmatch('{%s*"([%w_]+)"') do add(kind or "function", name) end
+    end
+    for name in src:gmatch('lua_pushcfunction%(L, [%w_]+%);%s*lua_setfield%(L, %-2, "([%w_]+)"%)') do
+      add("function", name)
+    end
+  end
+  t.ok(#registered > 60, "the runner's registrations are found", tostring(#registered))
+  t.is(table.concat(missing, ", "), "", "doc/ft.md names every function and method the runner registers")
+  for key in pairs(ELSEWHERE) do
+    t.ok(seen_elsewhere[key], "the exception " .. key .. " is still registered")
   end
 end
 
