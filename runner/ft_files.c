@@ -78,6 +78,7 @@ static int l_write_files(lua_State *L)
  * removed if a fatal signal ends the run; false: it no longer is. */
 static int l_temporary(lua_State *L)
 {
+	ft_check_nargs(L, 2);
 	const char *path = luaL_checkstring(L, 1);
 	ft_files_track(path, lua_isnoneornil(L, 2) || lua_toboolean(L, 2));
 	return 0;

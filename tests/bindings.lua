@@ -64,4 +64,10 @@ do -- percentiles come from a sorted copy (a radix sort): the same ranks as tabl
   t.is(s:percentile(0.001), math.mininteger, "a changed sample is sorted again (mininteger first)")
 end
 
+do -- ft.temporary counts its arguments, as every binding does
+  t.errors(function() ft.temporary("/tmp/ftrun-none", false, 3) end, "too many arguments: got 3, expected at most 2",
+    "ft.temporary refuses a third argument")
+  t.ok(pcall(ft.temporary, "/tmp/ftrun-none", false), "and takes a path and a flag")
+end
+
 t.done()
