@@ -62,10 +62,10 @@ do -- a SIGINT after the renames of a published set (the lock held here, which t
   os.execute("mkdir -p " .. q(pub))
   t.write(pub .. "/README.md", readme)
   local log = dir .. "/publog"
-  local out = t.run(("FTRUN_TEST_PUBLISHED_PAUSE=30 PUBLISH=1 %s cycles.lua MIB=4 REPS=1 CYCLES=A RESULTS=%s "
-    .. "README=%s >/dev/null 2>%s & pid=$!; for i in $(seq 6000); do grep -q 'previous block' %s || break; sleep 0.01; done; "
-    .. "sleep 0.2; kill -INT $pid; wait $pid; echo \"exit $?\""):format(q(t.ftrun), q(pub), q(pub .. "/README.md"),
-    q(log), q(pub .. "/README.md")))
+  local out = t.run(("FTRUN_TEST_PUBLISHED_PAUSE=60 PUBLISH=1 %s cycles.lua MIB=4 REPS=1 CYCLES=A RESULTS=%s "
+    .. "README=%s >/dev/null 2>%s & pid=$!; for i in $(seq 6000); do grep -q 'paused after the renames' %s && break; "
+    .. "sleep 0.01; done; kill -INT $pid; wait $pid; echo \"exit $?\""):format(q(t.ftrun), q(pub), q(pub .. "/README.md"),
+    q(log), q(log)))
   local text = t.read(log) or ""
   t.is(out, "exit 130\n", "SIGINT after the renames: exit 130", text)
   t.like(text, "cycles.lua: interrupted after the results were published whole: ",
@@ -82,12 +82,10 @@ end
 do -- a plain run's SIGINT after its renames: the set is whole, so results/runs/latest-cycles names it
   local runs = ft.project_dir .. "/results/runs"
   local log = dir .. "/plainlog"
-  local stamp = dir .. "/stamp"
-  t.write(stamp, "")
-  -- the SIGINT once the run's JSON is renamed into a run directory newer than the stamp
-  local out = t.run(("FTRUN_TEST_PUBLISHED_PAUSE=30 %s cycles.lua QUICK=1 MIB=4 REPS=1 CYCLES=A >/dev/null 2>%s & pid=$!; "
-    .. "for i in $(seq 6000); do [ -n \"$(find %s -newer %s -name quick-results.json)\" ] && break; sleep 0.01; done; "
-    .. "sleep 0.2; kill -INT $pid; wait $pid; echo \"exit $?\""):format(q(t.ftrun), q(log), q(runs), q(stamp)))
+  -- the SIGINT once the run says it pauses, its renames done
+  local out = t.run(("FTRUN_TEST_PUBLISHED_PAUSE=60 %s cycles.lua QUICK=1 MIB=4 REPS=1 CYCLES=A >/dev/null 2>%s & pid=$!; "
+    .. "for i in $(seq 6000); do grep -q 'paused after the renames' %s && break; sleep 0.01; done; "
+    .. "kill -INT $pid; wait $pid; echo \"exit $?\""):format(q(t.ftrun), q(log), q(log)))
   local text = t.read(log) or ""
   t.is(out, "exit 130\n", "a plain run's SIGINT after the renames: exit 130", text)
   local run = text:match("written whole: " .. runs:gsub("%p", "%%%0") .. "/([^/]+)/quick%-raw%.txt")

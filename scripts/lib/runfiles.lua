@@ -161,6 +161,7 @@ function runfiles.write(plan, files, pastes, draw)
     -- (a spin: ft.sleep would raise it itself, and the hook again after the pcall)
     local pause = tonumber(os.getenv("FTRUN_TEST_PUBLISHED_PAUSE") or "")
     local until_ns = pause and ft.now_ns() + pause * 1e9
+    if pause then io.stderr:write(plan.script, ": paused after the renames (FTRUN_TEST_PUBLISHED_PAUSE)\n") end
     while until_ns and ft.now_ns() < until_ns do end
     link_latest()
     io.stderr:write(plan.script, ": wrote ", table.concat(names, ", "), "\n")
