@@ -26,7 +26,7 @@ local ftrun = "'" .. self:gsub("'", "'\\''") .. "'"
 
 local ok, result = pcall(cfg.CHECK and claims.check or claims.write, root, ftrun)
 if not ok then
-  io.stderr:write(SCRIPT, ": ", tostring(result), "\n")
+  io.stderr:write(SCRIPT .. ": " .. tostring(result) .. "\n")
   os.exit(1, true)
 end
 if cfg.CHECK then

@@ -166,7 +166,7 @@ function harness.start(opts, args)
     h.warmup > 0 and " after " .. h.warmup .. " warm-up" or "")
   h.header, h.machine = report.header(h.title, h.clock, h.ghz, h.ghz_source)
   for _, k in ipairs(provenance.ORDER) do h.header = h.header .. k .. ": " .. tostring(h.provenance[k]) .. "\n" end
-  io.stderr:write(h.title, "\n")
+  io.stderr:write(h.title .. "\n")
   h.meter.on_mismatch = function(msg) results.failed(h, msg) end
   return h
 end

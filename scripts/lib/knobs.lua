@@ -7,7 +7,7 @@
 local knobs = {}
 
 local function fail(script, msg)
-  io.stderr:write(script, ": ", msg, "\n")
+  io.stderr:write(script .. ": " .. tostring(msg) .. "\n")
   os.exit(2, true)
 end
 knobs.fail = fail

@@ -23,7 +23,7 @@ local VERDICT_OK = results.VERDICT_OK
 -- A checksum mismatch: said on stderr and, unless publishing, the failed
 -- verdict put on record in all three files alike.
 function results.failed(h, msg)
-  io.stderr:write("\n", h.script, ": ", msg, "; no results written, README left alone\n")
+  io.stderr:write("\n" .. h.script .. ": " .. tostring(msg) .. "; no results written, README left alone\n")
   if h.plan.publish then return end
   local verdict = "CHECKSUMS FAILED: " .. msg
   runfiles.write(h.plan, { { h.prefix .. "raw.txt", h.header .. "\n" .. verdict .. "\n" },
@@ -209,7 +209,7 @@ function results.finish(h, render)
   end
   for _, row in ipairs(h.rows) do lines[#lines + 1] = row_line(row) end
   for _, w in ipairs(warnings(h)) do
-    io.stderr:write(h.script, ": warning: ", w, "\n")
+    io.stderr:write(h.script .. ": warning: " .. w .. "\n")
     lines[#lines + 1] = report.line { { "meta", "warning" }, { "text", w } }
   end
   h:value("clock_ghz", h.ghz, "GHz", { { "source", h.ghz_source } })

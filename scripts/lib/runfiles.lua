@@ -153,7 +153,9 @@ function runfiles.write(plan, files, pastes, draw)
   local function link_latest()
     for _, link in ipairs(plan.latest or {}) do
       local linked, lerr = ft.symlink(plan.name, link)
-      if not linked then io.stderr:write(plan.script, ": could not update ", link, ": ", lerr, "\n") end
+      if not linked then
+        io.stderr:write(plan.script .. ": could not update " .. link .. ": " .. tostring(lerr) .. "\n")
+      end
     end
   end
   local function report()
@@ -161,10 +163,11 @@ function runfiles.write(plan, files, pastes, draw)
     -- (a spin: ft.sleep would raise it itself, and the hook again after the pcall)
     local pause = tonumber(os.getenv("FTRUN_TEST_PUBLISHED_PAUSE") or "")
     local until_ns = pause and ft.now_ns() + pause * 1e9
-    if pause then io.stderr:write(plan.script, ": paused after the renames (FTRUN_TEST_PUBLISHED_PAUSE)\n") end
+    if pause then io.stderr:write(plan.script .. ": paused after the renames (FTRUN_TEST_PUBLISHED_PAUSE)\n") end
     while until_ns and ft.now_ns() < until_ns do end
     link_latest()
-    io.stderr:write(plan.script, ": wrote ", table.concat(names, ", "), "\n")
+    -- one write a line: the lines of two runs sharing a terminal do not interleave
+    io.stderr:write(plan.script .. ": wrote " .. table.concat(names, ", ") .. "\n")
     if drawn > 0 then io.stderr:write(("%s: drew %d plot(s) in %s\n"):format(plan.script, drawn, plan.dir)) end
   end
   local called, ok, err = pcall(function()
