@@ -204,7 +204,7 @@ $(TEST_TOOLS):
 	@mkdir -p $(@D) && touch $@
 
 test: lint $(BIN) $(ASM) | $(TEST_TOOLS)
-	FTRUN=./$(BIN) FTRUN_ASM=$(ASM) prove --exec ./$(BIN) tests/*.lua
+	FTRUN=./$(BIN) FTRUN_ASM=$(ASM) tests/lib/prove.sh ./$(BIN) tests/*.lua
 
 # The placement claims on a kernel with several NUMA nodes: Debian's cloud
 # kernel (downloaded, never installed) booted under qemu -accel tcg with a

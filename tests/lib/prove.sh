@@ -1,0 +1,20 @@
+#!/bin/sh
+# Runs the suite with prove, its stderr shown as it comes and kept; when the
+# suite fails, repeats the failing tests' diagnostics after prove's summary,
+# so a log read from its tail (as CI shows it) says what was expected and
+# what came.  Usage: tests/lib/prove.sh FTRUN TEST...
+ftrun=$1
+shift
+kept=$(mktemp "${TMPDIR:-/tmp}/ftrun-prove.XXXXXX") || exit 2
+trap 'rm -f "$kept" "$kept.status"' EXIT
+trap 'exit 130' INT
+trap 'exit 143' TERM
+{ { prove --exec "$ftrun" "$@"; echo $? >"$kept.status"; } 2>&1 1>&3 3>&- |
+	tee "$kept" >&2; } 3>&1
+status=$(cat "$kept.status" 2>/dev/null || echo 2)
+if [ "$status" -ne 0 ]; then
+	echo
+	echo "the failing tests' diagnostics again (the suite's stderr, blank lines left out):"
+	grep -v '^[[:space:]]*$' "$kept" || echo "(the suite wrote nothing on stderr)"
+fi
+exit "$status"
