@@ -11,6 +11,14 @@
 
 extern volatile sig_atomic_t ft_interrupted;
 
+/* Set while stderr holds a line written without its newline (a run's
+ * progress line): a signal, an error or a message of the runner's own
+ * ends that line first, so it never lands mid-line. */
+extern volatile sig_atomic_t ft_stderr_line_open;
+
+/* Ends the open line on stderr, if one is; async-signal-safe. */
+void ft_stderr_end_line(void);
+
 /* NULL outside a task; a non-zero value asks the task to stop. */
 extern _Thread_local const atomic_int *ft_stop_request;
 

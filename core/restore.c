@@ -391,6 +391,7 @@ static int recover_journal(const char *file, long pid, int *restored)
 		char after[FT_SETTING_VALUE] = "?";
 		if (!err && ft_setting_read(path, after, sizeof after) == 0 && strcmp(after, before) != 0)
 			err = EAGAIN;
+		ft_stderr_end_line(); /* a setting changed mid-run may be the first */
 		if (err) {
 			left++;
 			fprintf(stderr, "ftrun: could not restore %s to %s, left changed by pid %ld which "
@@ -430,6 +431,7 @@ int ft_settings_recover(int *restored, int *left)
 			}
 			if (flock(fd, LOCK_EX | LOCK_NB) != 0) {
 				err = errno;
+				ft_stderr_end_line();
 				fprintf(stderr, "ftrun: pid %ld died and left settings changed (%s/%s); pid %ld "
 				        "holds the settings lock, so they are left for a later start\n",
 				        pid, dir, de->d_name, lock_holder(fd));
@@ -518,6 +520,7 @@ static bool freed_at_exit(const struct ft_setting *e)
 void ft_settings_on_signal(int sig)
 {
 	int saved = errno;
+	ft_stderr_end_line(); /* a progress line may be open */
 	ft_files_unlink_temps();
 	if (ft_settings_restore() != 0) {
 		for (size_t i = 0; i < ft_settings_count(); i++) {

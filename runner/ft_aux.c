@@ -219,9 +219,48 @@ int ft_stopped_error(lua_State *L)
 	return luaL_error(L, "stopped: the task group was closed");
 }
 
+/* Whether msg is the error SIGINT raises ("interrupted", with or without
+ * the position luaL_error puts before it). */
+static bool is_interrupt(const char *msg)
+{
+	static const char word[] = "interrupted";
+	size_t n = strlen(msg), k = sizeof word - 1;
+	return ft_interrupted && n >= k && strcmp(msg + n - k, word) == 0 &&
+	       (n == k || (n > k + 1 && strcmp(msg + n - k - 2, ": interrupted") == 0));
+}
+
+/* An interrupt is not a bug: one line saying where the Lua code was (the
+ * innermost Lua frame, and the script's own line when that is in another
+ * file, a library's). */
+static int interrupt_message(lua_State *L)
+{
+	lua_Debug ar;
+	char inner[LUA_IDSIZE + 24] = "", script[LUA_IDSIZE + 24] = "", inner_src[LUA_IDSIZE] = "";
+	for (int level = 1; lua_getstack(L, level, &ar); level++) {
+		if (!lua_getinfo(L, "Sl", &ar) || ar.currentline <= 0)
+			continue;
+		if (!inner[0]) {
+			snprintf(inner, sizeof inner, "%s:%d", ar.short_src, ar.currentline);
+			snprintf(inner_src, sizeof inner_src, "%s", ar.short_src);
+		}
+		if (strcmp(ar.what, "main") == 0) /* the outermost one is the script's */
+			snprintf(script, sizeof script, "%s:%d", ar.short_src, ar.currentline);
+	}
+	if (!inner[0])
+		lua_pushliteral(L, "interrupted");
+	else if (!script[0] || (strncmp(script, inner_src, strlen(inner_src)) == 0 &&
+	                        script[strlen(inner_src)] == ':'))
+		lua_pushfstring(L, "interrupted at %s", inner);
+	else
+		lua_pushfstring(L, "interrupted at %s (the script at %s)", inner, script);
+	return 1;
+}
+
 int ft_msghandler(lua_State *L)
 {
 	const char *msg = lua_tostring(L, 1);
+	if (msg && is_interrupt(msg))
+		return interrupt_message(L);
 	if (msg == NULL) {
 		if (luaL_callmeta(L, 1, "__tostring") && lua_type(L, -1) == LUA_TSTRING)
 			return 1;

@@ -219,6 +219,17 @@ static int l_interrupted(lua_State *L)
 	return 1;
 }
 
+/* ft.stderr_line(open): whether stderr now holds a line without its
+ * newline, which the runner ends before it writes there or dies of a
+ * signal */
+static int l_stderr_line(lua_State *L)
+{
+	ft_check_nargs(L, 1);
+	luaL_checktype(L, 1, LUA_TBOOLEAN);
+	ft_stderr_line_open = lua_toboolean(L, 1);
+	return 0;
+}
+
 void ft_open_system(lua_State *L)
 {
 	static const luaL_Reg functions[] = {
@@ -235,6 +246,7 @@ void ft_open_system(lua_State *L)
 		{ "sleep", l_sleep },
 		{ "sink", l_sink },
 		{ "interrupted", l_interrupted },
+		{ "stderr_line", l_stderr_line },
 		{ NULL, NULL }
 	};
 	luaL_setfuncs(L, functions, 0);

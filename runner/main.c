@@ -168,8 +168,10 @@ static int report(lua_State *L, int status)
 		if (t == LUA_TSTRING || t == LUA_TNUMBER)
 			msg = lua_tostring(L, -1);
 		fflush(stdout); /* what was printed comes before the error */
-		if (ft_interrupted)
-			fputc('\n', stderr); /* a progress line may be open */
+		if (ft_stderr_line_open)
+			ft_stderr_end_line();
+		else if (ft_interrupted)
+			fputc('\n', stderr); /* a line of the script's own may be open */
 		if (msg)
 			fprintf(stderr, "ftrun: %s\n", msg);
 		else
@@ -284,6 +286,7 @@ static int pmain(lua_State *L)
 static int restore_settings(void)
 {
 	int err = ft_settings_restore();
+	ft_stderr_end_line();
 	for (size_t i = 0; i < ft_settings_count(); i++) {
 		const struct ft_setting *e = ft_setting_at(i);
 		if (e->foreign)

@@ -21,6 +21,7 @@ local inference = require "inference"
 local json = require "json"
 local knobs = require "knobs"
 local provenance = require "provenance"
+local report = require "report"
 local stats = require "stats"
 local units = require "units"
 
@@ -127,7 +128,7 @@ local function load(path)
     fail(("%s: not an ftrun results JSON (%s)"):format(path, why or "no script"))
   end
   doc.path, doc.text = path, text
-  if type(doc.verdict) ~= "string" or not doc.verdict:match("^CHECKSUMS OK") then
+  if not report.clean_verdict(doc.verdict) then
     if not opts.FORCE then
       fail(("%s: its verdict is '%s', not a clean run (FORCE=1 compares it anyway, marked FORCED)")
         :format(path, tostring(doc.verdict)))

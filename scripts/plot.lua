@@ -5,6 +5,7 @@
 -- environment, unknown ones refused, --help.
 local knobs = require "knobs"
 local plots = require "plots"
+local report = require "report"
 local json = require "json"
 
 local SCRIPT = "plot.lua"
@@ -53,7 +54,7 @@ for _, run in ipairs(runs) do
   local bad = plots.check(doc)
   if bad then knobs.fail(SCRIPT, ("%s: %s"):format(run.path, bad)) end
   local verdict = tostring(doc.verdict)
-  if not verdict:match("^CHECKSUMS OK") then
+  if not report.clean_verdict(doc.verdict) then
     if not cfg.FORCE then
       knobs.fail(SCRIPT, ("%s: its verdict is '%s', not a clean run (FORCE=1 draws it, marked)")
         :format(run.path, verdict))

@@ -252,10 +252,16 @@ function H:progress(fmt, ...)
   io.stderr:write(self.script, ": ", fmt:format(...), "\n")
 end
 
+-- Whether a case runs in repetition rep: not once it was found unsupported, nor after its
+-- first repetition when it runs once.
+local function runs(case, rep)
+  return not (case.unsupported or (case.once and rep > 1))
+end
+
 -- Returns whether the case ran; first: no case has run yet on this progress line (one
 -- skipped as unsupported or run once writes nothing, so it leaves no separator either).
 local function run_case(self, case, rep, timed, first)
-  if case.unsupported or (case.once and rep > 1) then return false end
+  if not runs(case, rep) then return false end
   io.stderr:write(first and " " or "; ", case.name)
   io.stderr:flush()
   local r = setmetatable({ _h = self }, Record)
@@ -265,15 +271,28 @@ local function run_case(self, case, rep, timed, first)
   local ok, why = case.fn(r, rep)
   collectgarbage("restart")
   r.noise = provenance.noise(before, provenance.snapshot())
-  if r.noise.flagged then io.stderr:write(" (noisy)") end
   r._h = nil
-  if ok == false then
+  if ok == false then -- what disturbed a case that did not run is no news
     case.unsupported = tostring(why)
     io.stderr:write(" (not supported: ", case.unsupported, ")")
-  elseif timed then
-    case.records[#case.records + 1] = setmetatable(r, nil)
+  else
+    if r.noise.flagged then io.stderr:write(" (noisy)") end
+    if timed then case.records[#case.records + 1] = setmetatable(r, nil) end
   end
   return true
+end
+
+-- Why no case runs in a repetition: how many are unsupported and how many ran once.
+local function none_left(self, rep)
+  local unsupported, once = 0, 0
+  for _, case in ipairs(self.cases) do
+    if runs(case, rep) then return nil end
+    if case.unsupported then unsupported = unsupported + 1 else once = once + 1 end
+  end
+  local why = {}
+  if unsupported > 0 then why[#why + 1] = ("%d not supported"):format(unsupported) end
+  if once > 0 then why[#why + 1] = ("%d run in the first repetition only"):format(once) end
+  return "no case left to run" .. (#why > 0 and " (" .. table.concat(why, ", ") .. ")" or "")
 end
 
 -- The order of one repetition: as declared, or (shuffle) the cases that
@@ -289,6 +308,33 @@ local function order(self)
   return table.move(rest, 1, #rest, #once + 1, once)
 end
 
+-- One repetition's cases, named on the progress line as they run.
+local function repetition(self, rep, timed)
+  if self.ab then -- every case under one side, then under the other, ABBA
+    local sides = 0
+    ab.repetition(self.ab, self.cfg, rep, function(side)
+      sides = sides + 1
+      io.stderr:write(sides > 1 and " | " or " ", side, ":")
+      local first = true
+      local slot = ab.order(math.max(rep, 1))[1] == side and 1 or 2
+      for _, case in ipairs(order(self)) do
+        if case.side == side then
+          local n = #case.records
+          if run_case(self, case, rep, timed, first) then first = false end
+          -- the JSON shows the order that ran: this repetition's side, first or second
+          if case.records[n + 1] then case.records[n + 1].ab = { rep = rep, side = side, slot = slot } end
+        end
+      end
+      if first then io.stderr:write(" no case left to run") end
+    end)
+  else
+    local first = true
+    for _, case in ipairs(order(self)) do
+      if run_case(self, case, rep, timed, first) then first = false end
+    end
+  end
+end
+
 -- The warm-up, then REPS repetitions of every case.
 function H:run()
   self.ran = true
@@ -296,30 +342,19 @@ function H:run()
   for i = 1, total do
     local timed = i > self.warmup
     local t0 = ft.now_ns()
-    io.stderr:write(("%s: %s:"):format(self.script,
-      timed and ("rep %d/%d"):format(i - self.warmup, self.cfg.REPS) or "warm-up"))
+    local head = ("%s: %s:"):format(self.script,
+      timed and ("rep %d/%d"):format(i - self.warmup, self.cfg.REPS) or "warm-up")
     local rep = timed and i - self.warmup or 0
-    if self.ab then -- every case under one side, then under the other, ABBA
-      ab.repetition(self.ab, self.cfg, rep, function(side)
-        io.stderr:write(" ", side, ":")
-        local first = true
-        local slot = ab.order(math.max(rep, 1))[1] == side and 1 or 2
-        for _, case in ipairs(order(self)) do
-          if case.side == side then
-            local n = #case.records
-            if run_case(self, case, rep, timed, first) then first = false end
-            -- the JSON shows the order that ran: this repetition's side, first or second
-            if case.records[n + 1] then case.records[n + 1].ab = { rep = rep, side = side, slot = slot } end
-          end
-        end
-      end)
+    local none = none_left(self, rep)
+    if none then -- said as it is, rather than an empty line timed at 0.0 s
+      io.stderr:write(head, " ", none, "\n")
     else
-      local first = true
-      for _, case in ipairs(order(self)) do
-        if run_case(self, case, rep, timed, first) then first = false end
-      end
+      io.stderr:write(head)
+      ft.stderr_line(true) -- a signal or a message of the runner's ends it first
+      repetition(self, rep, timed)
+      io.stderr:write((" (%.1f s)\n"):format((ft.now_ns() - t0) / 1e9))
+      ft.stderr_line(false)
     end
-    io.stderr:write((" (%.1f s)\n"):format((ft.now_ns() - t0) / 1e9))
   end
 end
 

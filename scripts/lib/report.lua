@@ -5,6 +5,15 @@ local units = require "units"
 
 local report = {}
 
+-- A run that read nothing back (every case unsupported, or none that reads) has no
+-- checksum to show; it is still a clean run: nothing read back was wrong.
+report.VERDICT_NONE = "CHECKSUMS NONE: no read-back was made, so no value written was checked"
+
+-- Whether a verdict is a clean run's (no read-back found a wrong value).
+function report.clean_verdict(verdict)
+  return type(verdict) == "string" and (verdict:match("^CHECKSUMS OK") or verdict == report.VERDICT_NONE) ~= nil
+end
+
 -- "RESULT k=v k=v ...": a number in units.exact's text, a word as it is,
 -- text with spaces or quotes in double quotes (a " inside one is an error).
 local function format_value(v)

@@ -19,6 +19,7 @@ local results = {}
 
 results.VERDICT_OK = "CHECKSUMS OK: %d read-backs matched the values written"
 local VERDICT_OK = results.VERDICT_OK
+results.VERDICT_NONE = report.VERDICT_NONE
 
 -- A checksum mismatch: said on stderr and, unless publishing, the failed
 -- verdict put on record in all three files alike.
@@ -229,7 +230,7 @@ function results.finish(h, render)
   h:value("own_time", 100 * (wall - h.meter.work_ns) / wall, "%",
     { { "wall_ms", wall / 1e6 }, { "work_ms", h.meter.work_ns / 1e6 } })
   for _, v in ipairs(h.values) do lines[#lines + 1] = report.line(v) end
-  local verdict = VERDICT_OK:format(h.meter.checks)
+  local verdict = h.meter.checks > 0 and VERDICT_OK:format(h.meter.checks) or report.VERDICT_NONE
   local knob_list, knob_map = knob_values(h), {}
   for _, kv in ipairs(knob_list) do knob_map[kv[1]] = kv[2] end
   local raw = h.header .. "knobs: " .. report.line(knob_list):sub(#"RESULT " + 1) .. "\n\n"
