@@ -80,6 +80,32 @@ do -- a dead run's journal: restored last change first, said, removed
   os.remove(journal)
 end
 
+do -- a dead run's journal found by the run's first lock, mid-repetition: the progress line
+  -- is ended before the restore is said, so the message starts a line of its own
+  local setting = dir .. "/setting-mid"
+  t.write(setting, "16\n")
+  local pid = dead_pid()
+  local script = dir .. "/midline.lua"
+  t.write(script, ([[
+local h = require("harness").start({ script = "midline", about = "a restore mid-line", mib = 1, reps = 1 }, { ... })
+h:case("lock", function(r)
+  os.execute("mkdir -p %s")
+  local f = assert(io.open("%s/%d-1", "w"))
+  f:write("%s\t0\n")
+  f:close()
+  r.x = assert(ft.lock_settings()) and 1
+end)
+h:columns { { "x", "x", "count" } }
+h:finish()
+]]):format(journals, journals, pid, setting))
+  local out, code = t.ftrun_run(q(script), env .. " RESULTS=" .. q(dir .. "/midline"))
+  t.is(code, 0, "a run whose case takes the lock after another run died completes", out)
+  t.is(t.read(setting), "0", "the dead run's setting is restored")
+  t.ok(out:find("\nftrun: restored " .. setting, 1, true) ~= nil,
+    "the restore is said at the start of a line, not after the open progress line", out)
+  t.like(out, "midline.lua: rep 1/1: lock\n", "which ends where the case was")
+end
+
 if not have_flock then
   skip("the lock against a shell holder", "no flock(1)")
 else
