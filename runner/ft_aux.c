@@ -230,10 +230,16 @@ static bool is_interrupt(const char *msg)
 }
 
 /* An interrupt is not a bug: one line saying where the Lua code was (the
+ * position the hook's message carries; else, for a binding's, the
  * innermost Lua frame, and the script's own line when that is in another
  * file, a library's). */
-static int interrupt_message(lua_State *L)
+static int interrupt_message(lua_State *L, const char *msg)
 {
+	size_t n = strlen(msg), k = sizeof ": interrupted" - 1;
+	if (n > k) { /* the hook's, with the position of the code it stopped */
+		lua_pushfstring(L, "interrupted at %s", lua_pushlstring(L, msg, n - k));
+		return 1;
+	}
 	lua_Debug ar;
 	char inner[LUA_IDSIZE + 24] = "", script[LUA_IDSIZE + 24] = "", inner_src[LUA_IDSIZE] = "";
 	for (int level = 1; lua_getstack(L, level, &ar); level++) {
@@ -260,7 +266,7 @@ int ft_msghandler(lua_State *L)
 {
 	const char *msg = lua_tostring(L, 1);
 	if (msg && is_interrupt(msg))
-		return interrupt_message(L);
+		return interrupt_message(L, msg);
 	if (msg == NULL) {
 		if (luaL_callmeta(L, 1, "__tostring") && lua_type(L, -1) == LUA_TSTRING)
 			return 1;

@@ -127,6 +127,13 @@ static void interrupt_hook(lua_State *L, lua_Debug *ar)
 		lua_sethook(L, interrupt_hook, LUA_MASKCOUNT, HOOK_COUNT);
 	if (hook_pending) {
 		hook_pending = 0;
+		/* level 0 in a hook is the function it interrupted (a C one when
+		 * the hook is a call's): the innermost Lua line goes with the
+		 * message through any pcall that raises it again */
+		lua_Debug where;
+		for (int level = 0; lua_getstack(L, level, &where); level++)
+			if (lua_getinfo(L, "Sl", &where) && where.currentline > 0)
+				luaL_error(L, "%s:%d: interrupted", where.short_src, where.currentline);
 		luaL_error(L, "interrupted");
 	}
 }

@@ -1,6 +1,8 @@
 -- SIGINT whatever the run inherited, and after a publish's renames.
 -- 1. A non-interactive shell starts background jobs with SIGINT ignored: `kill -INT` stops the
---    run all the same (exit 130), with and without AB alike, and so does an explicit `trap '' INT`.
+--    run all the same (exit 130), with and without AB alike, and so does an explicit `trap '' INT`;
+--    it says in one line where it was interrupted, no traceback (an error keeps its traceback).
+--    SIGTERM and SIGHUP end the open progress line before the run dies of them.
 -- 2. A SIGINT that lands after the renames of a published set exits 130 and says the set was
 --    published whole; every published file is the run's, none the previous one's.
 local t = require "tap"
@@ -39,8 +41,30 @@ for _, ab in ipairs { "", "'AB=LEVEL=1 | LEVEL=2'" } do
     local name = (ab == "" and "without AB" or "with AB") .. (ignore and ", SIGINT ignored by trap" or "")
     local out, log = background(ab, ignore)
     t.is(out, "exit 130\n", "a background run " .. name .. ": SIGINT exits 130")
-    t.ok(log:find("\nftrun: [^\n]*interrupted\n"), name .. ": and says interrupted", log)
+    -- an interrupt is not a bug: one line with where the Lua code was, no traceback
+    t.ok(log:find("\nftrun: interrupted at [^\n]*slow%.lua:%d+\n"), name .. ": and says where it was interrupted", log)
+    t.ok(not log:find("stack traceback", 1, true), name .. ": without a traceback", log)
   end
+end
+
+-- SIGTERM and SIGHUP end the run's open progress line before it dies of them, as SIGINT does.
+for _, sig in ipairs { "TERM", "HUP" } do
+  local log = dir .. "/log"
+  os.remove(log)
+  local out = t.run(("%s %s %s 2>%s & pid=$!; for i in $(seq 500); do grep -q started %s 2>/dev/null && break; "
+    .. "sleep 0.01; done; kill -%s $pid; wait $pid; echo \"exit $?\""):format("RESULTS=" .. q(dir .. "/out"),
+    q(t.ftrun), q(script), q(log), q(log), sig))
+  local text = t.read(log) or ""
+  -- (the shell may say "Terminated" or "Hangup" before the status)
+  t.like(out, ("exit %d\n"):format(128 + (sig == "TERM" and 15 or 1)), "SIG" .. sig .. ": the run dies of it")
+  t.like(text, " started", "SIG" .. sig .. ": a case had started, its progress line open")
+  t.is(text:sub(-1), "\n", "SIG" .. sig .. ": stderr ends with the progress line's newline", text)
+end
+
+do -- a real error keeps its traceback
+  local out, code = t.ftrun_run("-e " .. q('local function f() error("boom") end f()'))
+  t.is(code, 1, "an error exits 1", out)
+  t.like(out, "stack traceback:", "and shows its traceback")
 end
 do -- before the first call too: while the script is read from stdin, SIGINT stops the run
   local out = t.run(("trap '' INT; (sleep 2; echo 'print(\"ran\")') | %s - & pid=$!; sleep 0.5; kill -INT $pid; "
