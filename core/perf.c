@@ -25,18 +25,33 @@ struct perf_event_attr ft_perf_attr(uint32_t type, uint64_t config)
 	return attr;
 }
 
-static int read_setting(const char *dir, const char *name)
+static int read_setting(const char *dir, const char *name, int *err)
 {
 	char path[512];
 	snprintf(path, sizeof path, "%s/%s", dir, name);
 	FILE *f = fopen(path, "r");
-	if (!f)
+	if (!f) {
+		*err = errno;
 		return FT_SETTING_UNREADABLE;
+	}
 	int v;
-	if (fscanf(f, "%d", &v) != 1)
+	*err = 0;
+	if (fscanf(f, "%d", &v) != 1) {
+		*err = ferror(f) ? errno : EINVAL;
 		v = FT_SETTING_UNREADABLE;
+	}
 	fclose(f);
 	return v;
+}
+
+const char *ft_perf_setting_text(int value, int err, char *buf, size_t size)
+{
+	if (value == FT_SETTING_UNREADABLE)
+		snprintf(buf, size, "(could not be read: %s)",
+		         err == EINVAL ? "not a number" : strerror(err ? err : EIO));
+	else
+		snprintf(buf, size, "%d", value);
+	return buf;
 }
 
 /* CapEff of /proc/self/status: the capabilities in force. */
@@ -60,9 +75,9 @@ void ft_perf_settings_read(struct ft_perf_settings *s, const char *dir)
 {
 	memset(s, 0, sizeof *s);
 	snprintf(s->dir, sizeof s->dir, "%s", dir ? dir : FT_PROC_SYS_KERNEL);
-	s->paranoid = read_setting(s->dir, "perf_event_paranoid");
-	s->kptr_restrict = read_setting(s->dir, "kptr_restrict");
-	s->max_sample_rate = read_setting(s->dir, "perf_event_max_sample_rate");
+	s->paranoid = read_setting(s->dir, "perf_event_paranoid", &s->paranoid_err);
+	s->kptr_restrict = read_setting(s->dir, "kptr_restrict", &s->kptr_restrict_err);
+	s->max_sample_rate = read_setting(s->dir, "perf_event_max_sample_rate", &s->max_sample_rate_err);
 	uint64_t caps = effective_caps();
 	s->cap_perfmon = caps & (1ull << CAP_PERFMON_BIT | 1ull << CAP_SYS_ADMIN_BIT);
 	s->cap_syslog = caps & (1ull << CAP_SYSLOG_BIT);
@@ -76,8 +91,15 @@ static bool settings_allow(const struct ft_perf_settings *s, bool kernel, char *
 	if (s->cap_perfmon)
 		return true; /* CAP_PERFMON (or CAP_SYS_ADMIN) is not subject to paranoid */
 	if (s->paranoid == FT_SETTING_UNREADABLE) {
-		snprintf(why, size, "%s/perf_event_paranoid is unreadable: the kernel has no "
-		         "perf events (CONFIG_PERF_EVENTS)", s->dir);
+		/* missing from the real /proc/sys is the kernel's answer; anywhere
+		 * else (a FTRUN_PROC_SYS stand-in) nothing is known of the setting */
+		if (s->paranoid_err == ENOENT && strcmp(s->dir, FT_PROC_SYS_KERNEL) == 0)
+			snprintf(why, size, "%s/perf_event_paranoid is missing: the kernel has no "
+			         "perf events (CONFIG_PERF_EVENTS)", s->dir);
+		else
+			snprintf(why, size, "%s/perf_event_paranoid could not be read (%s): the "
+			         "setting that refused it is not known", s->dir, s->paranoid_err == EINVAL
+			         ? "not a number" : strerror(s->paranoid_err ? s->paranoid_err : EIO));
 		return false;
 	}
 	/* 2: own user space only; 3 and above: nothing at all on kernels with
@@ -100,9 +122,12 @@ bool ft_kallsyms_allowed(const struct ft_perf_settings *s, char *why, size_t siz
 		 * kernel to: CAP_SYSLOG, or perf_event_paranoid <= 1 */
 		if (s->cap_syslog || (s->paranoid != FT_SETTING_UNREADABLE && s->paranoid <= 1))
 			return true;
-		snprintf(why, size, "/proc/kallsyms hides kernel addresses: %s/kptr_restrict is 0 "
-		         "but %s/perf_event_paranoid is %d; it must be 1 or below (or CAP_SYSLOG)",
-		         s->dir, s->dir, s->paranoid);
+		char k_text[96], p_text[96];
+		ft_perf_setting_text(k, s->kptr_restrict_err, k_text, sizeof k_text);
+		ft_perf_setting_text(s->paranoid, s->paranoid_err, p_text, sizeof p_text);
+		snprintf(why, size, "/proc/kallsyms hides kernel addresses: %s/kptr_restrict is %s "
+		         "but %s/perf_event_paranoid is %s; it must be 1 or below (or CAP_SYSLOG)",
+		         s->dir, k_text, s->dir, p_text);
 		return false;
 	}
 	if (k == 1 && s->cap_syslog)
@@ -128,9 +153,10 @@ void ft_perf_explain(const struct ft_perf_settings *s, int err, const char *what
 		if (!settings_allow(s, kernel, reason, sizeof reason))
 			snprintf(why, size, "%s: %s", what, reason);
 		else
-			snprintf(why, size, "%s: %s, with %s/perf_event_paranoid %d (a seccomp filter or "
+			snprintf(why, size, "%s: %s, with %s/perf_event_paranoid %s (a seccomp filter or "
 			         "a security module may forbid perf_event_open)", what, strerror(err),
-			         s->dir, s->paranoid);
+			         s->dir, ft_perf_setting_text(s->paranoid, s->paranoid_err, reason,
+			                                      sizeof reason));
 	} else if ((err == ENOENT || err == ENODEV || err == EOPNOTSUPP) && !has_cpu_pmu()) {
 		snprintf(why, size, "%s: %s: no hardware PMU (no cpu in "
 		         "/sys/bus/event_source/devices: a guest without a virtual PMU)",

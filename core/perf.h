@@ -25,12 +25,18 @@ struct ft_perf_settings {
 	int paranoid;           /* FT_SETTING_UNREADABLE when missing */
 	int kptr_restrict;
 	int max_sample_rate;
+	/* why each could not be read (EINVAL: not a number), else 0 */
+	int paranoid_err, kptr_restrict_err, max_sample_rate_err;
 	bool cap_perfmon;       /* CAP_PERFMON or CAP_SYS_ADMIN: paranoid does not apply */
 	bool cap_syslog;        /* CAP_SYSLOG: kallsyms addresses with kptr_restrict <= 1 */
 };
 
 /* dir NULL: /proc/sys/kernel. */
 void ft_perf_settings_read(struct ft_perf_settings *s, const char *dir);
+
+/* A setting's value as text for a message: "2", or "(could not be read:
+ * REASON)" when it was not read, so no value is ever given as a cause. */
+const char *ft_perf_setting_text(int value, int err, char *buf, size_t size);
 
 /* Whether this process may open events that see the kernel (kernel = true)
  * or only its own user space: a cpu-clock event is opened and closed.

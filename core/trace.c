@@ -221,11 +221,22 @@ static int open_scope(struct ft_trace *t, bool per_cpu, int cpu, const struct ft
 		attr.use_clockid = 1;
 		attr.clockid = CLOCK_MONOTONIC;
 		owner = open_on(&attr, pid, cpu);
+		bool user_only = false;
+		if (owner < 0 && (errno == EACCES || errno == EPERM)) {
+			/* perf_event_paranoid 2 grants an unprivileged thread its own
+			 * user space only, as the counters find: the switch records
+			 * and a fault taken in user code still come */
+			user_only = true;
+			attr.exclude_kernel = 1;
+			attr.exclude_hv = 1;
+			owner = open_on(&attr, pid, cpu);
+		}
 		if (owner < 0) {
 			err = errno;
-			ft_perf_explain(s, err, "perf_event_open (the thread's ring)", true, why, size);
+			ft_perf_explain(s, err, "perf_event_open (the thread's ring)", !user_only, why, size);
 			return err;
 		}
+		t->kernel_excluded = user_only;
 		if ((err = add_fd(t, owner, -1))) {
 			snprintf(why, size, "PERF_EVENT_IOC_ID failed: %s", strerror(err));
 			return err;
@@ -239,6 +250,21 @@ static int open_scope(struct ft_trace *t, bool per_cpu, int cpu, const struct ft
 			continue;
 		if ((err = event_attr(&t->opts, spec->name, &attr, why, size)))
 			return err;
+		if (!per_cpu && t->kernel_excluded) {
+			if (attr.type == PERF_TYPE_TRACEPOINT) {
+				/* a tracepoint fires in the kernel: user space only sees none */
+				char value[96];
+				snprintf(why, size, "perf_event_open (%s): only this thread's user space "
+				         "may be traced (%s/perf_event_paranoid %s), and a tracepoint "
+				         "fires in the kernel: it needs the setting at 1 or below "
+				         "(or CAP_PERFMON)", spec->name, s->dir,
+				         ft_perf_setting_text(s->paranoid, s->paranoid_err, value,
+				                              sizeof value));
+				return EACCES;
+			}
+			attr.exclude_kernel = 1;
+			attr.exclude_hv = 1;
+		}
 		int fd = open_on(&attr, pid, cpu);
 		if (fd < 0) {
 			err = errno;

@@ -65,6 +65,9 @@ struct ft_trace {
 	int64_t base_lost[FT_TRACE_MAX_EVENTS * (FT_TRACE_MAX_CPUS + 1) + 1];
 	int n_rings;
 	struct ft_trace_ring rings[FT_TRACE_MAX_CPUS + 1];
+	/* the thread's events see its user space only: the kernel refused
+	 * more (perf_event_paranoid 2 without CAP_PERFMON), as the counters */
+	bool kernel_excluded;
 	bool enabled;
 	/* filled by ft_trace_drain, sorted by time */
 	struct ft_trace_event *events;

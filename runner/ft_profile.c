@@ -301,11 +301,16 @@ static int l_profile(lua_State *L)
 		if (err)
 			return ft_fail_errno(L, err, "ft.profile: reading /proc/kallsyms failed");
 		ksyms = lua_touserdata(L, -1);
+		char k_text[96], p_text[96];
 		if (ksyms->hidden)
 			return ft_fail(L, EACCES, "ft.profile: /proc/kallsyms shows every address as 0 "
-			               "(%s/kptr_restrict %d, perf_event_paranoid %d): kptr_restrict "
+			               "(%s/kptr_restrict %s, perf_event_paranoid %s): kptr_restrict "
 			               "must be 0 with perf_event_paranoid at 1 or below, or 1 or below "
-			               "with CAP_SYSLOG", s.dir, s.kptr_restrict, s.paranoid);
+			               "with CAP_SYSLOG", s.dir,
+			               ft_perf_setting_text(s.kptr_restrict, s.kptr_restrict_err, k_text,
+			                                    sizeof k_text),
+			               ft_perf_setting_text(s.paranoid, s.paranoid_err, p_text,
+			                                    sizeof p_text));
 	} else {
 		lua_pushnil(L);
 	}

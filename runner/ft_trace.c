@@ -367,6 +367,16 @@ static int l_affinity(lua_State *L)
 	return 1;
 }
 
+/* the field kernel_excluded */
+static int l_fields(lua_State *L)
+{
+	struct session *s = luaL_checkudata(L, 1, TRACE_META);
+	if (strcmp(lua_tostring(L, 2), "kernel_excluded") != 0)
+		return 0;
+	lua_pushboolean(L, s->t.kernel_excluded);
+	return 1;
+}
+
 static const luaL_Reg methods[] = {
 	{ "start", l_start },
 	{ "stop", l_stop },
@@ -383,6 +393,6 @@ void ft_open_trace(lua_State *L)
 		{ "affinity", l_affinity },
 		{ NULL, NULL }
 	};
-	ft_new_resource_meta(L, TRACE_META, l_close, l_tostring, methods, NULL);
+	ft_new_resource_meta(L, TRACE_META, l_close, l_tostring, methods, l_fields);
 	luaL_setfuncs(L, functions, 0);
 }

@@ -97,6 +97,21 @@ local PROFILE = [[
   if not p then print("refused", why, err) return end
   print("open", p.kernel, p.samples == p.user)]]
 
+do -- FTRUN_PROC_SYS naming a directory without the settings: a refusal says the setting could
+  -- not be read, never a value or a cause it did not read (at the machine's own setting: at 2,
+  -- the default, nobody's kernel profile is refused)
+  local missing = dir .. "/no-such-dir"
+  local said = t.run(("FTRUN_PROC_SYS=%s %s"):format(t.quote(missing), nobody .. ftrun_code("print(ft.profile(print))")))
+  if said:find("^nil\t") then
+    t.like(said, "ft.profile: perf_event_open (cpu-clock): " .. missing .. "/perf_event_paranoid could not be read ("
+      .. "No such file or directory): the setting that refused it is not known", "an unreadable stand-in: said so")
+    t.ok(not said:find("CONFIG_PERF_EVENTS", 1, true) and not said:find("-1000", 1, true),
+      "and no cause or value it did not read", said)
+  else
+    t.ok(true, "an unreadable FTRUN_PROC_SYS # SKIP nobody may profile the kernel here: " .. said)
+  end
+end
+
 local ok, err = pcall(function()
   -- At 3: what the probe says, ftrun does; a refusal names the setting and its value.
   local granted = at({ perf_event_paranoid = 3 }, probe .. " user")

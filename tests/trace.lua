@@ -126,15 +126,37 @@ os.execute("rm -rf " .. t.quote(empty))
 if t.run("command -v setpriv") ~= "" then
   assert(require("sysfs").hold_lock()) -- the kernel decides, at the real perf_event_paranoid
   local dir = t.tmpdir()
-  t.write(dir .. "/perf_event_paranoid", "2\n")
-  out = t.run(("FTRUN_PROC_SYS=%s setpriv --reuid=65534 --regid=65534 --clear-groups %s -e %s"):format(
-    t.quote(dir), t.quote(t.ftrun), t.quote("print(ft.trace{events = {'software:page-faults'}})")))
-  t.like(out, "nil\tft.trace: perf_event_open (the thread's ring): " .. dir .. "/perf_event_paranoid is 2: sampling the kernel needs it at 1 or below",
-    "unprivileged, paranoid 2: the setting, its value, what it must be")
-  t.write(dir .. "/perf_event_paranoid", "1\n")
-  out = t.run(("FTRUN_PROC_SYS=%s setpriv --reuid=65534 --regid=65534 --clear-groups %s -e %s"):format(
-    t.quote(dir), t.quote(t.ftrun), t.quote("print(ft.trace{cpu_events = {'software:page-faults'}})")))
-  t.like(out, "/perf_event_paranoid 1 (a seccomp filter or a security module may forbid",
+  local nobody = "setpriv --reuid=65534 --regid=65534 --clear-groups " .. t.quote(t.ftrun)
+  -- At perf_event_paranoid 2 (the default: unchanged here, and the lock keeps it so) the kernel
+  -- grants nobody its own user space only: the thread's events open user-space-only, as the
+  -- counters do, and say so; a first touch's faults, taken in user code, are all there.
+  local paranoid = tonumber(t.read("/proc/sys/kernel/perf_event_paranoid"):match("%-?%d+"))
+  if paranoid == 2 then
+    out = t.run(("%s -e %s"):format(nobody, t.quote([[
+      local tr, why = ft.trace{events = {'software:page-faults'}}
+      if not tr then print("refused", why) return end
+      local b = ft.mmap(1 << 20, {thp = "never"})
+      tr:start() b:touch(1) ft.sleep(0.001) local r = tr:stop()
+      local switches = 0
+      for i = 1, r.n do if r.name[i]:find("^switch:") then switches = switches + 1 end end
+      print("open", tr.kernel_excluded, r.counts["software:page-faults"] == b.pages, switches > 0)]])))
+    t.is(out, "open\ttrue\ttrue\ttrue\n",
+      "nobody at paranoid 2: ft.trace opens user-space-only, says kernel_excluded, counts every fault and its switches")
+    -- a tracepoint (in a stand-in tracefs, so that nobody can read its id) fires in the kernel: refused, and why
+    os.execute("mkdir -p " .. t.quote(dir .. "/tracefs/events/exceptions/page_fault_user") .. " && echo 1 >"
+      .. t.quote(dir .. "/tracefs/events/exceptions/page_fault_user/id") .. " && chmod -R a+rX " .. t.quote(dir))
+    out = t.run(("FTRUN_TRACEFS=%s %s -e %s"):format(t.quote(dir .. "/tracefs"), nobody,
+      t.quote("print(ft.trace{events = {'exceptions:page_fault_user'}})")))
+    t.like(out, "nil\tft.trace: perf_event_open (exceptions:page_fault_user): only this thread's user space may "
+      .. "be traced (/proc/sys/kernel/perf_event_paranoid 2), and a tracepoint fires in the kernel: it needs the "
+      .. "setting at 1 or below", "nobody at paranoid 2: a tracepoint is refused, naming the setting")
+  else
+    t.diag("skipped: nobody's user-space-only trace needs perf_event_paranoid 2; it is " .. tostring(paranoid))
+  end
+  t.write(dir .. "/perf_event_paranoid", "0\n")
+  out = t.run(("FTRUN_PROC_SYS=%s %s -e %s"):format(
+    t.quote(dir), nobody, t.quote("print(ft.trace{cpu_events = {'software:page-faults'}})")))
+  t.like(out, "/perf_event_paranoid 0 (a seccomp filter or a security module may forbid",
     "unprivileged, refused where the fake setting allows it: the setting does not account for it")
   os.execute("rm -rf " .. t.quote(dir))
 else
