@@ -186,6 +186,13 @@ t.like(out, "failed.json: its verdict is 'CHECKSUMS FAILED: pass 1 read 7', not 
 out, code = cmp(q(base) .. " " .. q(failed) .. " FORCE=1")
 t.is(code, 0, "FORCE=1 compares it")
 t.like(out, "FORCED: " .. dir .. "/failed.json: CHECKSUMS FAILED", "and marks the table")
+-- A run that read nothing back failed no check: compared as a clean run.
+local unchecked = fixture(dir .. "/unchecked.json", 1, 0, nil, function(d)
+  d.verdict = require("report").VERDICT_NONE
+end)
+out, code = cmp(q(base) .. " " .. q(unchecked))
+t.is(code, 0, "a run that read nothing back (CHECKSUMS NONE) is compared without FORCE", out)
+t.ok(not out:find("FORCED", 1, true), "and not marked FORCED", out)
 
 -- Malformed input (reliability review U7, U8): exit 2 naming file, row and field.
 local nops = fixture(dir .. "/nops.json", 1, 0, nil, function(d) d.page_size = nil end)

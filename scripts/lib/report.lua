@@ -11,7 +11,7 @@ report.VERDICT_NONE = "CHECKSUMS NONE: no read-back was made, so no value writte
 
 -- Whether a verdict is a clean run's (no read-back found a wrong value).
 function report.clean_verdict(verdict)
-  return type(verdict) == "string" and (verdict:match("^CHECKSUMS OK") or verdict == report.VERDICT_NONE) ~= nil
+  return type(verdict) == "string" and (verdict:match("^CHECKSUMS OK") ~= nil or verdict == report.VERDICT_NONE)
 end
 
 -- "RESULT k=v k=v ...": a number in units.exact's text, a word as it is,
