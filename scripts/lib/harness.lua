@@ -347,7 +347,7 @@ function H:run()
     local rep = timed and i - self.warmup or 0
     local none = none_left(self, rep)
     if none then -- said as it is, rather than an empty line timed at 0.0 s
-      io.stderr:write(head, " ", none, "\n")
+      io.stderr:write(head .. " " .. none .. "\n") -- one write, a whole line
     else
       io.stderr:write(head)
       ft.stderr_line(true) -- a signal or a message of the runner's ends it first
