@@ -118,7 +118,8 @@ end
 function claims.groups(values)
   local sorted = {}
   for i, x in ipairs(values) do
-    if type(x) ~= "number" or not (x > 0) or x == math.huge then return nil end
+    -- a logarithm needs a finite positive value (NaN fails x == x)
+    if type(x) ~= "number" or x ~= x or x <= 0 or x == math.huge then return nil end
     sorted[i] = { x = x, rep = i, log = math.log(x) }
   end
   local g = claims.GROUPS
@@ -157,70 +158,75 @@ local function rep_spans(reps)
   return require("inference").spans(spans)
 end
 
+-- The run's other rows whose values put the same repetitions apart (every
+-- value of one group below every value of the other): a coincidence or a
+-- common cause, which one run cannot tell, but worth naming.
+local function same_apart(doc, r, lower)
+  local in_lower, out = {}, {}
+  for _, rep in ipairs(lower.reps) do in_lower[rep] = true end
+  for _, o in ipairs(doc.rows) do
+    if o ~= r and type(o.values) == "table" then
+      local a, b = { math.huge, -math.huge }, { math.huge, -math.huge }
+      for i, x in ipairs(o.values) do
+        local t = in_lower[i] and a or b
+        if type(x) == "number" then t[1], t[2] = math.min(t[1], x), math.max(t[2], x) end
+      end
+      if a[2] < b[1] or b[2] < a[1] then
+        out[#out + 1] = ("%s's \"%s\" (the lower group's repetitions from %s to %s, the upper's from %s to %s %s)")
+          :format(o.case, o.label, R(a[1]), R(a[2]), R(b[1]), R(b[2]), o.unit)
+      end
+    end
+  end
+  return out
+end
+
+-- One row's split, in words: the groups, where the table's median sits,
+-- what else in the run (faults, other rows, the regime test) goes with it.
+local function split_sentence(lead, doc, r, split)
+  local lo, hi = split[1], split[2]
+  local unit = r.unit == "ns/page" and ("ns per %d KiB"):format(doc.page_size // 1024) or r.unit
+  local few = lo.n <= hi.n and lo or hi
+  local function side(g, with_unit)
+    return ("%d at a median of %s%s (from %s to %s%s)"):format(g.n, R(g.median), with_unit and " " .. unit or "",
+      R(g.min), R(g.max), g == few and "; repetitions " .. rep_spans(g.reps) or "")
+  end
+  local where = r.median < lo.min and "is below both groups" or r.median <= lo.max and "is the lower group's"
+    or r.median < hi.min and "falls between the groups" or r.median <= hi.max and "is the upper group's"
+    or "is above both groups"
+  local out = { ("%s, cycle %s's row \"%s\": its %d repetitions fall into two separated groups, %s and %s, %s times "
+    .. "apart where they are nearest. The table's median, %s, %s%s.")
+    :format(lead, r.case, r.label, #r.values, side(lo, true), side(hi, false), R(split.factor), interval(r), where,
+      (r.lo <= lo.max and r.hi >= hi.min) and ", and its interval spans the gap" or "") }
+  local same = same_apart(doc, r, lo)
+  out[#out + 1] = #same == 0 and "No other row of the run puts the same repetitions apart."
+    or ("Other rows of the run that put the same repetitions apart: %s; a coincidence or a common cause, which "
+      .. "one run cannot tell."):format(table.concat(same, "; "))
+  for _, f in ipairs(doc.rows) do
+    if f.case == r.case and f.column == r.column .. "_faults" and f.min == f.max then
+      out[#out + 1] = ("Every repetition took %d fault%s in it, in both groups alike."):format(f.min,
+        f.min == 1 and "" or "s")
+    end
+  end
+  out[#out + 1] = regimes.of(r.unit, r.values) and "The regime test (in time order) also finds a lasting shift in it."
+    or "The regime test (in time order) finds no lasting shift in it."
+  return table.concat(out, " ")
+end
+
 -- The claim: every timed row of the published runs whose repetitions split
--- by claims.groups, in words. published: { {name, doc, lead = "With ..."}, ... }.
+-- by claims.groups, then the rule. published: { {name, doc, lead = "With ..."}, ... }.
 function claims.bimodal(published)
-  local out, looked = {}, 0
-  for _, p in ipairs(published) do
-    local d = p[2]
-    for _, r in ipairs(d.rows) do
+  local out, looked, names = {}, 0, {}
+  for i, p in ipairs(published) do
+    names[i] = p[1]
+    for _, r in ipairs(p[2].rows) do
       if regimes.testable(r) and type(r.values) == "table" then
         looked = looked + 1
         local split = claims.groups(r.values)
-        if split then
-          local lo, hi = split[1], split[2]
-          local unit = r.unit == "ns/page" and ("ns per %d KiB"):format(d.page_size // 1024) or r.unit
-          local few = lo.n <= hi.n and lo or hi
-          local function side(s, with_unit)
-            return ("%d at a median of %s%s (from %s to %s%s)"):format(s.n, R(s.median), with_unit and " " .. unit or "",
-              R(s.min), R(s.max), s == few and "; repetitions " .. rep_spans(s.reps) or "")
-          end
-          local where = r.median < lo.min and "is below both groups" or r.median <= lo.max and "is the lower group's"
-            or r.median < hi.min and "falls between the groups" or r.median <= hi.max and "is the upper group's"
-            or "is above both groups"
-          local s = ("%s, cycle %s's row \"%s\": its %d repetitions fall into two separated groups, %s and %s, "
-            .. "%s times apart where they are nearest. The table's median, %s, %s%s.")
-            :format(p.lead, r.case, r.label, #r.values, side(lo, true), side(hi, false), R(split.factor),
-              interval(r), where, (r.lo <= lo.max and r.hi >= hi.min) and ", and its interval spans the gap" or "")
-          -- the run's other rows that put the same repetitions apart: a
-          -- coincidence or a common cause, which one run cannot tell
-          local in_lo, same = {}, {}
-          for _, rep in ipairs(lo.reps) do in_lo[rep] = true end
-          for _, o in ipairs(d.rows) do
-            if o ~= r and type(o.values) == "table" then
-              local a, b = { math.huge, -math.huge }, { math.huge, -math.huge }
-              for i, x in ipairs(o.values) do
-                local t = in_lo[i] and a or b
-                if type(x) == "number" then t[1], t[2] = math.min(t[1], x), math.max(t[2], x) end
-              end
-              if a[2] < b[1] or b[2] < a[1] then
-                same[#same + 1] = ("%s's \"%s\" (the lower group's repetitions from %s to %s, the upper's from %s "
-                  .. "to %s %s)"):format(o.case, o.label, R(a[1]), R(a[2]), R(b[1]), R(b[2]), o.unit)
-              end
-            end
-          end
-          s = s .. (#same == 0 and " No other row of the run puts the same repetitions apart."
-            or (" Other rows of the run that put the same repetitions apart: %s; a coincidence or a common cause, "
-              .. "which one run cannot tell."):format(table.concat(same, "; ")))
-          local faults
-          for _, f in ipairs(d.rows) do
-            if f.case == r.case and f.column == r.column .. "_faults" then faults = f end
-          end
-          if faults and faults.min == faults.max then
-            s = s .. (" Every repetition took %d fault%s in it, in both groups alike."):format(faults.min,
-              faults.min == 1 and "" or "s")
-          end
-          local shift = regimes.of(r.unit, r.values)
-          s = s .. (shift and " The regime test (in time order) also finds a lasting shift in it."
-            or " The regime test (in time order) finds no lasting shift in it.")
-          out[#out + 1] = s
-        end
+        if split then out[#out + 1] = split_sentence(p.lead, p[2], r, split) end
       end
     end
   end
   local g = claims.GROUPS
-  local names = {}
-  for i, p in ipairs(published) do names[i] = p[1] end
   out[#out + 1] = ((#out > 0 and "What puts a repetition in one group or the other is not explained. " or "")
     .. "The rule (claims.groups in scripts/lib/claims.lua): sort a row's repetitions and cut at the largest ratio "
     .. "between neighbours; that makes two groups when each side has %d repetitions or more, the ratio is %d or "
