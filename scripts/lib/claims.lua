@@ -190,13 +190,13 @@ local function split_sentence(lead, doc, r, split)
     return ("%d at a median of %s%s (from %s to %s%s)"):format(g.n, R(g.median), with_unit and " " .. unit or "",
       R(g.min), R(g.max), g == few and "; repetitions " .. rep_spans(g.reps) or "")
   end
-  local where = r.median < lo.min and "is below both groups" or r.median <= lo.max and "is the lower group's"
-    or r.median < hi.min and "falls between the groups" or r.median <= hi.max and "is the upper group's"
-    or "is above both groups"
+  local where = r.median < lo.min and "lies below both groups" or r.median <= lo.max and "lies within the lower group"
+    or r.median < hi.min and "falls between the groups" or r.median <= hi.max and "lies within the upper group"
+    or "lies above both groups"
   local out = { ("%s, cycle %s's row \"%s\": its %d repetitions fall into two separated groups, %s and %s, %s times "
     .. "apart where they are nearest. The table's median, %s, %s%s.")
     :format(lead, r.case, r.label, #r.values, side(lo, true), side(hi, false), R(split.factor), interval(r), where,
-      (r.lo <= lo.max and r.hi >= hi.min) and ", and its interval spans the gap" or "") }
+      (r.lo <= lo.max and r.hi >= hi.min) and ", and its interval spans the gap between them" or "") }
   local same = same_apart(doc, r, lo)
   out[#out + 1] = #same == 0 and "No other row of the run puts the same repetitions apart."
     or ("Other rows of the run that put the same repetitions apart: %s; a coincidence or a common cause, which "
@@ -234,7 +234,7 @@ function claims.bimodal(published)
     .. "Looked for in the %d timed rows of the published runs (%s); %s.")
     :format(g.min_reps, g.min_factor, g.min_spreads, looked, table.concat(names, ", "),
       #out == 0 and "no row splits" or ("%d split%s"):format(#out, #out == 1 and "s" or ""))
-  return table.concat(out, " ")
+  return table.concat(out, "\n\n") -- a paragraph a row, then the rule
 end
 
 -- The default runs: the published one first, then every repeat.
