@@ -9,7 +9,10 @@
 -- half away from zero (counts of pages, faults and repetitions are exact).
 -- Each claim says in how many runs it held, and where runs are compared,
 -- what compare.lua said.
+local inference = require "inference"
 local json = require "json"
+local regimes = require "regimes"
+local stats = require "stats"
 
 local claims = {}
 
@@ -105,8 +108,6 @@ end
 -- stretch of consecutive repetitions, on ranks): groups that alternate
 -- through a run shift nothing, and ranks do not say how far apart values
 -- are. Each group: {n, median, min, max, reps = the repetitions, in order}.
-local stats = require "stats"
-local regimes = require "regimes"
 claims.GROUPS = { min_reps = 3, min_factor = 2, min_spreads = 8 }
 
 local function mad(xs)
@@ -155,7 +156,7 @@ local function rep_spans(reps)
     local last = spans[#spans]
     if last and last[2] == r - 1 then last[2] = r else spans[#spans + 1] = { r, r } end
   end
-  return require("inference").spans(spans)
+  return inference.spans(spans)
 end
 
 -- The run's other rows whose values put the same repetitions apart (every
