@@ -42,6 +42,15 @@ int ft_check_option(lua_State *L, int arg, const char *const names[])
 	return luaL_checkoption(L, arg, NULL, names);
 }
 
+const char *ft_check_path(lua_State *L, int arg)
+{
+	size_t len;
+	const char *s = luaL_checklstring(L, arg, &len);
+	if (strlen(s) != len)
+		luaL_argerror(L, arg, lua_pushfstring(L, "path '%s' holds an embedded NUL", s));
+	return s;
+}
+
 lua_Integer ft_check_positive(lua_State *L, int arg, const char *what)
 {
 	lua_Integer v = luaL_checkinteger(L, arg);

@@ -24,6 +24,9 @@ void ft_check_nargs(lua_State *L, int max);
 void ft_check_method_nargs(lua_State *L, int max);
 /* luaL_checkoption that also rejects an embedded NUL. */
 int ft_check_option(lua_State *L, int arg, const char *const names[]);
+/* A path at arg: a string, refused when it holds an embedded NUL (the
+ * kernel would see only the part before it). */
+const char *ft_check_path(lua_State *L, int arg);
 /* An integer above 0 at arg; what says what it must be ("size must be a
  * positive number of bytes"), and the message adds what it got. */
 lua_Integer ft_check_positive(lua_State *L, int arg, const char *what);

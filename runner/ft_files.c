@@ -1,6 +1,7 @@
 /* The results' plumbing: ft.mkdir, ft.symlink, ft.write_files and
  * ft.project_dir (the directory holding the executable). */
 #include <stdlib.h>
+#include <string.h>
 
 #include <lauxlib.h>
 
@@ -21,7 +22,7 @@ static long long test_write_pause_ns(void)
 static int l_mkdir(lua_State *L)
 {
 	ft_check_nargs(L, 1);
-	const char *path = luaL_checkstring(L, 1);
+	const char *path = ft_check_path(L, 1);
 	int err = ft_mkdir_p(path);
 	if (err)
 		return ft_fail_errno(L, err, "mkdir %s failed", path);
@@ -34,8 +35,8 @@ static int l_mkdir(lua_State *L)
 static int l_symlink(lua_State *L)
 {
 	ft_check_nargs(L, 2);
-	const char *target = luaL_checkstring(L, 1);
-	const char *link = luaL_checkstring(L, 2);
+	const char *target = ft_check_path(L, 1);
+	const char *link = ft_check_path(L, 2);
 	int err = ft_symlink_replace(target, link);
 	if (err)
 		return ft_fail_errno(L, err, "symlink %s -> %s failed", link, target);
@@ -60,7 +61,11 @@ static int l_write_files(lua_State *L)
 		lua_rawgeti(L, -2, 2);
 		if (lua_type(L, -2) != LUA_TSTRING || lua_type(L, -1) != LUA_TSTRING)
 			return luaL_error(L, "ft.write_files: entry %I needs {path, text}, two strings", i + 1);
-		files[i].path = lua_tostring(L, -2);
+		size_t path_len;
+		files[i].path = lua_tolstring(L, -2, &path_len);
+		if (strlen(files[i].path) != path_len)
+			return luaL_error(L, "ft.write_files: entry %I's path '%s' holds an embedded NUL", i + 1,
+			                  files[i].path);
 		files[i].text = lua_tolstring(L, -1, &files[i].len);
 		/* the strings stay alive in the list argument */
 		lua_pop(L, 3);
@@ -79,7 +84,7 @@ static int l_write_files(lua_State *L)
 static int l_temporary(lua_State *L)
 {
 	ft_check_nargs(L, 2);
-	const char *path = luaL_checkstring(L, 1);
+	const char *path = ft_check_path(L, 1);
 	ft_files_track(path, lua_isnoneornil(L, 2) || lua_toboolean(L, 2));
 	return 0;
 }

@@ -28,6 +28,39 @@ do -- hand-typed figures are found outside the generated blocks only
   t.like(found[1] or "", "line 11: It cost 2270 ns.", "the last one, named by its line")
 end
 
+do -- two separated groups: the rule fires on a made-up bimodal sample, and not on unimodal ones
+  -- five fast repetitions near 365 among ten slow ones, one straggler at 1500 among the slow
+  local two = { 360, 4500, 365, 5000, 370, 4800, 4750, 380, 362, 5100, 4700, 1500, 4650, 4900, 4400 }
+  local g = claims.groups(two)
+  t.ok(g ~= nil, "groups: a bimodal sample splits")
+  if g then
+    t.is(g[1].n .. "/" .. g[2].n, "5/10", "groups: 5 low, 10 high")
+    t.is(table.concat(g[1].reps, ","), "1,3,5,8,9", "groups: the low group's repetitions, in order")
+    t.is(g[1].median, 365, "groups: the low group's median")
+    t.is(g[1].min .. "/" .. g[1].max, "360/380", "groups: the low group's range")
+    t.is(g[2].median, 4725.0, "groups: the high group's median (ten values)")
+    t.is(g[2].min .. "/" .. g[2].max, "1500/5100", "groups: the straggler stays in the high group's range")
+    t.is(claims.round(g.factor), "3.95", "groups: how far apart the nearest values are")
+  end
+  local lognormal, x = {}, 1000
+  for i = 1, 15 do -- a fixed spread of about 10 % around 1000, no gap
+    x = 1000 * math.exp(0.1 * math.sin(i * 2.3))
+    lognormal[i] = x
+  end
+  t.is(claims.groups(lognormal), nil, "groups: a unimodal sample does not split")
+  t.is(claims.groups { 100, 101, 99, 102, 98, 100, 103, 97, 101, 100, 99, 102, 1000, 100, 1100 }, nil,
+    "groups: two stalls are not a group (fewer than GROUPS.min_reps)")
+  t.is(claims.groups { 20, 20, 30, 20, 30, 30, 20, 30 }, nil,
+    "groups: the clock's tick (20 against 30 ns, closer than GROUPS.min_factor) is no split")
+  t.is(claims.groups { 100, 130, 170, 220, 290, 720, 940, 1200, 1600, 2100 }, nil,
+    "groups: a gap of 2.5 times is no split when each side spreads about as widely")
+  t.ok(claims.groups { 10, 10, 10, 10, 25, 25, 25, 25 } ~= nil,
+    "groups: constant sides (no spread) split at a factor of 2.5")
+  t.is(claims.groups { 360, 365, 370, 4500, 4800, 4900, "?" }, nil, "groups: a value that is no number: not judged")
+  t.is(claims.groups { 0, 365, 370, 4500, 4800, 4900 }, nil, "groups: a value of 0 has no logarithm: not judged")
+  t.is(claims.groups { 360, 365, 4500, 4800 }, nil, "groups: too few repetitions for two groups")
+end
+
 local function check(root)
   return t.ftrun_run("claims.lua CHECK=1" .. (root and " ROOT=" .. q(root) or ""))
 end
@@ -80,6 +113,53 @@ do -- the headline in README.md is checked too
   t.is(code, 1, "the headline changed by hand: CHECK=1 exits 1")
   t.like(out, "README.md: the claim headline differs", "and names it")
   t.write(dir .. "/README.md", top)
+end
+
+do -- the published split: recomputed here from the JSON, plainly, and found in the prose
+  local json = require "json"
+  local doc = json.decode(t.read(ROOT .. "/results/thp-always-results.json"))
+  local values
+  for _, r in ipairs(doc.rows) do
+    if r.case == "A" and r.column == "pass1" then values = r.values end
+  end
+  local sorted = { table.unpack(values) }
+  table.sort(sorted)
+  local at, widest = nil, 0
+  for i = 1, #sorted - 1 do
+    local w = sorted[i + 1] / sorted[i]
+    if w > widest then at, widest = i, w end
+  end
+  local function median(a, b)
+    local n = b - a + 1
+    local m = a + n // 2
+    return n % 2 == 1 and sorted[m] or (sorted[m - 1] + sorted[m]) / 2
+  end
+  local body = claims.block(t.read(ROOT .. "/results/README.md"), "bimodal") or ""
+  t.like(body, ("With `THP=always`, cycle A's row \"pass 1: first touch\": its %d repetitions fall into two "
+    .. "separated groups, %d at a median of %s ns per 4 KiB (from %s to %s"):format(#values, at,
+    claims.round(median(1, at)), claims.round(sorted[1]), claims.round(sorted[at])),
+    "the prose names THP=always pass 1's lower group as the JSON has it")
+  t.like(body, ("and %d at a median of %s (from %s to %s), %s times apart"):format(#values - at,
+    claims.round(median(at + 1, #sorted)), claims.round(sorted[at + 1]), claims.round(sorted[#sorted]),
+    claims.round(widest)), "and its upper group")
+  t.like(body, "is not explained", "and says the cause is not explained")
+end
+
+do -- the repetitions of THP=always pass 1 made unimodal: the split no longer matches
+  local path = dir .. "/results/thp-always-results.json"
+  local json = require "json"
+  local saved = t.read(path)
+  local doc = json.decode(saved)
+  for _, r in ipairs(doc.rows) do
+    if r.case == "A" and r.column == "pass1" then
+      for i, x in ipairs(r.values) do if x < 1000 then r.values[i] = x * 12 end end
+    end
+  end
+  t.write(path, json.encode(doc))
+  local out, code = check(dir)
+  t.is(code, 1, "THP=always pass 1's repetitions moved together: CHECK=1 exits 1")
+  t.like(out, "the claim bimodal differs", "naming the claim of the two groups")
+  t.write(path, saved)
 end
 
 do -- data that moved: the prose no longer matches

@@ -119,7 +119,9 @@ do -- a plain run's SIGINT after its renames: the set is whole, so results/runs/
 end
 
 do -- a SIGINT to ftrun alone while os.execute runs a command: system() ignored it, and the run went on
-  local out = t.run(("%s -e %s 2>&1 & pid=$!; sleep 0.5; kill -INT $pid; wait $pid; echo \"exit $?\""):format(
+  -- the SIGINT once the command runs (a SIGINT before it would also exit 130, and prove nothing)
+  local out = t.run(("%s -e %s 2>&1 & pid=$!; for i in $(seq 1000); do pgrep -P $pid >/dev/null && break; "
+    .. "sleep 0.01; done; kill -INT $pid; wait $pid; echo \"exit $?\""):format(
     q(t.ftrun), q('os.execute("sleep 2") print("went on")')))
   t.like(out, "exit 130\n", "SIGINT during os.execute: exit 130 once the command returns", out)
   t.ok(not out:find("went on", 1, true), "and the script does not go on", out)

@@ -104,8 +104,8 @@ do -- options
 end
 
 do -- misuse is an error; the event is closed on every way out
-  local function fds() -- ftrun's perf and eventfd descriptors, listed by its child shell
-    return tonumber((t.run("ls -l /proc/$PPID/fd | grep -c -e perf_event -e eventfd"):match("%d+")))
+  local function fds() -- ftrun's perf and eventfd descriptors
+    return t.open_fds("%[perf_event%]") + t.open_fds("%[eventfd%]")
   end
   t.errors(function() ft.profile() end, "function expected", "no function")
   t.errors(function() ft.profile(1) end, "function expected", "a number")

@@ -1,6 +1,9 @@
 -- What every file records about the tree and the machine it was made on,
 -- and make publish's refusal of a tree with uncommitted changes.
 local t = require "tap"
+-- The record holds perf_event_paranoid and kptr_restrict, which tests/paranoid.lua
+-- changes under the settings lock: held for the whole file.
+assert(require("sysfs").hold_lock())
 local provenance = require "provenance"
 local q = t.quote
 

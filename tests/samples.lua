@@ -46,7 +46,7 @@ do -- 262144 samples in C cost milliseconds
 end
 
 do -- touch_timed on a fresh mapping: one sample per page
-  local b <close> = ft.mmap(4 << 20)
+  local b <close> = ft.mmap(4 << 20, { thp = "never" }) -- mTHP set to always elsewhere would fold pages
   local s = ft.samples(b.pages + 100)
   local f0 = ft.faults()
   local ns = b:touch_timed(3, s)

@@ -157,8 +157,8 @@ if not root or not sizes[16] or ft.folio(16).enabled ~= "never" then
 else
   local before = sysfs.snapshot()
   local rdir = dir .. "/results"
-  -- killed once the run has changed 16 KiB (journalled before the write); it may first
-  -- wait for the lock while another suite holds it, hence the 60 s
+  -- killed once the run has changed 16 KiB (journalled before the write); it shares
+  -- this file's lock, so it does not wait for it
   local out = t.run(([[
 %s THP=16K QUICK=1 RESULTS=%s README=/dev/null & P=$!
 for i in $(seq 3000); do grep -q '\[madvise\]' %s/hugepages-16kB/enabled && break; sleep 0.02; done

@@ -101,6 +101,14 @@ do -- ft.interrupted, ft.project_dir, ft.mkdir, ft.symlink
   t.is(ft.symlink("two", d .. "/link"), true, "symlink over an existing link")
   t.is(t.run("readlink " .. t.quote(d .. "/link")), "two\n", "the link was replaced")
   t.is(t.run("ls -A " .. t.quote(d) .. " | grep -c tmp"), "0\n", "no temporary link left")
+  -- a path with an embedded NUL is refused, not cut short at it
+  t.errors(function() ft.mkdir(d .. "/n\0x") end, "holds an embedded NUL", "mkdir: a NUL in the path")
+  t.errors(function() ft.symlink("a\0b", d .. "/nl") end, "holds an embedded NUL", "symlink: a NUL in the target")
+  t.errors(function() ft.symlink("a", d .. "/nl\0x") end, "holds an embedded NUL", "symlink: a NUL in the link")
+  t.errors(function() ft.write_files { { d .. "/nw\0x", "t" } } end, "holds an embedded NUL",
+    "write_files: a NUL in a path")
+  t.errors(function() ft.temporary(d .. "/nt\0x") end, "holds an embedded NUL", "temporary: a NUL in the path")
+  t.is(t.run("ls -A " .. t.quote(d) .. " | grep -c '^n'"), "0\n", "and none of them made a file")
   os.execute("rm -rf " .. t.quote(d))
 end
 

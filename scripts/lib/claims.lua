@@ -9,7 +9,10 @@
 -- half away from zero (counts of pages, faults and repetitions are exact).
 -- Each claim says in how many runs it held, and where runs are compared,
 -- what compare.lua said.
+local inference = require "inference"
 local json = require "json"
+local regimes = require "regimes"
+local stats = require "stats"
 
 local claims = {}
 
@@ -85,6 +88,154 @@ local function ls(dir, pattern)
   p:close()
   table.sort(out)
   return out
+end
+
+-- Two separated groups among one row's repetitions, or nil. The rule: sort
+-- the values and take their logarithms (a factor is the same distance at
+-- 400 ns as at 4000 ns, and a rate splits as its time does), then cut at
+-- the largest gap between neighbours. The cut counts as two groups when
+--   * each side holds at least GROUPS.min_reps repetitions: one or two far
+--     values are stalls, which the tables' cv and stall counts already show;
+--   * the sides' nearest values are GROUPS.min_factor or more apart, so that
+--     the clock's tick (20 against 30 ns) and ordinary spread never count;
+--   * the gap is GROUPS.min_spreads times or more each side's median
+--     absolute deviation from its own median: much wider than the spread
+--     within either group, measured robustly, so a straggler inside a
+--     group does not hide the split. Of 20000 made-up unimodal samples of
+--     15 (normal, exponential and heavy-tailed logarithms) at most 0.5 %
+--     reach 8 deviations.
+-- regimes.lua answers another question (does the level shift for a
+-- stretch of consecutive repetitions, on ranks): groups that alternate
+-- through a run shift nothing, and ranks do not say how far apart values
+-- are. Each group: {n, median, min, max, reps = the repetitions, in order}.
+claims.GROUPS = { min_reps = 3, min_factor = 2, min_spreads = 8 }
+
+local function mad(xs)
+  local m, d = stats.median(xs), {}
+  for i, x in ipairs(xs) do d[i] = math.abs(x - m) end
+  return stats.median(d)
+end
+
+function claims.groups(values)
+  local sorted = {}
+  for i, x in ipairs(values) do
+    -- a logarithm needs a finite positive value (NaN fails x == x)
+    if type(x) ~= "number" or x ~= x or x <= 0 or x == math.huge then return nil end
+    sorted[i] = { x = x, rep = i, log = math.log(x) }
+  end
+  local g = claims.GROUPS
+  if #sorted < 2 * g.min_reps then return nil end
+  table.sort(sorted, function(a, b) return a.x < b.x end)
+  local cut, gap = nil, -1
+  for i = g.min_reps, #sorted - g.min_reps do
+    local d = sorted[i + 1].log - sorted[i].log
+    if d > gap then cut, gap = i, d end
+  end
+  -- the largest gap of all must be the one between two groups of min_reps
+  for i = 1, #sorted - 1 do
+    if sorted[i + 1].log - sorted[i].log > gap then return nil end
+  end
+  if gap < math.log(g.min_factor) then return nil end
+  local sides = {}
+  for s, range in ipairs { { 1, cut }, { cut + 1, #sorted } } do
+    local xs, logs, reps = {}, {}, {}
+    for i = range[1], range[2] do
+      xs[#xs + 1], logs[#logs + 1], reps[#reps + 1] = sorted[i].x, sorted[i].log, sorted[i].rep
+    end
+    if gap < g.min_spreads * mad(logs) then return nil end
+    table.sort(reps)
+    sides[s] = { n = #xs, median = stats.median(xs), min = xs[1], max = xs[#xs], reps = reps }
+  end
+  return { sides[1], sides[2], factor = sides[2].min / sides[1].max }
+end
+
+-- 1, 3, 6, 7, 8 as "1, 3 and 6–8".
+local function rep_spans(reps)
+  local spans = {}
+  for _, r in ipairs(reps) do
+    local last = spans[#spans]
+    if last and last[2] == r - 1 then last[2] = r else spans[#spans + 1] = { r, r } end
+  end
+  return inference.spans(spans)
+end
+
+-- The run's other rows whose values put the same repetitions apart (every
+-- value of one group below every value of the other): a coincidence or a
+-- common cause, which one run cannot tell, but worth naming.
+local function same_apart(doc, r, lower)
+  local in_lower, out = {}, {}
+  for _, rep in ipairs(lower.reps) do in_lower[rep] = true end
+  for _, o in ipairs(doc.rows) do
+    if o ~= r and type(o.values) == "table" then
+      local a, b = { math.huge, -math.huge }, { math.huge, -math.huge }
+      for i, x in ipairs(o.values) do
+        local t = in_lower[i] and a or b
+        if type(x) == "number" then t[1], t[2] = math.min(t[1], x), math.max(t[2], x) end
+      end
+      if a[2] < b[1] or b[2] < a[1] then
+        out[#out + 1] = ("%s's \"%s\" (the lower group's repetitions from %s to %s, the upper's from %s to %s %s)")
+          :format(o.case, o.label, R(a[1]), R(a[2]), R(b[1]), R(b[2]), o.unit)
+      end
+    end
+  end
+  return out
+end
+
+-- One row's split, in words: the groups, where the table's median sits,
+-- what else in the run (faults, other rows, the regime test) goes with it.
+local function split_sentence(lead, doc, r, split)
+  local lo, hi = split[1], split[2]
+  local unit = r.unit == "ns/page" and ("ns per %d KiB"):format(doc.page_size // 1024) or r.unit
+  local few = lo.n <= hi.n and lo or hi
+  local function side(g, with_unit)
+    return ("%d at a median of %s%s (from %s to %s%s)"):format(g.n, R(g.median), with_unit and " " .. unit or "",
+      R(g.min), R(g.max), g == few and "; repetitions " .. rep_spans(g.reps) or "")
+  end
+  local where = r.median < lo.min and "lies below both groups" or r.median <= lo.max and "lies within the lower group"
+    or r.median < hi.min and "falls between the groups" or r.median <= hi.max and "lies within the upper group"
+    or "lies above both groups"
+  local out = { ("%s, cycle %s's row \"%s\": its %d repetitions fall into two separated groups, %s and %s, %s times "
+    .. "apart where they are nearest. The table's median, %s, %s%s.")
+    :format(lead, r.case, r.label, #r.values, side(lo, true), side(hi, false), R(split.factor), interval(r), where,
+      (r.lo <= lo.max and r.hi >= hi.min) and ", and its interval spans the gap between them" or "") }
+  local same = same_apart(doc, r, lo)
+  out[#out + 1] = #same == 0 and "No other row of the run puts the same repetitions apart."
+    or ("Other rows of the run that put the same repetitions apart: %s; a coincidence or a common cause, which "
+      .. "one run cannot tell."):format(table.concat(same, "; "))
+  for _, f in ipairs(doc.rows) do
+    if f.case == r.case and f.column == r.column .. "_faults" and f.min == f.max then
+      out[#out + 1] = ("Every repetition took %d fault%s in it, in both groups alike."):format(f.min,
+        f.min == 1 and "" or "s")
+    end
+  end
+  out[#out + 1] = regimes.of(r.unit, r.values) and "The regime test (in time order) also finds a lasting shift in it."
+    or "The regime test (in time order) finds no lasting shift in it."
+  return table.concat(out, " ")
+end
+
+-- The claim: every timed row of the published runs whose repetitions split
+-- by claims.groups, then the rule. published: { {name, doc, lead = "With ..."}, ... }.
+function claims.bimodal(published)
+  local out, looked, names = {}, 0, {}
+  for i, p in ipairs(published) do
+    names[i] = p[1]
+    for _, r in ipairs(p[2].rows) do
+      if regimes.testable(r) and type(r.values) == "table" then
+        looked = looked + 1
+        local split = claims.groups(r.values)
+        if split then out[#out + 1] = split_sentence(p.lead, p[2], r, split) end
+      end
+    end
+  end
+  local g = claims.GROUPS
+  out[#out + 1] = ((#out > 0 and "What puts a repetition in one group or the other is not explained. " or "")
+    .. "The rule (claims.groups in scripts/lib/claims.lua): sort a row's repetitions and cut at the largest ratio "
+    .. "between neighbours; that makes two groups when each side has %d repetitions or more, the ratio is %d or "
+    .. "more, and its logarithm is %d times or more the median absolute deviation of either side's logarithms. "
+    .. "Looked for in the %d timed rows of the published runs (%s); %s.")
+    :format(g.min_reps, g.min_factor, g.min_spreads, looked, table.concat(names, ", "),
+      #out == 0 and "no row splits" or ("%d split%s"):format(#out, #out == 1 and "s" or ""))
+  return table.concat(out, "\n\n") -- a paragraph a row, then the rule
 end
 
 -- The default runs: the published one first, then every repeat.
@@ -310,6 +461,9 @@ function claims.compute(root, ftrun)
     :format(f2m, always.bytes >> 20, value(always, "thp_page").x // 1024, f4k // f2m,
       interval(row(always, "A", "pass1")), vinterval(value(always, "first_touch")), f16,
       interval(row(k16, "A", "pass1")), vinterval(value(k16, "first_touch")))
+
+  R_["bimodal"] = claims.bimodal { { "the default run", pub, lead = "In the default run" },
+    { "`THP=always`", always, lead = "With `THP=always`" }, { "`THP=16K`", k16, lead = "With `THP=16K`" } }
 
   local pop = load(root .. "/results/exp-populate-results.json")
   local pop_map, pop_pass = row(pop, "MAP_POPULATE", "map_faults"), row(pop, "MAP_POPULATE", "pass_faults")

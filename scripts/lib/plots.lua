@@ -138,8 +138,8 @@ end
 -- ({path, text}: data, gnuplot script and SVG of each) and their count, to be
 -- renamed into dir in the same step as the run's other files. gnuplot runs in
 -- a private temporary directory, each file of it named to the signal handler
--- (ft.temporary); through io.popen, so SIGINT is not ignored as os.execute
--- ignores it, and its warnings are shown only when it fails. attached: files
+-- (ft.temporary); through io.popen, so its warnings can be kept and shown
+-- only when it fails. attached: files
 -- the plots read that are not on disk yet ({path = text}); mark: a line
 -- written across every plot (FORCE=1 on a run that is not clean).
 function plots.render(doc, dir, prefix, attached, mark)

@@ -14,7 +14,9 @@ trap 'exit 143' TERM
 status=$(cat "$kept.status" 2>/dev/null || echo 2)
 if [ "$status" -ne 0 ]; then
 	echo
-	echo "the failing tests' diagnostics again (the suite's stderr, blank lines left out):"
-	grep -v '^[[:space:]]*$' "$kept" || echo "(the suite wrote nothing on stderr)"
+	echo "the failing tests' diagnostics again (the suite's stderr; blank lines and the"
+	echo "settings lock's waits left out):"
+	grep -v -e '^[[:space:]]*$' -e '^ftrun: waiting for the settings lock' \
+		-e '^ftrun: got the settings lock' "$kept" || echo "(nothing else on stderr)"
 fi
 exit "$status"
