@@ -192,7 +192,8 @@ static void remove_temps(struct ft_file *files, size_t n)
 	}
 }
 
-int ft_write_files(struct ft_file *files, size_t n, long long pause_ns, const char **failed)
+int ft_write_files(struct ft_file *files, size_t n, long long pause_ns, long long rename_pause_ns,
+                   const char **failed)
 {
 	for (size_t i = 0; i < n; i++)
 		files[i].tmp = NULL;
@@ -224,16 +225,27 @@ int ft_write_files(struct ft_file *files, size_t n, long long pause_ns, const ch
 			return EISDIR;
 		}
 	}
+	sigset_t fatal, old;
+	sigemptyset(&fatal);
+	sigaddset(&fatal, SIGTERM);
+	sigaddset(&fatal, SIGHUP);
+	sigaddset(&fatal, SIGQUIT);
+	sigaddset(&fatal, SIGPIPE);
+	sigprocmask(SIG_BLOCK, &fatal, &old);
+	int err = 0;
 	for (size_t i = 0; i < n; i++) {
 		temp_untrack(files[i].tmp);
 		if (rename(files[i].tmp, files[i].path) != 0) {
-			int err = errno;
+			err = errno;
 			*failed = files[i].path;
 			remove_temps(files, n); /* the ones not yet renamed */
-			return err;
+			break;
 		}
 		free(files[i].tmp);
 		files[i].tmp = NULL;
+		if (i == 0 && rename_pause_ns > 0)
+			pause_for(rename_pause_ns);
 	}
-	return 0;
+	sigprocmask(SIG_SETMASK, &old, NULL);
+	return err;
 }

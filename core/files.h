@@ -24,8 +24,12 @@ struct ft_file {
  * fsyncs, then renames them all in order. On failure removes every
  * temporary and returns errno with *failed the path concerned; returns
  * -1 (temporaries removed) when ft_interrupted was set before the
- * renames. pause_ns > 0: sleep that long after each temporary (tests). */
-int ft_write_files(struct ft_file *files, size_t n, long long pause_ns, const char **failed);
+ * renames. The renames run with the fatal signals blocked (SIGTERM, SIGHUP,
+ * SIGQUIT, SIGPIPE): one that arrives meanwhile lands after the last, so the
+ * set on disk is never mixed. Tests: pause_ns > 0 sleeps that long after
+ * each temporary, rename_pause_ns > 0 after the first rename. */
+int ft_write_files(struct ft_file *files, size_t n, long long pause_ns, long long rename_pause_ns,
+                   const char **failed);
 
 /* Temporaries are listed in a fixed table while they exist, so that the
  * handler of a fatal signal (core/restore.c) can remove them: the ones

@@ -9,12 +9,13 @@
 #include "ft_aux.h"
 #include "ft_openers.h"
 
-/* A test hook, not a setting: FTRUN_TEST_WRITE_PAUSE=SECONDS holds
- * ft.write_files between writing its temporaries and renaming them, so
- * the tests can signal or race a run inside that window. */
-static long long test_write_pause_ns(void)
+/* Test hooks, not settings: FTRUN_TEST_WRITE_PAUSE=SECONDS holds
+ * ft.write_files after each temporary it writes, FTRUN_TEST_RENAME_PAUSE
+ * after its first rename, so the tests can signal or race a run inside
+ * those windows. */
+static long long test_pause_ns(const char *name)
 {
-	const char *env = getenv("FTRUN_TEST_WRITE_PAUSE");
+	const char *env = getenv(name);
 	return env && *env ? (long long)(strtod(env, NULL) * 1e9) : 0;
 }
 
@@ -71,7 +72,8 @@ static int l_write_files(lua_State *L)
 		lua_pop(L, 3);
 	}
 	const char *failed = "?";
-	int err = ft_write_files(files, (size_t)n, test_write_pause_ns(), &failed);
+	int err = ft_write_files(files, (size_t)n, test_pause_ns("FTRUN_TEST_WRITE_PAUSE"),
+	                         test_pause_ns("FTRUN_TEST_RENAME_PAUSE"), &failed);
 	if (err < 0)
 		return luaL_error(L, "interrupted");
 	if (err)

@@ -191,6 +191,20 @@ do -- D12: SIGTERM while the files are written leaves no temporary, in RESULTS o
   os.execute("rm -rf " .. q(dir) .. " " .. q(tmp))
 end
 
+do -- SIGTERM between two renames lands after the last: the set on disk is whole, never mixed
+  local dir = t.tmpdir()
+  local _, code = t.ftrun_run("cycles.lua " .. TINY .. " RESULTS=" .. q(dir))
+  local whole = listing(dir)
+  t.is(code, 0, "a first run writes the whole set", whole)
+  os.execute("rm -f " .. q(dir) .. "/*")
+  local out = t.run(("FTRUN_TEST_RENAME_PAUSE=2 %s cycles.lua %s RESULTS=%s >/dev/null 2>&1 & P=$!; "
+    .. "for i in $(seq 1500); do [ -n \"$(ls %s)\" ] && break; sleep 0.02; done; kill -TERM $P; wait $P; "
+    .. "echo \"exit $?\""):format(q(t.ftrun), TINY, q(dir), q(dir)))
+  t.like(out, "exit 143", "SIGTERM after the first rename exits 143")
+  t.is(listing(dir), whole, "once every file is renamed: the same set as the run before, no temporary", out)
+  os.execute("rm -rf " .. q(dir))
+end
+
 do -- D3, D4: SIGINT while gnuplot draws a published run's plots: 130, the old set stays whole
   local dir, tmp = t.tmpdir(), t.tmpdir()
   local readme = "x\n" .. table.concat({ runfiles.markers("main") }, "\nold\n") .. "\n"
