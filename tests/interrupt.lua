@@ -51,8 +51,10 @@ end
 for _, sig in ipairs { "TERM", "HUP" } do
   local log = dir .. "/log"
   os.remove(log)
-  local out = t.run(("%s %s %s 2>%s & pid=$!; for i in $(seq 500); do grep -q started %s 2>/dev/null && break; "
-    .. "sleep 0.01; done; kill -%s $pid; wait $pid; echo \"exit $?\""):format("RESULTS=" .. q(dir .. "/out"),
+  -- default dispositions: under nohup SIGHUP comes ignored, and ftrun keeps it so
+  local out = t.run(("env --default-signal=TERM,HUP %s %s %s 2>%s & pid=$!; for i in $(seq 500); do "
+    .. "grep -q started %s 2>/dev/null && break; sleep 0.01; done; kill -%s $pid; wait $pid; echo \"exit $?\""):format(
+    "RESULTS=" .. q(dir .. "/out"),
     q(t.ftrun), q(script), q(log), q(log), sig))
   local text = t.read(log) or ""
   -- (the shell may say "Terminated" or "Hangup" before the status)
