@@ -25,28 +25,34 @@ static bool is_dir(const char *path)
 	return stat(path, &st) == 0 && S_ISDIR(st.st_mode);
 }
 
-bool ft_tracefs_ready(const char *dir, bool may_mount, char *why, size_t size)
+int ft_tracefs_ready(const char *dir, bool may_mount, char *why, size_t size)
 {
 	char events[512];
 	snprintf(events, sizeof events, "%s/events", dir);
 	why[0] = '\0';
+	errno = 0;
 	if (is_dir(events))
-		return true;
+		return 0;
+	if (errno == EACCES) { /* mounted, as the 0700 root leaves it, and not ours to read */
+		snprintf(why, size, "tracefs at %s cannot be read by this user (%s): tracepoints need root",
+		         dir, strerror(EACCES));
+		return EACCES;
+	}
 	if (!may_mount) {
 		snprintf(why, size, "tracefs is not mounted at %s (no events/ there)", dir);
-		return false;
+		return ENOENT;
 	}
 	if (geteuid() != 0) {
 		snprintf(why, size, "tracefs is not mounted at %s, and mounting it needs root "
 		         "(mount -t tracefs nodev %s)", dir, dir);
-		return false;
+		return ENOENT;
 	}
 	if (mount("nodev", dir, "tracefs", 0, NULL) != 0 || !is_dir(events)) {
 		snprintf(why, size, "tracefs is not mounted at %s and mounting it failed: %s",
 		         dir, strerror(errno));
-		return false;
+		return ENOENT;
 	}
-	return true;
+	return 0;
 }
 
 /* The CPUs in /sys/devices/system/cpu/online ("0-1,4"), at most max. */
@@ -308,8 +314,9 @@ int ft_trace_open(struct ft_trace *t, const struct ft_trace_opts *opts,
 		any_cpu |= opts->events[e].per_cpu;
 		any_tracepoint |= strncmp(opts->events[e].name, "software:", 9) != 0;
 	}
-	if (any_tracepoint && !ft_tracefs_ready(opts->tracefs, opts->may_mount, why, size))
-		return ENOENT;
+	int ready = any_tracepoint ? ft_tracefs_ready(opts->tracefs, opts->may_mount, why, size) : 0;
+	if (ready)
+		return ready;
 	int err = open_scope(t, false, -1, s, why, size);
 	if (!err && any_cpu) {
 		int cpus[FT_TRACE_MAX_CPUS];

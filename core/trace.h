@@ -77,9 +77,10 @@ struct ft_trace {
 	int64_t start_ns, stop_ns;           /* the enabled interval (CLOCK_MONOTONIC) */
 };
 
-/* tracefs's directory with an events/ folder: "" or why not, after a
- * mount where allowed. */
-bool ft_tracefs_ready(const char *dir, bool may_mount, char *why, size_t size);
+/* tracefs's directory with an events/ folder, after a mount where
+ * allowed: 0, or an errno (EACCES: there but not readable by this user,
+ * ENOENT: not mounted) with why it is not. */
+int ft_tracefs_ready(const char *dir, bool may_mount, char *why, size_t size);
 
 /* Opens every event (disabled), maps and writes the rings. Returns 0 or an
  * errno with the reason in why (the setting, event or file that refused);

@@ -1,5 +1,6 @@
 #include "ft_aux.h"
 
+#include <ctype.h>
 #include <errno.h>
 #include <limits.h>
 #include <spawn.h>
@@ -47,7 +48,7 @@ const char *ft_check_path(lua_State *L, int arg)
 	size_t len;
 	const char *s = luaL_checklstring(L, arg, &len);
 	if (strlen(s) != len)
-		luaL_argerror(L, arg, lua_pushfstring(L, "path '%s' holds an embedded NUL", s));
+		luaL_argerror(L, arg, lua_pushfstring(L, "the path holds an embedded NUL after '%s'", s));
 	return s;
 }
 
@@ -228,25 +229,54 @@ int ft_stopped_error(lua_State *L)
 	return luaL_error(L, "stopped: the task group was closed");
 }
 
-/* Whether msg is the error SIGINT raises ("interrupted", with or without
- * the position luaL_error puts before it). */
-static bool is_interrupt(const char *msg)
+/* Whether s starts with a position "SRC:LINE: " (what error() puts before
+ * a message); returns what follows it, or NULL. */
+static const char *after_position(const char *s)
+{
+	const char *sep = strstr(s, ": ");
+	const char *digit = sep;
+	while (digit && digit > s && isdigit((unsigned char)digit[-1]))
+		digit--;
+	if (!sep || digit == sep || digit - 1 <= s || digit[-1] != ':')
+		return NULL;
+	return sep + 2;
+}
+
+/* The error SIGINT raises within msg, or NULL: a binding's "interrupted",
+ * or the hook's "interrupted at SRC:LINE", behind only the positions that
+ * error() adds on the way out of a pcall. A script's own message that
+ * quotes it ("wrapped: interrupted at ...") is the script's error. */
+static const char *interrupt_in(const char *msg)
 {
 	static const char word[] = "interrupted";
-	size_t n = strlen(msg), k = sizeof word - 1;
-	return ft_interrupted && n >= k && strcmp(msg + n - k, word) == 0 &&
-	       (n == k || (n > k + 1 && strcmp(msg + n - k - 2, ": interrupted") == 0));
+	if (!ft_interrupted)
+		return NULL;
+	while (msg && strncmp(msg, word, sizeof word - 1) != 0)
+		msg = after_position(msg);
+	if (!msg)
+		return NULL;
+	const char *rest = msg + sizeof word - 1;
+	if (!*rest)
+		return msg;
+	if (strncmp(rest, " at ", 4) != 0)
+		return NULL;
+	const char *colon = strrchr(rest + 4, ':');
+	if (!colon || colon == rest + 4 || !colon[1])
+		return NULL;
+	for (const char *d = colon + 1; *d; d++)
+		if (!isdigit((unsigned char)*d))
+			return NULL;
+	return msg;
 }
 
 /* An interrupt is not a bug: one line saying where the Lua code was (the
  * position the hook's message carries; else, for a binding's, the
  * innermost Lua frame, and the script's own line when that is in another
  * file, a library's). */
-static int interrupt_message(lua_State *L, const char *msg)
+static int interrupt_message(lua_State *L, const char *core)
 {
-	size_t n = strlen(msg), k = sizeof ": interrupted" - 1;
-	if (n > k) { /* the hook's, with the position of the code it stopped */
-		lua_pushfstring(L, "interrupted at %s", lua_pushlstring(L, msg, n - k));
+	if (strcmp(core, "interrupted") != 0) { /* the hook's, with its position */
+		lua_pushstring(L, core);
 		return 1;
 	}
 	lua_Debug ar;
@@ -274,8 +304,9 @@ static int interrupt_message(lua_State *L, const char *msg)
 int ft_msghandler(lua_State *L)
 {
 	const char *msg = lua_tostring(L, 1);
-	if (msg && is_interrupt(msg))
-		return interrupt_message(L, msg);
+	const char *core = msg ? interrupt_in(msg) : NULL;
+	if (core)
+		return interrupt_message(L, core);
 	if (msg == NULL) {
 		if (luaL_callmeta(L, 1, "__tostring") && lua_type(L, -1) == LUA_TSTRING)
 			return 1;

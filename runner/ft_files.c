@@ -65,7 +65,7 @@ static int l_write_files(lua_State *L)
 		size_t path_len;
 		files[i].path = lua_tolstring(L, -2, &path_len);
 		if (strlen(files[i].path) != path_len)
-			return luaL_error(L, "ft.write_files: entry %I's path '%s' holds an embedded NUL", i + 1,
+			return luaL_error(L, "ft.write_files: entry %I's path holds an embedded NUL after '%s'", i + 1,
 			                  files[i].path);
 		files[i].text = lua_tolstring(L, -1, &files[i].len);
 		/* the strings stay alive in the list argument */

@@ -132,8 +132,11 @@ static void interrupt_hook(lua_State *L, lua_Debug *ar)
 		 * message through any pcall that raises it again */
 		lua_Debug where;
 		for (int level = 0; lua_getstack(L, level, &where); level++)
-			if (lua_getinfo(L, "Sl", &where) && where.currentline > 0)
-				luaL_error(L, "%s:%d: interrupted", where.short_src, where.currentline);
+			if (lua_getinfo(L, "Sl", &where) && where.currentline > 0) {
+				/* not luaL_error: it would put the caller's position first */
+				lua_pushfstring(L, "interrupted at %s:%d", where.short_src, where.currentline);
+				lua_error(L);
+			}
 		luaL_error(L, "interrupted");
 	}
 }

@@ -42,7 +42,8 @@ for _, ab in ipairs { "", "'AB=LEVEL=1 | LEVEL=2'" } do
     local out, log = background(ab, ignore)
     t.is(out, "exit 130\n", "a background run " .. name .. ": SIGINT exits 130")
     -- an interrupt is not a bug: one line with where the Lua code was, no traceback
-    t.ok(log:find("\nftrun: interrupted at [^\n]*slow%.lua:%d+\n"), name .. ": and says where it was interrupted", log)
+    t.ok(log:find("\nftrun: interrupted at [^\n:]*slow%.lua:%d+\n"), name .. ": and says where it was interrupted, once",
+      log)
     t.ok(not log:find("stack traceback", 1, true), name .. ": without a traceback", log)
   end
 end
@@ -61,6 +62,20 @@ for _, sig in ipairs { "TERM", "HUP" } do
   t.like(out, ("exit %d\n"):format(128 + (sig == "TERM" and 15 or 1)), "SIG" .. sig .. ": the run dies of it")
   t.like(text, " started", "SIG" .. sig .. ": a case had started, its progress line open")
   t.is(text:sub(-1), "\n", "SIG" .. sig .. ": stderr ends with the progress line's newline", text)
+end
+
+do -- a script's own error that quotes the interrupt stays the script's; a rethrow stays an interrupt
+  local function sigint(code)
+    return t.run(("%s -e %s 2>&1 & pid=$!; sleep 0.5; kill -INT $pid; wait $pid; echo \"exit $?\""):format(
+      q(t.ftrun), q(code)))
+  end
+  local out = sigint('local function f() while true do end end\nf()')
+  t.like(out, "ftrun: interrupted at (command line):1\n", "a loop in a function: its line alone, not its caller's too")
+  out = sigint('local ok, e = pcall(function() while true do end end)\nerror("wrapped: " .. tostring(e))')
+  t.like(out, "ftrun: (command line):2: wrapped: interrupted at (command line):1\nstack traceback:",
+    "a message of the script's that quotes it: printed as it is, with its traceback", out)
+  out = sigint('local ok, e = pcall(function() while true do end end)\nerror(e)')
+  t.like(out, "ftrun: interrupted at (command line):1\nexit 130", "error(e) of it: the interrupt, its position once", out)
 end
 
 do -- a real error keeps its traceback

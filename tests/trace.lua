@@ -153,6 +153,13 @@ if t.run("command -v setpriv") ~= "" then
   else
     t.diag("skipped: nobody's user-space-only trace needs perf_event_paranoid 2; it is " .. tostring(paranoid))
   end
+  -- a tracefs there but closed to nobody (mode 0700, made here): not "not mounted", and EACCES
+  os.execute("mkdir -p " .. t.quote(dir .. "/closed/events") .. " && chmod 0700 " .. t.quote(dir .. "/closed")
+    .. " && chmod a+rx " .. t.quote(dir))
+  out = t.run(("FTRUN_TRACEFS=%s %s -e %s"):format(t.quote(dir .. "/closed"), nobody,
+    t.quote("print(ft.trace{events = {'exceptions:page_fault_user'}})")))
+  t.is(out, ("nil\tft.trace: tracefs at %s/closed cannot be read by this user (Permission denied): tracepoints "
+    .. "need root\t13\n"):format(dir), "a tracefs nobody cannot read: said so, with EACCES")
   t.write(dir .. "/perf_event_paranoid", "0\n")
   out = t.run(("FTRUN_PROC_SYS=%s %s -e %s"):format(
     t.quote(dir), nobody, t.quote("print(ft.trace{cpu_events = {'software:page-faults'}})")))

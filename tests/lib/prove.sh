@@ -1,6 +1,6 @@
 #!/bin/sh
 # Runs the suite with prove, its stderr shown as it comes and kept; when the
-# suite fails, repeats the failing tests' diagnostics after prove's summary,
+# suite fails, repeats that stderr (the failed checks' diagnostics) after prove's summary,
 # so a log read from its tail (as CI shows it) says what was expected and
 # what came.  Usage: tests/lib/prove.sh FTRUN TEST...
 ftrun=$1
@@ -14,8 +14,8 @@ trap 'exit 143' TERM
 status=$(cat "$kept.status" 2>/dev/null || echo 2)
 if [ "$status" -ne 0 ]; then
 	echo
-	echo "the failing tests' diagnostics again (the suite's stderr; blank lines and the"
-	echo "settings lock's waits left out):"
+	echo "the suite's stderr again, where each failed check names its file and number"
+	echo "(blank lines and the settings lock's waits left out):"
 	grep -v -e '^[[:space:]]*$' -e '^ftrun: waiting for the settings lock' \
 		-e '^ftrun: got the settings lock' "$kept" || echo "(nothing else on stderr)"
 fi
