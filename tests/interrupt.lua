@@ -104,7 +104,7 @@ do -- a SIGINT after the renames of a published set (the lock held here, which t
   t.write(pub .. "/README.md", readme)
   local log = dir .. "/publog"
   local out = t.run(("FTRUN_TEST_PUBLISHED_PAUSE=60 PUBLISH=1 %s cycles.lua MIB=4 REPS=1 CYCLES=A RESULTS=%s "
-    .. "README=%s >/dev/null 2>%s & pid=$!; for i in $(seq 6000); do grep -q 'paused after the renames' %s && break; "
+    .. "README=%s >/dev/null 2>%s & pid=$!; for i in $(seq 6000); do grep -q 'paused after the renames' %s 2>/dev/null && break; "
     .. "sleep 0.01; done; kill -INT $pid; wait $pid; echo \"exit $?\""):format(q(t.ftrun), q(pub), q(pub .. "/README.md"),
     q(log), q(log)))
   local text = t.read(log) or ""
@@ -125,7 +125,7 @@ do -- a plain run's SIGINT after its renames: the set is whole, so results/runs/
   local log = dir .. "/plainlog"
   -- the SIGINT once the run says it pauses, its renames done
   local out = t.run(("FTRUN_TEST_PUBLISHED_PAUSE=60 %s cycles.lua QUICK=1 MIB=4 REPS=1 CYCLES=A >/dev/null 2>%s & pid=$!; "
-    .. "for i in $(seq 6000); do grep -q 'paused after the renames' %s && break; sleep 0.01; done; "
+    .. "for i in $(seq 6000); do grep -q 'paused after the renames' %s 2>/dev/null && break; sleep 0.01; done; "
     .. "kill -INT $pid; wait $pid; echo \"exit $?\""):format(q(t.ftrun), q(log), q(log)))
   local text = t.read(log) or ""
   t.is(out, "exit 130\n", "a plain run's SIGINT after the renames: exit 130", text)
