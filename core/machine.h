@@ -20,6 +20,23 @@ struct ft_machine {
 	int free_page_reporting;  /* virtio-balloon free page reporting: 1 on, 0 off, -1 no balloon */
 };
 
+/* What kind of guest this is, as the kernel itself says it. */
+struct ft_machine_kind {
+	char hypervisor[32];      /* the kernel log's "Hypervisor detected: NAME", "none", "unknown" */
+	char hypervisor_source[192]; /* where that name came from, or why it is unknown */
+	char cpuid[16];           /* CPUID leaf 0x40000000's vendor signature, "" with no hypervisor bit */
+	int shadow_page_tables;   /* 1 shadowed (PVM), 0 not (bare metal), -1 unknown */
+	int zero_page;            /* 1 a read fault may map the shared zero page, 0 it never does */
+	char zero_page_why[160];
+	int rdtscp;               /* /proc/cpuinfo's rdtscp flag */
+};
+
 void ft_machine_read(struct ft_machine *m);
+/* Reads the kernel log (as root: klogctl), so once per run, not per pass.
+ * FTRUN_MACHINE_ROOT names a directory that stands in for the kernel in
+ * the tests: kernel.log, cpuid (the vendor signature; missing: no
+ * hypervisor bit), proc/cmdline, proc/cpuinfo and
+ * sys/module/kernel/parameters/pvm_no_zero_page. */
+void ft_machine_read_kind(struct ft_machine_kind *k);
 
 #endif

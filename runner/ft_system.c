@@ -154,7 +154,7 @@ static int l_machine(lua_State *L)
 	ft_check_nargs(L, 0);
 	struct ft_machine m;
 	ft_machine_read(&m);
-	lua_createtable(L, 0, 12);
+	lua_createtable(L, 0, 20);
 	ft_set_string(L, "cpu", m.cpu_model);
 	ft_set_number(L, "cpu_mhz", m.cpu_mhz);
 	ft_set_string(L, "kernel", m.kernel);
@@ -163,7 +163,20 @@ static int l_machine(lua_State *L)
 	ft_set_string(L, "thp_defrag", m.thp_defrag);
 	ft_set_integer(L, "thp_pmd_size", (lua_Integer)m.thp_pmd_size);
 	ft_set_string(L, "clocksource", m.clocksource);
-	ft_set_string(L, "hypervisor", m.hypervisor[0] ? m.hypervisor : "none");
+	struct ft_machine_kind k;
+	ft_machine_read_kind(&k);
+	ft_set_string(L, "hypervisor", k.hypervisor);
+	ft_set_string(L, "hypervisor_source", k.hypervisor_source);
+	ft_set_string(L, "cpuid_hypervisor", k.cpuid[0] ? k.cpuid : "none");
+	if (k.shadow_page_tables >= 0)
+		ft_set_boolean(L, "shadow_page_tables", k.shadow_page_tables);
+	ft_set_boolean(L, "zero_page", k.zero_page);
+	ft_set_string(L, "zero_page_why", k.zero_page_why);
+	ft_set_boolean(L, "rdtscp", k.rdtscp);
+	const struct ft_timer *timer = ft_timer_chosen(L);
+	ft_set_string(L, "timer", timer->kind == FT_TIMER_TSC ? "rdtscp" : "clock_gettime(CLOCK_MONOTONIC)");
+	if (timer->kind != FT_TIMER_TSC)
+		ft_set_string(L, "timer_why", timer->fallback);
 	ft_set_integer(L, "cpus", m.cpus_online);
 	ft_set_integer(L, "numa_nodes", m.numa_nodes);
 	ft_set_string(L, "free_page_reporting", m.free_page_reporting < 0 ? "no balloon"

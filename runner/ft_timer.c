@@ -61,6 +61,14 @@ void ft_timer_take_copy(lua_State *L, int idx)
 	memcpy(new_timer(L), bytes, len);
 }
 
+const struct ft_timer *ft_timer_chosen(lua_State *L)
+{
+	lua_getfield(L, LUA_REGISTRYINDEX, TIMER_KEY);
+	const struct ft_timer *t = lua_touserdata(L, -1);
+	lua_pop(L, 1);
+	return t;
+}
+
 const struct ft_timer *ft_timer(lua_State *L)
 {
 	const char *bad;

@@ -1,0 +1,32 @@
+-- The machine's facts that a test's checks depend on, as the kernel states them
+-- (ft.machine(): the kernel log's hypervisor, the zero-page parameter, the cpuinfo flags).
+-- A check that cannot hold on this kind is skipped with the fact as its reason.
+local t = require "tap"
+local ft = require "ft"
+
+local m = ft.machine()
+local kind = {
+  machine = m,
+  name = m.hypervisor,
+  pvm = m.hypervisor == "PVM",
+  zero_page = m.zero_page,
+  -- the reasons, worded as the kernel's facts
+  NO_ZERO_PAGE = "no zero page: " .. m.zero_page_why,
+  PVM_PROFILE = "PVM guest (" .. m.hypervisor_source .. "): interrupts-off time lands on "
+    .. "pvm_irq_enable and the host's shadow-paging work on the faulting store",
+}
+
+-- The kind as one line for a test's notes.
+function kind.describe()
+  return ("hypervisor %s (%s), CPUID %q, shadow page tables %s, zero page %s (%s), timer %s%s"):format(
+    m.hypervisor, m.hypervisor_source, m.cpuid_hypervisor, tostring(m.shadow_page_tables),
+    tostring(m.zero_page), m.zero_page_why, m.timer, m.timer_why and " (" .. m.timer_why .. ")" or "")
+end
+
+-- t.ok when the fact holds, else a skip naming why: fn runs only on a kind where it must hold.
+function kind.check(holds, reason, name, fn)
+  if holds then return fn() end
+  return t.skip(name, reason)
+end
+
+return kind
