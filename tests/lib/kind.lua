@@ -12,8 +12,8 @@ local kind = {
   zero_page = m.zero_page,
   -- the reasons, worded as the kernel's facts
   NO_ZERO_PAGE = "no zero page: " .. m.zero_page_why,
-  PVM_PROFILE = "PVM guest (" .. m.hypervisor_source .. "): interrupts-off time lands on "
-    .. "pvm_irq_enable and the host's shadow-paging work on the faulting store",
+  PVM_PROFILE = "PVM guest (" .. m.hypervisor_source .. "): time with interrupts off is sampled on "
+    .. "pvm_irq_enable, and the faulting store's user samples hold fault time the guest kernel does not see",
 }
 
 -- The kind as one line for a test's notes.

@@ -95,11 +95,19 @@ local function quote(s)
 end
 tap.quote = quote
 
--- A fresh empty directory for a test's files.
+-- A fresh empty directory for a test's files, removed when the file ends: at tap.done, or
+-- when the state closes after an error stopped the file before it.
+local tmpdirs = {}
+local function remove_tmpdirs()
+  for _, d in ipairs(tmpdirs) do os.execute("rm -rf " .. quote(d)) end
+  tmpdirs = {}
+end
+tap.tmpdirs_sentinel = setmetatable({}, { __gc = remove_tmpdirs })
 function tap.tmpdir()
   local d = os.tmpname()
   os.remove(d)
   assert(os.execute("mkdir -p " .. quote(d)))
+  tmpdirs[#tmpdirs + 1] = d
   return d
 end
 
@@ -191,6 +199,7 @@ local links_at_start = latest_links()
 
 function tap.done()
   if nobody_copy then os.execute("rm -rf " .. quote(nobody_copy.dir)) end
+  remove_tmpdirs()
   -- only a link this file left dangling is put back (or removed): a run
   -- beside the suite may have moved one for real
   for name, now in pairs(latest_links()) do
