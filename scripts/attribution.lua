@@ -10,6 +10,7 @@ local harness = require "harness"
 local stages = require "stages"
 
 local h = harness.start({ script = "attribution", shuffle = true, mib = 256, reps = 3,
+  limits = { "profile", "zero_page" },
   quick = { MIB = 64, REPS = 2 },
   about = "where a fault's time goes: kernel symbols and stages (ft.profile, cpu-clock samples)",
   knobs = { { name = "FREQ", kind = "count", default = 10000, max = 1000000,

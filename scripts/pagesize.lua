@@ -6,7 +6,7 @@ local harness = require "harness"
 local pagesizes = require "pagesizes"
 local units = require "units"
 
-local h = harness.start({ script = "pagesize", shuffle = true, mib = 1024, reps = 5,
+local h = harness.start({ script = "pagesize", shuffle = true, mib = 1024, reps = 5, limits = { "fault_cost" },
   about = "first touch by fault size (base pages, multi-size THP, 2 MiB THP, hugetlb)",
   memory = function(cfg, bytes) return bytes * (cfg.MIB % 1024 == 0 and 3 or 2) end }, { ... })
 local K, PMD, named = 0x9E3779B97F4A7C15, 2 << 20, pagesizes.named

@@ -8,6 +8,7 @@ local ft = require "ft"
 local harness = require "harness"
 local stats = require "stats"
 local h = harness.start({ script = "placement", shuffle = true, mib = 256, reps = 1,
+  limits = { "zero_page", "fault_cost" },
   about = "who decides where pages live (move_pages, mbind)" }, { ... })
 local STEP = math.max(1, h.pages // 65536) -- move_pages asks at most 65536 pages
 
@@ -271,7 +272,7 @@ if top.numa_balancing ~= 0 then
 else
   h:note("kernel.numa_balancing is 0 (off).")
 end
-if tostring(h.machine.hypervisor):find("TCG") then
+if tostring(h.machine.cpuid_hypervisor):find("TCG") then -- the kernel names no TCG: CPUID does
   h:note("Run under qemu's TCG emulation: its times mean nothing; its page counts and nodes are real.")
 end
 h:value("numa_balancing", top.numa_balancing, "count")

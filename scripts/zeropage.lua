@@ -3,7 +3,7 @@
 -- faults again to get a page of its own. Against a write-only first touch.
 local harness = require "harness"
 
-local h = harness.start({ script = "zeropage", shuffle = true, mib = 512, reps = 5,
+local h = harness.start({ script = "zeropage", shuffle = true, mib = 512, reps = 5, limits = { "zero_page" },
   about = "read before write: the zero page" }, { ... })
 local SAMPLE = 64 -- move_pages asks every 64th page
 

@@ -79,6 +79,24 @@ local off = machine("param_off")
 t.is(off.zero_page, "true", "the kernel's parameter (N) over the command line")
 t.is(off.zero_page_why, "pvm_no_zero_page=N in /sys/module/kernel/parameters/pvm_no_zero_page", "and names it")
 
+-- What each kind cannot show (scripts/lib/limits.lua), from the same signatures.
+local LIMITS = "local l = require('limits').of(ft.machine(), ft.clock(), { 'zero_page', 'profile', 'fault_cost' }) "
+  .. "for _, x in ipairs(l) do print(x.topic .. '=' .. x.text) end"
+local function limits_of(name)
+  local out = t.run(("FTRUN_MACHINE_ROOT=%s %s -e %s"):format(q(dir .. "/" .. name), q(t.ftrun), q(LIMITS)))
+  local l = {}
+  for k, v in out:gmatch("([%w_]+)=([^\n]*)") do l[k] = v end
+  return l
+end
+local pl = limits_of("PVM")
+t.like(pl.zero_page, "No zero page on this kernel (pvm_no_zero_page=1 on the kernel command line)", "PVM: no zero page said")
+t.like(pl.profile, "land on pvm_irq_enable", "PVM: the profile's pvm_irq_enable said")
+t.like(pl.fault_cost, "PVM guest with shadow page tables", "PVM: the fault's cost is this kind's")
+local kl = limits_of("KVM")
+t.is(next(kl), nil, "KVM: nothing withheld on these topics", kl.zero_page or kl.profile or kl.fault_cost)
+t.errors(function() require("limits").of(ft.machine(), nil, { "zero" }) end, "limits: unknown topic 'zero'",
+  "an unknown topic is an error")
+
 -- This machine: the name is the kernel log's, and the timer says why it is what it is.
 local m = ft.machine()
 t.diag(("this machine: hypervisor %s (%s), CPUID %q, zero page %s (%s), timer %s %s"):format(m.hypervisor,

@@ -20,6 +20,7 @@
 local ab = require "ab"
 local ft = require "ft"
 local knobs = require "knobs"
+local limits = require "limits"
 local measure = require "measure"
 local provenance = require "provenance"
 local report = require "report"
@@ -90,7 +91,7 @@ function Record:check_words(...) return self._h.meter:check_words(...) end
 -- bytes, pages -> bytes mapped at once; default one buffer). args: the
 -- script's arguments (default the chunk's `arg`).
 local START_OPTIONS = { script = 1, about = 1, mib = 1, reps = 1, quick = 1, knobs = 1, warmup = 1, run = 1,
-  memory = 1, check = 1, shuffle = 1 }
+  memory = 1, check = 1, shuffle = 1, limits = 1 }
 
 function harness.start(opts, args)
   for k in pairs(opts) do
@@ -165,6 +166,9 @@ function harness.start(opts, args)
   h.title = ("ftrun %s: %s; %s, %d MiB, %d reps%s"):format(script, opts.about, h.run_name, cfg.MIB, cfg.REPS,
     h.warmup > 0 and " after " .. h.warmup .. " warm-up" or "")
   h.header, h.machine = report.header(h.title, h.clock, h.ghz, h.ghz_source)
+  -- opts.limits: the topics (lib/limits.lua) whose limits on this kind of machine the figures carry
+  h.limits = limits.of(h.machine, h.clock, opts.limits or {})
+  for _, l in ipairs(h.limits) do h:note(l.text) end
   for _, k in ipairs(provenance.ORDER) do h.header = h.header .. k .. ": " .. tostring(h.provenance[k]) .. "\n" end
   io.stderr:write(h.title .. "\n")
   h.meter.on_mismatch = function(msg) results.failed(h, msg) end

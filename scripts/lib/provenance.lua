@@ -79,6 +79,7 @@ function provenance.collect()
   end
   local function selected(path) local s = line(path); return s and (s:match("%[(%w+)%]") or s) end
   local cpu = cpu_identity()
+  local m = ft.machine()
   return {
     git_commit = tree.commit, git_dirty = tree.dirty, git_changed = tree.changed, git_diff_sha256 = tree.diff_sha256,
     allow_dirty = tree.dirty and os.getenv("ALLOW_DIRTY") == "1" or nil,
@@ -86,13 +87,16 @@ function provenance.collect()
     cpu_vendor = cpu.vendor, cpu_family = cpu.family, cpu_model = cpu.model, cpu_stepping = cpu.stepping,
     cpu_microcode = cpu.microcode,
     kernel = line("/proc/sys/kernel/osrelease"), cmdline = line("/proc/cmdline"),
+    -- the kind of guest as the kernel names it (a PVM fault costs several of a KVM guest's)
+    machine_kind = m.hypervisor, machine_kind_source = m.hypervisor_source,
+    shadow_page_tables = m.shadow_page_tables, zero_page = m.zero_page,
     perf_event_paranoid = tonumber(line("/proc/sys/kernel/perf_event_paranoid") or ""),
     kptr_restrict = tonumber(line("/proc/sys/kernel/kptr_restrict") or ""),
     thp_enabled = selected(THP .. "/enabled"), thp_defrag = selected(THP .. "/defrag"),
     thp_sizes = table.concat(sizes, ", "),
     khugepaged_defrag = line(THP .. "/khugepaged/defrag"),
     khugepaged_pages_to_scan = tonumber(line(THP .. "/khugepaged/pages_to_scan") or ""),
-    free_page_reporting = ft.machine().free_page_reporting,
+    free_page_reporting = m.free_page_reporting,
     cpufreq_driver = line("/sys/devices/system/cpu/cpu0/cpufreq/scaling_driver") or "none",
     loadavg = (line("/proc/loadavg") or ""):match("^(%S+ %S+ %S+)"),
   }
@@ -101,7 +105,8 @@ end
 -- In the order the raw file lists them.
 provenance.ORDER = { "git_commit", "git_dirty", "git_changed", "git_diff_sha256", "allow_dirty", "ftrun", "lua",
   "compiler", "cflags", "glibc", "cpu_vendor", "cpu_family", "cpu_model", "cpu_stepping", "cpu_microcode",
-  "kernel", "cmdline", "perf_event_paranoid", "kptr_restrict", "thp_enabled", "thp_defrag", "thp_sizes",
+  "kernel", "cmdline", "machine_kind", "machine_kind_source", "shadow_page_tables", "zero_page",
+  "perf_event_paranoid", "kptr_restrict", "thp_enabled", "thp_defrag", "thp_sizes",
   "khugepaged_defrag", "khugepaged_pages_to_scan", "free_page_reporting", "cpufreq_driver", "loadavg" }
 
 -- The record in one line, for the files that have no room for the whole
@@ -116,9 +121,10 @@ function provenance.describe(p)
       or tree .. " + uncommitted changes (not recorded which)"
   end
   return ("provenance: commit %s; ftrun %s, %s, glibc %s; CPU %s family %s model %s stepping %s microcode %s; "
-    .. "kernel %s, perf_event_paranoid %s, kptr_restrict %s; THP %s, defrag %s, sizes %s (? = not recorded)"):format(
+    .. "kernel %s, guest %s, perf_event_paranoid %s, kptr_restrict %s; THP %s, defrag %s, sizes %s "
+    .. "(? = not recorded)"):format(
     tree, v(p.ftrun), v(p.compiler), v(p.glibc), v(p.cpu_vendor), v(p.cpu_family), v(p.cpu_model), v(p.cpu_stepping),
-    v(p.cpu_microcode), v(p.kernel), v(p.perf_event_paranoid), v(p.kptr_restrict), v(p.thp_enabled),
+    v(p.cpu_microcode), v(p.kernel), v(p.machine_kind), v(p.perf_event_paranoid), v(p.kptr_restrict), v(p.thp_enabled),
     v(p.thp_defrag), p.thp_sizes ~= "" and v(p.thp_sizes) or "none")
 end
 

@@ -79,6 +79,13 @@ local VMSTAT = { "nr_free_pages", "nr_anon_pages", "nr_anon_transparent_hugepage
   "pgfault", "pgmajfault", "thp_fault_alloc", "thp_fault_fallback", "compact_stall",
   "pgscan_kswapd", "pgsteal_kswapd", "numa_hit", "numa_miss" }
 
+-- The guest's kind beyond its name: page tables and zero page, as ft.machine() states them.
+function report.kind(m)
+  local tables = m.shadow_page_tables == true and "shadow page tables"
+    or m.shadow_page_tables == false and "no shadow page tables" or "page tables not known to be shadowed"
+  return tables .. ", " .. (m.zero_page and "read faults map the zero page" or "no zero page (" .. m.zero_page_why .. ")")
+end
+
 function report.header(title, clock_info, ghz, ghz_source)
   local m = ft.machine()
   local lines = {
@@ -90,7 +97,9 @@ function report.header(title, clock_info, ghz, ghz_source)
     ("page size: %d bytes; THP enabled=%s defrag=%s, huge page %d bytes"):format(
       m.page_size, m.thp_enabled, m.thp_defrag, m.thp_pmd_size),
     "clocksource: " .. m.clocksource,
-    "hypervisor: " .. m.hypervisor .. "; free page reporting: " .. m.free_page_reporting,
+    ("hypervisor: %s (%s; CPUID %s); %s; free page reporting: %s"):format(m.hypervisor,
+      m.hypervisor_source, m.cpuid_hypervisor, report.kind(m), m.free_page_reporting),
+    "per-page timer: " .. m.timer .. (m.timer_why and " (" .. m.timer_why .. ")" or ""),
     ("numa nodes: %d"):format(m.numa_nodes),
     ("clock: %s, tick %d ns, read %.1f ns"):format(clock_info.source, clock_info.tick_ns, clock_info.read_ns),
     ("per-page timestamp (touch_timed): tick %d ns, store + read %.1f ns"):format(

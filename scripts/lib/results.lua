@@ -192,8 +192,9 @@ function results.finish(h, render)
     report.line { { "meta", "title" }, { "text", h.title } },
     report.line { { "meta", "date" }, { "text", os.date("!%Y-%m-%d %H:%M") } },
     report.line { { "meta", "machine" }, { "text", ("%s (%d CPUs), kernel %s, %d-byte pages, THP %s, "
-      .. "clocksource %s, hypervisor %s, free page reporting %s, %d NUMA node(s)"):format(m.cpu, m.cpus,
-      m.kernel, m.page_size, m.thp_enabled, m.clocksource, m.hypervisor, m.free_page_reporting, m.numa_nodes) } },
+      .. "clocksource %s, hypervisor %s (CPUID %s), %s, free page reporting %s, %d NUMA node(s)"):format(m.cpu,
+      m.cpus, m.kernel, m.page_size, m.thp_enabled, m.clocksource, m.hypervisor, m.cpuid_hypervisor,
+      report.kind(m), m.free_page_reporting, m.numa_nodes) } },
     report.line { { "meta", "clock" }, { "text", ("window clock tick %d ns, read %s ns; per-page timestamp "
       .. "tick %d ns, store + read %s ns"):format(c.tick_ns, units.cell(c.read_ns, "ns/page"), c.timed.tick_ns,
       units.cell(c.timed.read_ns, "ns/page")) } },
@@ -259,6 +260,7 @@ function results.finish(h, render)
     bytes = h.bytes, pages = h.pages, page_size = h.page, provenance = h.provenance, seed = h.seed,
     noise_thresholds = { steal_pct = provenance.STEAL_PCT, foreign_pct = provenance.FOREIGN_PCT },
     rows = h.rows, values = values, reps = reps, checks = h.meter.checks, verdict = verdict,
+    limits = h.limits, -- what this kind of machine cannot show (lib/limits.lua)
     ab = h.ab and { a = h.ab.a, b = h.ab.b, text = h.ab.text, order = "A B in odd repetitions, B A in even ones" },
   } .. "\n"
 
