@@ -164,10 +164,8 @@ static char *read_all(const char *path, int *err)
 		len += n;
 		if (size - len - 1 == 0) {
 			char *more = realloc(text, size * 2);
-			if (!more) {
+			if (!more)
 				free(text);
-				text = NULL;
-			}
 			text = more;
 			size *= 2;
 		}

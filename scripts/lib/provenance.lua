@@ -121,10 +121,11 @@ function provenance.describe(p)
       or tree .. " + uncommitted changes (not recorded which)"
   end
   return ("provenance: commit %s; ftrun %s, %s, glibc %s; CPU %s family %s model %s stepping %s microcode %s; "
-    .. "kernel %s, guest %s, perf_event_paranoid %s, kptr_restrict %s; THP %s, defrag %s, sizes %s "
+    .. "kernel %s%s, perf_event_paranoid %s, kptr_restrict %s; THP %s, defrag %s, sizes %s "
     .. "(? = not recorded)"):format(
     tree, v(p.ftrun), v(p.compiler), v(p.glibc), v(p.cpu_vendor), v(p.cpu_family), v(p.cpu_model), v(p.cpu_stepping),
-    v(p.cpu_microcode), v(p.kernel), v(p.machine_kind), v(p.perf_event_paranoid), v(p.kptr_restrict), v(p.thp_enabled),
+    -- runs made before the kind was recorded read as they did
+    v(p.cpu_microcode), v(p.kernel), p.machine_kind and ", guest " .. p.machine_kind or "", v(p.perf_event_paranoid), v(p.kptr_restrict), v(p.thp_enabled),
     v(p.thp_defrag), p.thp_sizes ~= "" and v(p.thp_sizes) or "none")
 end
 
