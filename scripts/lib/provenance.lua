@@ -125,7 +125,8 @@ function provenance.describe(p)
     .. "(? = not recorded)"):format(
     tree, v(p.ftrun), v(p.compiler), v(p.glibc), v(p.cpu_vendor), v(p.cpu_family), v(p.cpu_model), v(p.cpu_stepping),
     -- runs made before the kind was recorded read as they did
-    v(p.cpu_microcode), v(p.kernel), p.machine_kind and ", guest " .. p.machine_kind or "", v(p.perf_event_paranoid), v(p.kptr_restrict), v(p.thp_enabled),
+    v(p.cpu_microcode), v(p.kernel), p.machine_kind and ", guest " .. p.machine_kind or "",
+    v(p.perf_event_paranoid), v(p.kptr_restrict), v(p.thp_enabled),
     v(p.thp_defrag), p.thp_sizes ~= "" and v(p.thp_sizes) or "none")
 end
 

@@ -83,7 +83,8 @@ local VMSTAT = { "nr_free_pages", "nr_anon_pages", "nr_anon_transparent_hugepage
 function report.kind(m)
   local tables = m.shadow_page_tables == true and "shadow page tables"
     or m.shadow_page_tables == false and "no shadow page tables" or "page tables not known to be shadowed"
-  return tables .. ", " .. (m.zero_page and "read faults map the zero page" or "no zero page (" .. m.zero_page_why .. ")")
+  local zero = m.zero_page and "read faults map the zero page" or "no zero page (" .. m.zero_page_why .. ")"
+  return tables .. ", " .. zero
 end
 
 function report.header(title, clock_info, ghz, ghz_source)
