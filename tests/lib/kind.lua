@@ -15,6 +15,10 @@ local kind = {
   PVM_PROFILE = "PVM guest (" .. m.hypervisor_source .. "): time with interrupts off is sampled on "
     .. "pvm_irq_enable, and the faulting store's user samples hold fault time the guest kernel does not see",
 }
+-- Why a profile's KVM-shaped checks (clear_page on top, kernel above user) cannot be asserted
+-- here, or nil: a PVM guest, or a kind the kernel log did not give (CAP_SYSLOG).
+kind.PROFILE_SKIP = kind.pvm and kind.PVM_PROFILE
+  or m.hypervisor == "unknown" and "the guest's kind is not known: " .. m.hypervisor_source or nil
 
 -- The kind as one line for a test's notes.
 function kind.describe()
