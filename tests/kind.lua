@@ -99,8 +99,7 @@ t.errors(function() require("limits").of(ft.machine(), nil, { "zero" }) end, "li
 
 -- This machine: the name is the kernel log's, and the timer says why it is what it is.
 local m = ft.machine()
-t.diag(("this machine: hypervisor %s (%s), CPUID %q, zero page %s (%s), timer %s %s"):format(m.hypervisor,
-  m.hypervisor_source, m.cpuid_hypervisor, tostring(m.zero_page), m.zero_page_why, m.timer, m.timer_why or ""))
+t.diag("this machine: " .. require("kind").describe())
 local log = t.run("dmesg 2>/dev/null | grep -m1 -o 'Hypervisor detected: .*'")
 local said = log:match("Hypervisor detected: ([^\n]+)")
 if said then

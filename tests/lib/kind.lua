@@ -1,7 +1,6 @@
 -- The machine's facts that a test's checks depend on, as the kernel states them
 -- (ft.machine(): the kernel log's hypervisor, the zero-page parameter, the cpuinfo flags).
 -- A check that cannot hold on this kind is skipped with the fact as its reason.
-local t = require "tap"
 local ft = require "ft"
 
 local m = ft.machine()
@@ -25,12 +24,6 @@ function kind.describe()
   return ("hypervisor %s (%s), CPUID %q, shadow page tables %s, zero page %s (%s), timer %s%s"):format(
     m.hypervisor, m.hypervisor_source, m.cpuid_hypervisor, tostring(m.shadow_page_tables),
     tostring(m.zero_page), m.zero_page_why, m.timer, m.timer_why and " (" .. m.timer_why .. ")" or "")
-end
-
--- t.ok when the fact holds, else a skip naming why: fn runs only on a kind where it must hold.
-function kind.check(holds, reason, name, fn)
-  if holds then return fn() end
-  return t.skip(name, reason)
 end
 
 return kind
