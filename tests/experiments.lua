@@ -55,7 +55,7 @@ local function run(name, env)
   t.ok(doc ~= nil, name .. ".lua: its JSON decodes")
   if doc then check_json(name .. ".lua", doc) end
   local ix = summary.index(text)
-  return function(case, column) return (ix.row(case, column) or {}).median end, ix
+  return function(case, column) return (ix.row(case, column) or {}).median end, ix, doc
 end
 
 do
@@ -93,8 +93,19 @@ do
 end
 
 do
-  local r = run("zeropage", "MIB=8 REPS=1")
+  local r, ix, doc = run("zeropage", "MIB=8 REPS=1")
   local pages = (8 << 20) // PAGE
+  -- what this kind cannot show is said in the notes and the JSON, and only where it holds
+  local said = {}
+  for _, l in ipairs(doc and doc.limits or {}) do said[l.topic] = l.text end
+  local notes = ""
+  for _, n in ipairs(ix.meta.note or {}) do notes = notes .. n.text .. "\n" end
+  if kind.zero_page then
+    t.is(said.zero_page, nil, "zeropage.lua: with a zero page no limit is said of it")
+  else
+    t.like(said.zero_page, kind.machine.zero_page_why, "zeropage.lua: its JSON says there is no zero page, and why")
+    t.like(notes, said.zero_page or "?", "and so does a note under its table")
+  end
   t.is(r("THP=never", "read_faults"), pages, "a read pass faults once per page")
   if kind.zero_page then
     t.is(r("THP=never", "zero_pages"), pages, "and leaves every page on the zero page")
