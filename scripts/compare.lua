@@ -262,10 +262,15 @@ local function calibration(doc)
   if cal.script ~= doc.script then
     return nil, ("%s calibrates %s, not %s"):format(path, tostring(cal.script), doc.script)
   end
+  local cm = cal.machine or {}
   for _, k in ipairs(MACHINE_KEYS) do
-    if (cal.machine or {})[k] ~= doc.machine[k] then
-      return nil, ("%s was made on another machine (%s %s, here %s)"):format(path, k, tostring((cal.machine or {})[k]),
-        tostring(doc.machine[k]))
+    local a, b = cm[k], doc.machine[k]
+    -- a machine recorded before the kernel's name for it was held CPUID's string there
+    if k == "hypervisor" and (cm.cpuid_hypervisor == nil) ~= (doc.machine.cpuid_hypervisor == nil) then
+      a, b = cm.cpuid_hypervisor or a, doc.machine.cpuid_hypervisor or b
+    end
+    if a ~= b then
+      return nil, ("%s was made on another machine (%s %s, here %s)"):format(path, k, tostring(a), tostring(b))
     end
   end
   for k, v in pairs(cal.knobs or {}) do

@@ -174,6 +174,21 @@ out, code = cmp(q(base) .. " " .. q(slower) .. " CALIBRATION=" .. q(cal_path), "
 t.is(code, 1, "with a calibration one run a side is judged, and 20 % against a 2 % spread fails the gate")
 t.like(out, "2.0 (cal.)", "the calibrated run-to-run spread beside the row")
 t.like(out, "p from Student's t of the log ratio against the run-to-run spread", "and the method")
+-- the kind: a calibration made before the kernel named it held CPUID's string as its hypervisor
+local function machine_with(fields)
+  local m = {}
+  for k, v in pairs(doc.machine) do m[k] = v end
+  for k, v in pairs(fields) do m[k] = v ~= "nil" and v or nil end
+  return m
+end
+cal.machine = machine_with { hypervisor = doc.machine.cpuid_hypervisor, cpuid_hypervisor = "nil" }
+t.write(cal_path, json.encode(cal))
+out = cmp(q(base) .. " " .. q(slower) .. " CALIBRATION=" .. q(cal_path))
+t.like(out, "(cal.)", "a calibration recorded before the kernel's kind applies where CPUID's string matches")
+cal.machine = machine_with { hypervisor = doc.machine.hypervisor == "KVM" and "PVM" or "KVM" }
+t.write(cal_path, json.encode(cal))
+out = cmp(q(base) .. " " .. q(slower) .. " CALIBRATION=" .. q(cal_path))
+t.like(out, "was made on another machine (hypervisor ", "a calibration of the other kind of guest is not used")
 cal.machine = { cpu = "another" }
 t.write(cal_path, json.encode(cal))
 out, code = cmp(q(base) .. " " .. q(slower) .. " CALIBRATION=" .. q(cal_path))
