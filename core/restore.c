@@ -446,6 +446,7 @@ static int take(int want)
 			return 0;
 		}
 	}
+	covered = false; /* the parent that held it has gone */
 	if (flock(lock_fd, want | LOCK_NB) == 0) {
 		lock_mode = want;
 		return 0;

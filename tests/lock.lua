@@ -51,8 +51,9 @@ else
   local victim = dir .. "/victim"
   local function plant(at)
     t.write(victim, "#!/bin/sh\necho hi\n")
-    return t.run(("%s sh -c %s"):format(NOBODY, q(("mkdir -p %s/ftrun-settings.journal && printf '%%s\\t%%s\\n' %s 'echo PWNED' > %s/ftrun-settings.journal/1-1")
-      :format(q(at), q(victim), q(at)))))
+    local cmd = ("mkdir -p %s/ftrun-settings.journal && printf '%%s\\t%%s\\n' %s 'echo PWNED' > %s/ftrun-settings.journal/1-1")
+      :format(q(at), q(victim), q(at))
+    return t.run(("%s sh -c %s"):format(NOBODY, q(cmd)))
   end
   -- the review's case: the lock directory itself is world-writable (as /run/lock is)
   plant(pub)
@@ -171,18 +172,18 @@ else
   local lk = pub .. "/lk"
   local lenv = ("env -u FTRUN_SETTINGS_LOCK_FD FTRUN_LOCK_DIR=%s"):format(q(lk))
   t.ftrun_run("-e 'ft.lock_settings()'", lenv)
-  local out = t.run(("%s sh -c %s >/dev/null 2>&1 & sleep 0.5"):format(NOBODY,
+  t.run(("%s sh -c %s >/dev/null 2>&1 & sleep 0.5"):format(NOBODY,
     q(("exec 9<%s/ftrun-settings.lock && flock 9 && sleep 3"):format(q(lk)))))
-  out = t.ftrun_run("-e 'print(ft.lock_settings())'", "NOWAIT=1 " .. lenv)
+  local out = t.ftrun_run("-e 'print(ft.lock_settings())'", "NOWAIT=1 " .. lenv)
   t.like(out, "true", "a lock another user tried to hold is still root's to take (S3)", out)
 end
 
 do -- X6: a child left running does not keep the lock; U1: the holder is named with its command
   local sleeper = dir .. "/sleeper"
-  local out = t.ftrun_run(("-e %s"):format(q(('ft.lock_settings() os.execute("sleep 5 >/dev/null 2>&1 & echo $! > %s")')
+  t.ftrun_run(("-e %s"):format(q(('ft.lock_settings() os.execute("sleep 5 >/dev/null 2>&1 & echo $! > %s")')
     :format(sleeper))), env)
   local pid = tonumber((t.read(sleeper) or ""):match("%d+"))
-  out = t.ftrun_run("-e 'print(ft.lock_settings())'", "NOWAIT=1 " .. env)
+  local out = t.ftrun_run("-e 'print(ft.lock_settings())'", "NOWAIT=1 " .. env)
   t.like(out, "true", "the lock ends with the run, not with a child it left behind (X6)", out)
   if pid then os.execute("kill " .. pid .. " 2>/dev/null") end
 
