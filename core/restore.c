@@ -587,8 +587,15 @@ int ft_setting_write(const char *path, const char *value, char *before, size_t l
 	char after[FT_SETTING_VALUE];
 	if (ft_setting_read(path, after, sizeof after) == 0)
 		copy(e->after, sizeof e->after, after, strlen(after));
-	if (err && fresh && strcmp(e->after, e->before) == 0)
+	if (err && fresh && strcmp(e->after, e->before) == 0) {
 		logged = logged - 1; /* refused, and nothing changed */
+		if (logged == 0 && journal_made) {
+			/* nothing to restore: no later start should try (an unprivileged
+			 * user's refused change would be retried, and refused, at each) */
+			unlinkat(journal_dir_fd, journal_name, 0);
+			journal_made = 0;
+		}
+	}
 	return err;
 }
 

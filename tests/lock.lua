@@ -163,6 +163,23 @@ do -- what a journal in the right place may say: only a setting ftrun changes, a
   t.is(t.read(stand), "0", "and its setting is back")
 end
 
+-- Another user's runs keep their own lock and journal; a change the kernel refuses them leaves
+-- no journal for every later start of theirs to retry.
+local nobody, why_not = t.nobody()
+local sizes = require("ft").folio_sizes() or {}
+if not nobody or not sizes[1] then
+  skip("an unprivileged user's refused change", why_not or "no folio sizes")
+else
+  local theirs = dir .. "/nobody-lock"
+  os.execute(("mkdir -m 700 %s && chown 65534:65534 %s"):format(q(theirs), q(theirs)))
+  local nenv = ("env -u FTRUN_SETTINGS_LOCK_FD FTRUN_LOCK_DIR=%s"):format(q(theirs))
+  local out = t.run(("%s %s -e 'print(ft.set_folio(%d, \"madvise\"))'"):format(nenv, nobody, sizes[1].kb))
+  t.like(out, "Permission denied", "nobody's change is refused by the kernel", out)
+  t.is(t.run(("ls -A %s/ftrun-settings.journal"):format(q(theirs))), "", "and leaves no journal behind")
+  out = t.run(("%s %s -e 'print(1)'"):format(nenv, nobody))
+  t.is(out, "1\n", "so nobody's next start has nothing to retry or say")
+end
+
 -- S3: another user can neither open nor hold the lock.
 if not setpriv then
   skip("another user holds the lock", root and "no setpriv" or "needs root")
