@@ -336,7 +336,7 @@ static bool is_ancestor(long pid)
 	return false;
 }
 
-/* "pid N (comm)" of a holder, for U1's question "who has it?" */
+/* "pid N (comm)" of the first holder, and how many more: who to wait for, or ask. */
 static void describe(const struct holder *h, int n, char *out, size_t len)
 {
 	if (n == 0) {
