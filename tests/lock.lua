@@ -3,9 +3,13 @@
 -- else can hold the lock, the lock ends with the run, runs that measure under the THP settings
 -- hold it shared, and two starts replaying one dead run's journal both end well.
 -- Every case uses a private lock directory (FTRUN_LOCK_DIR) and stand-in files: nothing here
--- changes a machine-wide setting.
+-- changes a machine-wide setting (nobody's attempt is refused by the kernel).
 local t = require "tap"
 local q = t.quote
+
+-- The real lock, held for the whole file: its THP=always runs (under a private lock) must not
+-- fault beside another suite's test of the folio sizes, nor under another run's settings.
+assert(require("sysfs").hold_lock())
 
 local root = t.run("id -u") == "0\n"
 local setpriv = root and t.run("command -v setpriv") ~= ""
