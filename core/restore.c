@@ -3,6 +3,7 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <fnmatch.h>
 #include <limits.h>
 #include <stdatomic.h>
 #include <stdbool.h>
@@ -26,16 +27,65 @@ static struct ft_setting entries[FT_SETTINGS_MAX];
 static volatile sig_atomic_t logged;
 static volatile pid_t owner;
 
-/* The lock and journal (protocol in restore.h). They live in /run/lock, a
- * tmpfs: a journal survives a SIGKILL but not a reboot, which is right,
+/* The lock and journal (protocol in restore.h). They live in a tmpfs
+ * (/run): a journal survives a SIGKILL but not a reboot, which is right,
  * since the kernel resets every sysfs setting at boot and a journal from
  * before it would "restore" stale values over the boot defaults. The
- * journal's path is fixed before the first change so that the signal
- * handler can unlink it without allocating. */
+ * directories are opened once and checked (owner, mode) through the open
+ * descriptor, and everything in them is reached from it, so nobody can
+ * swap a checked directory for another; the signal handler unlinks the
+ * journal by its descriptor and name without allocating. */
 enum { FT_DIR_PATH = 200 };
-static int lock_fd = -1;
-static char journal[FT_DIR_PATH + 64];
+static const char LOCK_NAME[] = "ftrun-settings.lock", JOURNAL_NAME[] = "ftrun-settings.journal";
+static char dir_path[FT_DIR_PATH];
+static int dir_fd = -1, journal_dir_fd = -1;
+static char journal_name[64];
 static volatile sig_atomic_t journal_made;
+static int lock_fd = -1;
+static int lock_mode;   /* LOCK_SH or LOCK_EX while this run holds it, or a parent for it */
+static bool covered;    /* held by a parent (or an inherited descriptor), not by lock_fd */
+
+/* The files a journal may name: the settings ftrun changes, and nothing
+ * else, since a journal line is written back as root. fnmatch patterns
+ * with FNM_PATHNAME | FNM_PERIOD, so a * stays inside one component and
+ * is never "." or "..". A knob that changes another file adds it here
+ * (e.g. "/sys/module/page_reporting/parameters/<name>"). */
+static const char *const settable[] = {
+	"/sys/kernel/mm/transparent_hugepage/enabled",
+	"/sys/kernel/mm/transparent_hugepage/hugepages-*kB/enabled",
+	"/sys/kernel/mm/hugepages/hugepages-*kB/nr_hugepages",
+	"/proc/sys/vm/nr_hugepages",
+	NULL
+};
+
+static const char *lock_dir(void);
+
+/* Stand-ins for tests: setting-* directly in the (checked) lock directory. */
+static bool stand_in(const char *path)
+{
+	static const char prefix[] = "setting-";
+	const char *dir = lock_dir();
+	size_t n = strlen(dir);
+	return n > 0 && dir[0] == '/' && strncmp(path, dir, n) == 0 && path[n] == '/' &&
+	       strncmp(path + n + 1, prefix, sizeof prefix - 1) == 0 && !strchr(path + n + 1, '/');
+}
+
+bool ft_setting_allowed(const char *path)
+{
+	if (strlen(path) >= FT_SETTING_PATH)
+		return false;
+	for (size_t i = 0; settable[i]; i++)
+		if (fnmatch(settable[i], path, FNM_PATHNAME | FNM_PERIOD) == 0)
+			return true;
+	return stand_in(path);
+}
+
+/* A value a setting takes: "madvise", "512". */
+static bool value_ok(const char *v)
+{
+	size_t n = strspn(v, "abcdefghijklmnopqrstuvwxyz0123456789");
+	return n > 0 && n < FT_SETTING_VALUE && v[n] == '\0';
+}
 
 static size_t copy(char *dst, size_t size, const char *src, size_t n)
 {
@@ -80,7 +130,8 @@ int ft_setting_read(const char *path, char *value, size_t len)
 
 static int write_value(const char *path, const char *value)
 {
-	int fd = open(path, O_WRONLY | O_TRUNC | O_CLOEXEC); /* sysfs ignores O_TRUNC; a file needs it */
+	/* sysfs ignores O_TRUNC; a stand-in file needs it */
+	int fd = open(path, O_WRONLY | O_TRUNC | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
 	if (fd < 0)
 		return errno;
 	size_t len = strlen(value);
@@ -99,69 +150,238 @@ static struct ft_setting *find(const char *path)
 }
 
 
+/* FTRUN_LOCK_DIR, else a directory only this user can write: /run/ftrun
+ * for root; for another user (who changes no setting, but takes the lock
+ * to paste into a README or to measure undisturbed by its own runs)
+ * $XDG_RUNTIME_DIR/ftrun when that is the user's, else /tmp/ftrun-UID. */
 static const char *lock_dir(void)
 {
-	const char *d = getenv("FTRUN_LOCK_DIR");
-	return d && *d ? d : "/run/lock";
+	if (dir_path[0])
+		return dir_path;
+	const char *d = getenv("FTRUN_LOCK_DIR"), *x = getenv("XDG_RUNTIME_DIR");
+	struct stat st;
+	if (d && *d)
+		snprintf(dir_path, sizeof dir_path, "%s", d);
+	else if (geteuid() == 0)
+		snprintf(dir_path, sizeof dir_path, "/run/ftrun");
+	else if (x && x[0] == '/' && stat(x, &st) == 0 && st.st_uid == geteuid())
+		snprintf(dir_path, sizeof dir_path, "%s/ftrun", x);
+	else
+		snprintf(dir_path, sizeof dir_path, "/tmp/ftrun-%u", (unsigned)geteuid());
+	return dir_path;
 }
 
-static void lock_path(char *out, size_t len)
+/* Only this user may write where a journal is read from, or whoever could
+ * would choose what is written back as root. fd must be a `type` (S_IFDIR
+ * or S_IFREG) owned by the euid that no group or other user can write;
+ * else says why, naming `what`, and returns EPERM. */
+static int check_owned(int fd, const char *what, const char *path, mode_t type)
 {
-	snprintf(out, len, "%s/ftrun-settings.lock", lock_dir());
+	struct stat st;
+	if (fstat(fd, &st) != 0)
+		return errno;
+	char why[96] = "";
+	if ((st.st_mode & S_IFMT) != type)
+		snprintf(why, sizeof why, "not a %s", type == S_IFDIR ? "directory" : "regular file");
+	else if (st.st_uid != geteuid())
+		snprintf(why, sizeof why, "owned by uid %u, not %u", (unsigned)st.st_uid, (unsigned)geteuid());
+	else if (st.st_mode & (S_IWGRP | S_IWOTH))
+		snprintf(why, sizeof why, "writable by %s (mode %04o)",
+		         st.st_mode & S_IWOTH ? "others" : "its group", (unsigned)(st.st_mode & 07777));
+	if (!why[0])
+		return 0;
+	ft_stderr_end_line();
+	fprintf(stderr, "ftrun: %s %s is %s: not used, since only the user running ftrun may write "
+	        "there\n", what, path, why);
+	return EPERM;
 }
 
-static void journal_dir(char *out, size_t len)
+/* Opens the lock directory (made 0700 when missing and `create`) and
+ * checks it; a refusal is said once. */
+static int open_lock_dir(bool create)
 {
-	snprintf(out, len, "%s/ftrun-settings.journal", lock_dir());
+	static bool said;
+	if (dir_fd >= 0)
+		return 0;
+	const char *path = lock_dir();
+	if (create && mkdir(path, 0700) != 0 && errno != EEXIST)
+		return errno;
+	int fd = open(path, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (fd < 0) {
+		int err = errno;
+		if (err != ELOOP && err != ENOTDIR)
+			return err;
+		if (!said) {
+			ft_stderr_end_line();
+			fprintf(stderr, "ftrun: the settings lock directory %s is %s: not used\n", path,
+			        err == ELOOP ? "a symbolic link" : "not a directory");
+		}
+		said = true;
+		return EPERM;
+	}
+	int err = said ? EPERM : check_owned(fd, "the settings lock directory", path, S_IFDIR);
+	if (err) {
+		said = true;
+		close(fd);
+		return err;
+	}
+	dir_fd = fd;
+	return 0;
 }
 
-static int open_lock(void)
+/* The journal directory in the lock directory, checked likewise. */
+static int open_journal_dir(bool create)
 {
+	if (journal_dir_fd >= 0)
+		return 0;
+	int err = open_lock_dir(create);
+	if (err)
+		return err;
+	if (create && mkdirat(dir_fd, JOURNAL_NAME, 0700) != 0 && errno != EEXIST)
+		return errno;
+	int fd = openat(dir_fd, JOURNAL_NAME, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (fd < 0)
+		return errno == ELOOP ? EPERM : errno;
 	char path[FT_DIR_PATH + 32];
-	lock_path(path, sizeof path);
-	if (mkdir(lock_dir(), 01777) == 0)
-		chmod(lock_dir(), 01777); /* as Debian makes /run/lock, whatever the umask */
-	int fd = open(path, O_RDONLY | O_CREAT | O_CLOEXEC, 0644);
-	return fd < 0 ? -errno : fd;
+	snprintf(path, sizeof path, "%s/%s", dir_path, JOURNAL_NAME);
+	if ((err = check_owned(fd, "the settings journal directory", path, S_IFDIR)) != 0) {
+		close(fd);
+		return err;
+	}
+	journal_dir_fd = fd;
+	return 0;
 }
 
-/* The pid /proc/locks names as the flock holder of fd's file, or 0. */
-static long lock_holder(int fd)
+/* The lock file, 0600: anyone who could open it could hold the lock and
+ * stop every run that changes a setting. Returns an fd or -errno. */
+static int open_lock_file(void)
+{
+	int err = open_lock_dir(true);
+	if (err)
+		return -err;
+	int fd = openat(dir_fd, LOCK_NAME, O_RDWR | O_CREAT | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC, 0600);
+	if (fd < 0)
+		return errno == ELOOP ? -EPERM : -errno;
+	char path[FT_DIR_PATH + 32];
+	snprintf(path, sizeof path, "%s/%s", dir_path, LOCK_NAME);
+	struct stat st;
+	if ((err = check_owned(fd, "the settings lock", path, S_IFREG)) != 0) {
+		close(fd);
+		return -err;
+	}
+	if (fstat(fd, &st) == 0 && (st.st_mode & 077))
+		fchmod(fd, 0600);
+	return fd;
+}
+
+/* The processes /proc/locks names as flock holders (not waiters) of fd's
+ * file, at most max; returns how many. */
+struct holder {
+	long pid;
+	bool exclusive;
+};
+
+static int lock_holders(int fd, struct holder *h, int max)
 {
 	struct stat st;
 	FILE *f;
 	if (fstat(fd, &st) != 0 || !(f = fopen("/proc/locks", "re")))
 		return 0;
 	char line[256];
-	long pid = 0;
-	while (!pid && fgets(line, sizeof line, f)) {
-		char kind[16];
+	int n = 0;
+	while (n < max && fgets(line, sizeof line, f)) {
+		char kind[16], type[16];
 		long p;
 		unsigned maj, min;
 		unsigned long ino;
-		if (strstr(line, "->")) /* a waiter, not the holder */
+		if (strstr(line, "->")) /* a waiter, not a holder */
 			continue;
-		if (sscanf(line, "%*d: %15s %*s %*s %ld %x:%x:%lu", kind, &p, &maj, &min, &ino) == 5 &&
+		if (sscanf(line, "%*d: %15s %*s %15s %ld %x:%x:%lu", kind, type, &p, &maj, &min, &ino) == 6 &&
 		    strcmp(kind, "FLOCK") == 0 && ino == st.st_ino &&
-		    maj == major(st.st_dev) && min == minor(st.st_dev))
-			pid = p;
+		    maj == major(st.st_dev) && min == minor(st.st_dev)) {
+			h[n].pid = p;
+			h[n++].exclusive = strcmp(type, "WRITE") == 0;
+		}
 	}
 	fclose(f);
-	return pid;
+	return n;
 }
 
-/* FTRUN_SETTINGS_LOCK_FD: an fd on the lock file, inherited from a holder.
- * flock on it succeeds at once because the open file is the holder's. */
+/* Field 4 of /proc/pid/stat, the parent; 0 when unreadable. */
+static long parent_of(long pid)
+{
+	char path[64], buf[512];
+	snprintf(path, sizeof path, "/proc/%ld/stat", pid);
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return 0;
+	ssize_t n = read(fd, buf, sizeof buf - 1);
+	close(fd);
+	if (n <= 0)
+		return 0;
+	buf[n] = '\0';
+	char *p = strrchr(buf, ')');
+	long ppid = 0;
+	if (!p || sscanf(p + 2, "%*c %ld", &ppid) != 1)
+		return 0;
+	return ppid;
+}
+
+static bool is_ancestor(long pid)
+{
+	long p = (long)getppid();
+	for (int depth = 0; p > 1 && depth < 256; depth++, p = parent_of(p))
+		if (p == pid)
+			return true;
+	return false;
+}
+
+/* "pid N (comm)" of the first holder, and how many more: who to wait for, or ask. */
+static void describe(const struct holder *h, int n, char *out, size_t len)
+{
+	if (n == 0) {
+		snprintf(out, len, "another process");
+		return;
+	}
+	char path[64], comm[64] = "";
+	snprintf(path, sizeof path, "/proc/%ld/comm", h[0].pid);
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd >= 0) {
+		ssize_t k = read(fd, comm, sizeof comm - 1);
+		comm[k > 0 ? k : 0] = '\0';
+		comm[strcspn(comm, "\n")] = '\0';
+		close(fd);
+	}
+	int w = snprintf(out, len, "pid %ld (%s)", h[0].pid,
+	                 comm[0] ? comm : "no longer running: a process it started still has the lock file open");
+	if (n > 1 && w > 0 && (size_t)w < len)
+		snprintf(out + w, len - (size_t)w, " and %d other%s", n - 1, n > 2 ? "s" : "");
+}
+
+/* The holders other than this process. */
+static int others(int fd, struct holder *h, int max)
+{
+	struct holder all[32];
+	int n = lock_holders(fd, all, 32), k = 0;
+	for (int i = 0; i < n && k < max; i++)
+		if (all[i].pid != (long)getpid())
+			h[k++] = all[i];
+	return k;
+}
+
+/* FTRUN_SETTINGS_LOCK_FD: an fd on the lock file a shell opened, flocked
+ * and passed on on purpose. flock on it succeeds at once because the open
+ * file is the holder's. */
 static int inherited_lock(void)
 {
 	const char *s = getenv("FTRUN_SETTINGS_LOCK_FD");
-	char *end, path[FT_DIR_PATH + 32];
+	char *end;
 	struct stat a, b;
-	if (!s || !*s)
+	if (!s || !*s || open_lock_dir(false) != 0)
 		return -1;
 	long fd = strtol(s, &end, 10);
-	lock_path(path, sizeof path);
-	if (*end || fd < 0 || fd > INT_MAX || fstat((int)fd, &a) != 0 || stat(path, &b) != 0 ||
+	if (*end || fd < 0 || fd > INT_MAX || fstat((int)fd, &a) != 0 ||
+	    fstatat(dir_fd, LOCK_NAME, &b, AT_SYMLINK_NOFOLLOW) != 0 ||
 	    a.st_ino != b.st_ino || a.st_dev != b.st_dev || flock((int)fd, LOCK_EX | LOCK_NB) != 0)
 		return -1;
 	return (int)fd;
@@ -173,49 +393,105 @@ static bool no_wait(void)
 	return s && strcmp(s, "1") == 0;
 }
 
+/* Whether a parent process holds the lock as `want` needs (exclusive
+ * covers both): then this run is part of the parent's. EDEADLK when the
+ * parent holds it shared and this run would change a setting: waiting
+ * for the parent, which waits for us, would never end. */
+static int parent_covers(int want, bool say)
+{
+	struct holder h[32];
+	int n = others(lock_fd, h, 32);
+	for (int i = 0; i < n; i++) {
+		if (!is_ancestor(h[i].pid))
+			continue;
+		if (h[i].exclusive || want == LOCK_SH)
+			return h[i].exclusive ? LOCK_EX : LOCK_SH;
+		if (!say)
+			return 0;
+		char who[160];
+		describe(&h[i], 1, who, sizeof who);
+		ft_stderr_end_line();
+		fprintf(stderr, "ftrun: %s, which started this run, holds the settings lock shared; a change "
+		        "of settings needs it alone and would wait for that run forever: change them there\n", who);
+		return -EDEADLK;
+	}
+	return 0;
+}
+
+static int take(int want)
+{
+	if (lock_mode == LOCK_EX || lock_mode == want)
+		return 0;
+	if (lock_mode == 0) {
+		int fd = inherited_lock();
+		if (fd >= 0) {
+			lock_mode = LOCK_EX;
+			covered = true;
+			return 0;
+		}
+	}
+	if (lock_fd < 0) {
+		int fd = open_lock_file();
+		if (fd < 0)
+			return -fd;
+		lock_fd = fd;
+	}
+	if (lock_mode == 0 || covered) {
+		int mode = parent_covers(want, true);
+		if (mode < 0)
+			return -mode;
+		if (mode) {
+			lock_mode = mode;
+			covered = true;
+			return 0;
+		}
+	}
+	covered = false; /* the parent that held it has gone */
+	if (flock(lock_fd, want | LOCK_NB) == 0) {
+		lock_mode = want;
+		return 0;
+	}
+	int err = errno;
+	lock_mode = 0; /* a refused conversion from shared leaves no lock at all (flock(2)) */
+	if (err != EWOULDBLOCK)
+		return err;
+	struct holder h[32];
+	char who[200], path[FT_DIR_PATH + 32];
+	describe(h, others(lock_fd, h, 32), who, sizeof who);
+	snprintf(path, sizeof path, "%s/%s", dir_path, LOCK_NAME);
+	ft_stderr_end_line();
+	if (no_wait()) {
+		fprintf(stderr, "ftrun: the settings lock %s is held by %s, and NOWAIT=1: not waiting\n", path, who);
+		return err;
+	}
+	fprintf(stderr, "ftrun: waiting for the settings lock %s: %s holds it (NOWAIT=1 refuses instead)\n",
+	        path, who);
+	struct timespec pause = { 0, 10 * 1000 * 1000 };
+	while (flock(lock_fd, want | LOCK_NB) != 0) {
+		err = ft_interrupted ? EINTR : errno;
+		if (err != EWOULDBLOCK)
+			return err;
+		nanosleep(&pause, NULL);
+	}
+	fprintf(stderr, "ftrun: got the settings lock\n");
+	lock_mode = want;
+	return 0;
+}
+
 int ft_settings_lock(void)
 {
-	if (lock_fd >= 0)
-		return 0;
-	int fd = inherited_lock();
-	if (fd < 0) {
-		if ((fd = open_lock()) < 0)
-			return -fd;
-		if (flock(fd, LOCK_EX | LOCK_NB) != 0) {
-			char path[FT_DIR_PATH + 32];
-			lock_path(path, sizeof path);
-			int err = errno;
-			long holder = lock_holder(fd);
-			if (err != EWOULDBLOCK || no_wait()) {
-				if (err == EWOULDBLOCK)
-					fprintf(stderr, "ftrun: the settings lock %s is held by pid %ld, "
-					        "and NOWAIT=1: not waiting\n", path, holder);
-				close(fd);
-				return err;
-			}
-			fprintf(stderr, "ftrun: waiting for the settings lock %s: pid %ld is changing "
-			        "THP or hugetlb settings (NOWAIT=1 refuses instead)\n", path, holder);
-			struct timespec pause = { 0, 50 * 1000 * 1000 };
-			while (flock(fd, LOCK_EX | LOCK_NB) != 0) {
-				err = ft_interrupted ? EINTR : errno;
-				if (err != EWOULDBLOCK) {
-					close(fd);
-					return err;
-				}
-				nanosleep(&pause, NULL);
-			}
-			fprintf(stderr, "ftrun: got the settings lock\n");
-		}
-		/* kept across exec, so an ftrun this run starts shares the lock */
-		fcntl(fd, F_SETFD, fcntl(fd, F_GETFD) & ~FD_CLOEXEC);
-		char v[16];
-		snprintf(v, sizeof v, "%d", fd);
-		setenv("FTRUN_SETTINGS_LOCK_FD", v, 1);
+	bool had = lock_mode == LOCK_EX;
+	int err = take(LOCK_EX);
+	if (!err && !had) {
+		int restored, left;
+		ft_settings_recover(&restored, &left); /* a dead run's leftovers first */
 	}
-	lock_fd = fd;
-	int restored, left;
-	ft_settings_recover(&restored, &left); /* a dead run's leftovers first */
-	return 0;
+	return err;
+}
+
+int ft_settings_lock_shared(void)
+{
+	return take(LOCK_SH);
 }
 
 /* Field 22 of /proc/pid/stat, the start time: with the pid it names one
@@ -245,13 +521,12 @@ static unsigned long long start_time(long pid)
 static int journal_append(const char *path, const char *before)
 {
 	if (!journal_made) {
-		char dir[FT_DIR_PATH + 32];
-		journal_dir(dir, sizeof dir);
-		if (mkdir(dir, 0755) != 0 && errno != EEXIST)
-			return errno;
+		int err = open_journal_dir(true);
+		if (err)
+			return err;
 		long pid = (long)getpid();
-		snprintf(journal, sizeof journal, "%s/%ld-%llu", dir, pid, start_time(pid));
-		int fd = open(journal, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+		snprintf(journal_name, sizeof journal_name, "%ld-%llu", pid, start_time(pid));
+		int fd = openat(journal_dir_fd, journal_name, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0600);
 		if (fd < 0)
 			return errno;
 		close(fd);
@@ -259,7 +534,7 @@ static int journal_append(const char *path, const char *before)
 	}
 	char line[FT_SETTING_PATH + FT_SETTING_VALUE + 4];
 	int len = snprintf(line, sizeof line, "%s\t%s\n", path, before);
-	int fd = open(journal, O_WRONLY | O_APPEND | O_CLOEXEC);
+	int fd = openat(journal_dir_fd, journal_name, O_WRONLY | O_APPEND | O_NOFOLLOW | O_CLOEXEC);
 	if (fd < 0)
 		return errno;
 	int err = write(fd, line, (size_t)len) == len ? 0 : errno ? errno : EIO;
@@ -273,6 +548,8 @@ int ft_setting_write(const char *path, const char *value, char *before, size_t l
 {
 	if (strlen(path) >= FT_SETTING_PATH || strlen(value) >= FT_SETTING_VALUE)
 		return ENAMETOOLONG;
+	if (!ft_setting_allowed(path) || !value_ok(value))
+		return EINVAL; /* recovery would refuse its journal line */
 	int err = ft_settings_lock();
 	if (err)
 		return err;
@@ -310,8 +587,15 @@ int ft_setting_write(const char *path, const char *value, char *before, size_t l
 	char after[FT_SETTING_VALUE];
 	if (ft_setting_read(path, after, sizeof after) == 0)
 		copy(e->after, sizeof e->after, after, strlen(after));
-	if (err && fresh && strcmp(e->after, e->before) == 0)
+	if (err && fresh && strcmp(e->after, e->before) == 0) {
 		logged = logged - 1; /* refused, and nothing changed */
+		if (logged == 0 && journal_made) {
+			/* nothing to restore: no later start should try (an unprivileged
+			 * user's refused change would be retried, and refused, at each) */
+			unlinkat(journal_dir_fd, journal_name, 0);
+			journal_made = 0;
+		}
+	}
 	return err;
 }
 
@@ -343,7 +627,7 @@ int ft_settings_restore(void)
 			e->restored = 1;
 	}
 	if (!first && journal_made) {
-		unlink(journal); /* all back: nothing for a later start to do */
+		unlinkat(journal_dir_fd, journal_name, 0); /* all back: nothing for a later start to do */
 		journal_made = 0;
 	}
 	return first;
@@ -359,18 +643,55 @@ static bool run_alive(long pid, unsigned long long start)
 	return now == 0 || now == start;
 }
 
-/* Writes back what one dead run's journal names, last change first.
- * Returns the number of files that would not go back. */
-static int recover_journal(const char *file, long pid, int *restored)
+/* Opens a journal for reading: a regular file of this user's, opened
+ * without following a link or waiting on a FIFO. -1 with errno ENOENT when
+ * it is gone (another start restored it); else says why not and -1. */
+static int open_journal(const char *name, const char *file)
 {
+	int fd = openat(journal_dir_fd, name, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+	struct stat st;
+	char why[96] = "";
+	if (fd < 0) {
+		if (errno == ENOENT)
+			return -1;
+		snprintf(why, sizeof why, "%s", errno == ELOOP ? "it is a symbolic link" : strerror(errno));
+	} else if (fstat(fd, &st) != 0) {
+		snprintf(why, sizeof why, "%s", strerror(errno));
+	} else if (S_ISDIR(st.st_mode)) {
+		snprintf(why, sizeof why, "%s", strerror(EISDIR));
+	} else if (!S_ISREG(st.st_mode)) {
+		snprintf(why, sizeof why, "not a regular file");
+	} else if (st.st_uid != geteuid()) {
+		snprintf(why, sizeof why, "owned by uid %u, not %u", (unsigned)st.st_uid, (unsigned)geteuid());
+	}
+	if (!why[0])
+		return fd;
+	if (fd >= 0)
+		close(fd);
+	ft_stderr_end_line();
+	fprintf(stderr, "ftrun: cannot read journal %s: %s; nothing in it is written back\n", file, why);
+	errno = EPERM;
+	return -1;
+}
+
+/* Writes back what one dead run's journal names, last change first.
+ * Returns the number of lines that would not go back or were refused. */
+static int recover_journal(const char *name, long pid, int *restored)
+{
+	char file[FT_DIR_PATH + 320];
+	snprintf(file, sizeof file, "%s/%s/%s", dir_path, JOURNAL_NAME, name);
 	char buf[FT_SETTINGS_MAX * (FT_SETTING_PATH + FT_SETTING_VALUE + 2) + 1];
-	int fd = open(file, O_RDONLY | O_CLOEXEC);
+	int fd = open_journal(name, file);
 	if (fd < 0)
-		return 1;
+		return errno == ENOENT ? 0 : 1;
 	ssize_t n = read(fd, buf, sizeof buf - 1);
+	int err = errno;
 	close(fd);
-	if (n < 0)
+	if (n < 0) {
+		ft_stderr_end_line();
+		fprintf(stderr, "ftrun: cannot read journal %s: %s\n", file, strerror(err));
 		return 1;
+	}
 	buf[n] = '\0';
 	char *lines[FT_SETTINGS_MAX * 2];
 	int count = 0, left = 0;
@@ -383,7 +704,19 @@ static int recover_journal(const char *file, long pid, int *restored)
 			continue; /* a line cut short by the kill: its change was never made */
 		*tab = '\0';
 		const char *before = tab + 1;
-		int err = ft_setting_read(path, now, sizeof now);
+		if (!ft_setting_allowed(path) || !value_ok(before)) {
+			left++;
+			ft_stderr_end_line();
+			if (!ft_setting_allowed(path))
+				fprintf(stderr, "ftrun: journal %s names %.200s, which is not a setting ftrun changes: "
+				        "not written\n", file, path);
+			else
+				fprintf(stderr, "ftrun: journal %s gives %s a value of %zu bytes that no setting takes "
+				        "(1 to %d of a-z, 0-9): not written\n", file, path, strlen(before),
+				        FT_SETTING_VALUE - 1);
+			continue;
+		}
+		err = ft_setting_read(path, now, sizeof now);
 		if (!err && strcmp(now, before) == 0)
 			continue; /* back already (hugetlb pages freed when the run died) */
 		if (!err)
@@ -406,16 +739,70 @@ static int recover_journal(const char *file, long pid, int *restored)
 	return left;
 }
 
+/* A lock of our own, only while restoring a dead run's journal. When
+ * another start holds it to restore the same journal, wait a little for
+ * it: 1 when we have the lock, 0 when the journal went meanwhile (the
+ * other start restored it), -1 when it is still there and held. */
+static int lock_to_restore(int *fd, const char *name, long pid)
+{
+	if ((*fd = open_lock_file()) < 0)
+		return -1;
+	struct holder h[32];
+	int n = 0;
+	/* an exclusive holder may be restoring it now; shared ones never do */
+	for (int tries = 0; tries < 200; tries++) {
+		if (flock(*fd, LOCK_EX | LOCK_NB) == 0)
+			return 1;
+		if (faccessat(journal_dir_fd, name, F_OK, AT_SYMLINK_NOFOLLOW) != 0 && errno == ENOENT)
+			break;
+		n = others(*fd, h, 32);
+		bool restoring = false;
+		for (int i = 0; i < n; i++)
+			restoring |= h[i].exclusive;
+		if (!restoring || ft_interrupted)
+			break;
+		struct timespec pause = { 0, 10 * 1000 * 1000 };
+		nanosleep(&pause, NULL);
+	}
+	close(*fd);
+	*fd = -1;
+	if (faccessat(journal_dir_fd, name, F_OK, AT_SYMLINK_NOFOLLOW) != 0 && errno == ENOENT)
+		return 0;
+	char who[200];
+	describe(h, n, who, sizeof who);
+	ft_stderr_end_line();
+	fprintf(stderr, "ftrun: pid %ld died and left settings changed (%s/%s/%s); %s holds the "
+	        "settings lock, so they are left for a later start\n", pid, dir_path, JOURNAL_NAME, name, who);
+	return -1;
+}
+
 int ft_settings_recover(int *restored, int *left)
 {
 	*restored = *left = 0;
-	char dir[FT_DIR_PATH + 32];
-	journal_dir(dir, sizeof dir);
-	DIR *d = opendir(dir);
-	if (!d)
-		return errno == ENOENT ? 0 : errno;
-	int fd = lock_fd, err = 0;
-	bool took = false;
+	if (lock_mode == LOCK_SH)
+		return 0; /* restoring needs the lock alone: a later start does it */
+	int err = open_journal_dir(false);
+	if (err == ENOENT)
+		return 0;
+	if (err) {
+		(*left)++;
+		return err;
+	}
+	int dfd = dup(journal_dir_fd);
+	DIR *d = dfd < 0 ? NULL : fdopendir(dfd);
+	if (!d) {
+		if (dfd >= 0)
+			close(dfd);
+		return errno;
+	}
+	rewinddir(d); /* the dup shares its offset with journal_dir_fd, left at the end by the last scan */
+	int fd = -1;
+	bool locked = lock_mode == LOCK_EX; /* ours, a parent's or the inherited one */
+	if (!locked && lock_mode == 0) {
+		if (lock_fd < 0 && (lock_fd = open_lock_file()) < 0)
+			lock_fd = -1;
+		locked = inherited_lock() >= 0 || (lock_fd >= 0 && parent_covers(LOCK_EX, false) == LOCK_EX);
+	}
 	struct dirent *de;
 	while ((de = readdir(d))) {
 		long pid;
@@ -423,50 +810,43 @@ int ft_settings_recover(int *restored, int *left)
 		char end;
 		if (sscanf(de->d_name, "%ld-%llu%c", &pid, &start, &end) != 2 || run_alive(pid, start))
 			continue;
-		if (fd < 0 && (fd = inherited_lock()) < 0) {
-			/* a lock of our own, only while restoring */
-			if ((fd = open_lock()) < 0) {
-				err = -fd;
-				break;
-			}
-			if (flock(fd, LOCK_EX | LOCK_NB) != 0) {
-				err = errno;
-				ft_stderr_end_line();
-				fprintf(stderr, "ftrun: pid %ld died and left settings changed (%s/%s); pid %ld "
-				        "holds the settings lock, so they are left for a later start\n",
-				        pid, dir, de->d_name, lock_holder(fd));
-				close(fd);
-				fd = -1;
+		if (!locked) {
+			int got = lock_to_restore(&fd, de->d_name, pid);
+			if (got == 0)
+				continue;
+			if (got < 0) {
 				(*left)++;
 				break;
 			}
-			took = true;
+			locked = true;
 		}
-		char file[sizeof dir + 256];
-		snprintf(file, sizeof file, "%s/%s", dir, de->d_name);
-		int n = recover_journal(file, pid, restored);
+		int n = recover_journal(de->d_name, pid, restored);
 		if (n == 0)
-			unlink(file);
+			unlinkat(journal_dir_fd, de->d_name, 0);
 		*left += n;
 	}
 	closedir(d);
-	if (took)
+	if (fd >= 0)
 		close(fd);
 	return err;
 }
 
 bool ft_settings_held_elsewhere(void)
 {
-	if (lock_fd >= 0)
+	if (lock_mode == LOCK_EX)
+		return covered; /* a parent's run explains any change; our own does not count */
+	if (open_lock_dir(false) != 0)
 		return false;
-	if (getenv("FTRUN_SETTINGS_LOCK_FD"))
-		return true; /* a parent holds it */
-	int fd = open_lock();
+	int fd = openat(dir_fd, LOCK_NAME, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
 	if (fd < 0)
 		return false;
-	bool held = flock(fd, LOCK_EX | LOCK_NB) != 0;
+	struct holder h[32];
+	int n = others(fd, h, 32);
 	close(fd);
-	return held;
+	for (int i = 0; i < n; i++)
+		if (h[i].exclusive)
+			return true;
+	return false;
 }
 
 size_t ft_settings_count(void)

@@ -8,25 +8,37 @@
  * fixed static table, so it is safe inside a signal handler. Functions
  * return 0 or an errno value.
  *
- * Two runs, and a killed run, are covered by a lock and a journal in
- * FT_LOCK_DIR (/run/lock; $FTRUN_LOCK_DIR overrides it, for tests):
- * 1. Lock: flock(LOCK_EX) on ftrun-settings.lock, taken before a run's first
- *    change (or by ft.lock_settings()) and held until the process ends. A
- *    second run waits, saying so on stderr; with NOWAIT=1 the change is
- *    refused with EWOULDBLOCK (ft.set_folio returns nil, message, errno and
- *    the scripts exit 2).
- * 2. Inheritance: the holder exports FTRUN_SETTINGS_LOCK_FD=<fd>, an fd kept
- *    across exec; an ftrun started with it flocks that open file, whose lock
- *    it shares, so a holder can start ftrun without deadlock. From a shell:
- *      exec 9>/run/lock/ftrun-settings.lock; flock 9
+ * Two runs, and a killed run, are covered by a lock and a journal in a
+ * directory only the user running ftrun can write: /run/ftrun for root
+ * (made 0700), $XDG_RUNTIME_DIR/ftrun or /tmp/ftrun-UID for another user,
+ * $FTRUN_LOCK_DIR for tests. A directory owned by another user, or one its
+ * group or others can write, is refused and named: whoever could write
+ * there would choose what a journal makes root write.
+ * 1. Lock: flock on ftrun-settings.lock (0600), held until the process
+ *    ends and never passed to children (FD_CLOEXEC). Exclusive before a
+ *    run's first change (or by ft.lock_settings()); shared by every
+ *    experiment (the harness), which measures under the THP settings. A
+ *    run that cannot have it waits, naming the holder (pid and command);
+ *    with NOWAIT=1 it is refused with EWOULDBLOCK (ft.set_folio returns
+ *    nil, message, errno and the scripts exit 2).
+ * 2. Children: an ftrun whose parent, grandparent, ... holds the lock (as
+ *    /proc/locks names it) runs under that lock instead of waiting for it;
+ *    a parent's shared lock does not let a child change settings (EDEADLK,
+ *    said). A shell can pass its own descriptor on purpose:
+ *      exec 9>/run/ftrun/ftrun-settings.lock; flock 9
  *      FTRUN_SETTINGS_LOCK_FD=9 ./ftrun ...
  * 3. Journal: before its first change of a file, a run appends
  *    "path<TAB>before" to ftrun-settings.journal/<pid>-<start time> and
  *    fsyncs it; the file is removed once every change is restored.
- * 4. Recovery: each ftrun start that gets the lock at once (and
- *    `ftrun --restore`) writes back, last change first, what the journals of
- *    runs no longer alive name, says so on stderr and removes them. A live
- *    run's journal is never touched. */
+ * 4. Recovery: each ftrun start (and `ftrun --restore`), and each run when
+ *    it takes the lock alone, writes back, last change first, what the
+ *    journals of runs no longer alive name, says so on stderr and removes
+ *    them. A live run's journal is never touched. Only regular files of
+ *    this user's are read (no link followed, no FIFO waited on), and only
+ *    lines naming a setting ftrun changes (ft_setting_allowed) with a value
+ *    of a-z and 0-9 are written back; anything else is named and kept. A
+ *    start that finds another restoring waits for it, then finds nothing
+ *    left to do. */
 #ifndef FT_RESTORE_H
 #define FT_RESTORE_H
 
@@ -79,6 +91,18 @@ void ft_settings_on_signal(int sig);
  * Returns 0, EWOULDBLOCK (held elsewhere and NOWAIT=1), EINTR (SIGINT
  * while waiting) or an errno from opening the lock file. */
 int ft_settings_lock(void);
+
+/* The same lock shared, for a run that measures under the THP settings
+ * without changing them: shared holders run together, and a run changing
+ * a setting waits for them (and they for it). A holder of the shared lock
+ * that changes a setting converts it, which flock(2) does by letting go
+ * first: another changer may go in between, before this run changes
+ * anything. */
+int ft_settings_lock_shared(void);
+
+/* Whether a journal may name path: the settings ftrun changes (one table
+ * in restore.c), or a test's stand-in, setting-* in the lock directory. */
+bool ft_setting_allowed(const char *path);
 
 /* Restores what the journals of dead runs name, one line on stderr per
  * file, and removes those journals. Runs only when the lock is free (or

@@ -4,6 +4,7 @@
  * ft.sysfs_restore. What the kernel refuses (no such size, no root) is
  * nil, message naming the file, errno; a wrong argument is an error. */
 #include <errno.h>
+#include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -263,15 +264,19 @@ static int l_sysfs_restore(lua_State *L)
 	return ft_fail_errno(L, err, "restoring the changed settings failed");
 }
 
-/* ft.lock_settings() -> true | nil, message, errno: takes the settings
- * lock (core/restore.h) until the run ends, as a first change would; for a
- * run that reads machine-wide counts or pastes into a shared README. */
+/* ft.lock_settings(["exclusive"|"shared"]) -> true | nil, message, errno:
+ * takes the settings lock (core/restore.h) until the run ends: exclusive,
+ * as a first change would, for a run that reads machine-wide counts or
+ * pastes into a shared README; shared, for a run that measures under the
+ * THP settings without changing them. */
 static int l_lock_settings(lua_State *L)
 {
-	ft_check_nargs(L, 0);
-	int err = ft_settings_lock();
+	static const char *const modes[] = { "exclusive", "shared", NULL };
+	ft_check_nargs(L, 1);
+	bool shared = !lua_isnoneornil(L, 1) && ft_check_option(L, 1, modes) == 1;
+	int err = shared ? ft_settings_lock_shared() : ft_settings_lock();
 	if (err)
-		return ft_fail_errno(L, err, "cannot take the settings lock");
+		return ft_fail_errno(L, err, "cannot take the settings lock%s", shared ? " shared" : "");
 	lua_pushboolean(L, 1);
 	return 1;
 }

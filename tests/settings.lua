@@ -36,7 +36,7 @@ end
 
 do -- a dead run's journal: restored last change first, said, removed
   os.execute("mkdir -p " .. q(journals))
-  local a, b = dir .. "/setting-a", dir .. "/setting-b"
+  local a, b = lockdir .. "/setting-a", lockdir .. "/setting-b"
   t.write(a, "always [madvise] never\n")
   t.write(b, "16\n")
   local pid = dead_pid()
@@ -72,17 +72,17 @@ do -- a dead run's journal: restored last change first, said, removed
   os.remove(live)
 
   -- a file that cannot be written back: named, the journal kept, --restore exits 1
-  t.write(journal, dir .. "/no/such/file\tnever\n")
+  t.write(journal, lockdir .. "/setting-missing\tnever\n")
   out, code = t.ftrun_run("--restore", env)
   t.is(code, 1, "--restore exits 1 when a file would not go back")
-  t.like(out, "could not restore " .. dir .. "/no/such/file to never", "and names it")
+  t.like(out, "could not restore " .. lockdir .. "/setting-missing to never", "and names it")
   t.ok(t.read(journal) ~= nil, "that journal is kept for a later try")
   os.remove(journal)
 end
 
 do -- a dead run's journal found by the run's first lock, mid-repetition: the progress line
   -- is ended before the restore is said, so the message starts a line of its own
-  local setting = dir .. "/setting-mid"
+  local setting = lockdir .. "/setting-mid"
   t.write(setting, "16\n")
   local pid = dead_pid()
   local script = dir .. "/midline.lua"

@@ -127,6 +127,13 @@ function harness.start(opts, args)
   local cfg = knobs.setup(script, opts.about, spec, quick, args or _G.arg or {})
   local start_ns = ft.now_ns()
   local ab_plan = ab.plan(script, spec, cfg) -- AB's knobs checked before anything is mapped
+  -- Every experiment measures under the machine's THP settings (a default or MADV_HUGEPAGE
+  -- mapping gets whatever folio sizes they allow, and the folio counters are machine-wide):
+  -- the settings lock shared keeps another run from changing them meanwhile. Shared holders
+  -- run together; a change of settings (THP=16K, AB) takes it alone when it comes.
+  local locked, why, errno = ft.lock_settings("shared")
+  if not locked and errno == 11 then knobs.fail(script, why) end -- EWOULDBLOCK: NOWAIT=1, said on stderr
+  if not locked then io.stderr:write(("%s: measuring without the settings lock: %s\n"):format(script, why)) end
   -- The core clock's estimate and the provenance first: the per-page timer's
   -- calibration (100 ms from the module's opening) ends in ft.clock(), which
   -- then waits only for what is left of it.

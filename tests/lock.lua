@@ -1,0 +1,268 @@
+-- Where the settings lock and journal live and who may use them (core/restore.h): only the
+-- user running ftrun may write there, a journal names only the settings ftrun changes, nobody
+-- else can hold the lock, the lock ends with the run, runs that measure under the THP settings
+-- hold it shared, and two starts replaying one dead run's journal both end well.
+-- Every case uses a private lock directory (FTRUN_LOCK_DIR) and stand-in files: nothing here
+-- changes a machine-wide setting (nobody's attempt is refused by the kernel).
+local t = require "tap"
+local q = t.quote
+
+-- The real lock, held for the whole file: its THP=always runs (under a private lock) must not
+-- fault beside another suite's test of the folio sizes, nor under another run's settings.
+assert(require("sysfs").hold_lock())
+
+local root = t.run("id -u") == "0\n"
+local setpriv = root and t.run("command -v setpriv") ~= ""
+local function skip(name, why) t.ok(true, name .. " # SKIP " .. why) end
+local NOBODY = "setpriv --reuid=65534 --regid=65534 --clear-groups"
+
+local dir = t.tmpdir()
+local lockdir = dir .. "/lock"
+local env = ("env -u FTRUN_SETTINGS_LOCK_FD FTRUN_LOCK_DIR=%s"):format(q(lockdir))
+local journals = lockdir .. "/ftrun-settings.journal"
+
+local function mode(path) return (t.run("stat -c %a " .. q(path)):match("%d+")) end
+local function dead_pid() return tonumber(t.run("sh -c 'echo $$'"):match("%d+")) end
+
+-- Starts `ftrun -e code` in the background with the private lock and waits until it prints
+-- "held"; returns its pid. Its output goes to a file, so that t.run does not wait for it.
+local function holder(code, seconds, extra)
+  local log = dir .. "/holder.log"
+  os.remove(log)
+  local pid = t.run(("%s %s %s -e %s >%s 2>&1 & echo $!"):format(extra or "", env, q(t.ftrun),
+    q(code .. ' io.write("held\\n") io.flush() ft.sleep(' .. seconds .. ')'), q(log))):match("%d+")
+  for _ = 1, 300 do
+    if (t.read(log) or ""):find("held", 1, true) then break end
+    os.execute("sleep 0.02")
+  end
+  return tonumber(pid)
+end
+local function stop(pid) os.execute(("kill %d 2>/dev/null; sleep 0.1"):format(pid)) end
+
+do -- the lock directory is made 0700, the lock file 0600
+  local out, code = t.ftrun_run("-e 'print(ft.lock_settings())'", env)
+  t.is(code, 0, "a free lock is taken", out)
+  t.is(mode(lockdir), "700", "the lock directory is made 0700")
+  t.is(mode(lockdir .. "/ftrun-settings.lock"), "600", "the lock file is 0600")
+end
+
+-- S1: a journal is read only from where no one but the user running ftrun can write.
+if not setpriv then
+  skip("a journal planted by another user", root and "no setpriv" or "needs root")
+else
+  local pub = dir .. "/pub"
+  os.execute(("mkdir -m 1777 %s"):format(q(pub)))
+  local victim = dir .. "/victim"
+  local function plant(at)
+    t.write(victim, "#!/bin/sh\necho hi\n")
+    local cmd = ("mkdir -p %s/ftrun-settings.journal && printf '%%s\\t%%s\\n' %s 'echo PWNED' > %s/ftrun-settings.journal/1-1")
+      :format(q(at), q(victim), q(at))
+    return t.run(("%s sh -c %s"):format(NOBODY, q(cmd)))
+  end
+  -- the review's case: the lock directory itself is world-writable (as /run/lock is)
+  plant(pub)
+  local out, code = t.ftrun_run("-e 'print(1)'", ("env -u FTRUN_SETTINGS_LOCK_FD FTRUN_LOCK_DIR=%s"):format(q(pub)))
+  t.is(code, 0, "a start beside a world-writable lock directory still runs", out)
+  t.is(t.read(victim), "#!/bin/sh\necho hi\n", "and writes nothing a journal there names (S1)", out)
+  t.like(out, "the settings lock directory " .. pub .. " is writable by others (mode 1777): not used",
+    "it says why the directory is not used")
+  -- another user made the lock directory first, in a 1777 place
+  local theirs = pub .. "/lk"
+  plant(theirs)
+  out = t.ftrun_run("--restore", ("env -u FTRUN_SETTINGS_LOCK_FD FTRUN_LOCK_DIR=%s"):format(q(theirs)))
+  t.is(t.read(victim), "#!/bin/sh\necho hi\n", "a lock directory another user made is not read", out)
+  t.like(out, "is owned by uid 65534, not 0", "and its owner is named")
+  out, code = t.ftrun_run("-e 'print(ft.lock_settings())'", ("env -u FTRUN_SETTINGS_LOCK_FD FTRUN_LOCK_DIR=%s"):format(q(theirs)))
+  t.like(out, "cannot take the settings lock: Operation not permitted", "nor is the lock taken there", out)
+  -- a journal directory owned by another user inside our own lock directory
+  local own = dir .. "/own"
+  os.execute(("mkdir -m 700 %s && mkdir %s/ftrun-settings.journal && chown 65534 %s/ftrun-settings.journal")
+    :format(q(own), q(own), q(own)))
+  t.write(own .. "/ftrun-settings.journal/1-1", victim .. "\techo PWNED\n")
+  out = t.ftrun_run("--restore", ("env -u FTRUN_SETTINGS_LOCK_FD FTRUN_LOCK_DIR=%s"):format(q(own)))
+  t.like(out, "the settings journal directory " .. own .. "/ftrun-settings.journal is owned by uid 65534",
+    "a journal directory of another user's is refused", out)
+  t.is(t.read(victim), "#!/bin/sh\necho hi\n", "and nothing in it written")
+end
+
+do -- what a journal in the right place may say: only a setting ftrun changes, a short value
+  os.execute("mkdir -p " .. q(journals))
+  local victim = dir .. "/victim2"
+  t.write(victim, "keep\n")
+  local stand = lockdir .. "/setting-s"
+  local function journal(text)
+    local pid = dead_pid()
+    local path = ("%s/%d-1"):format(journals, pid)
+    t.write(path, text)
+    return path, pid
+  end
+  local cases = {
+    { victim .. "\tnever\n", "a path outside the settings", victim },
+    { "/sys/kernel/mm/../../.." .. victim .. "\tnever\n", "a path climbing out of /sys with ..", "/sys/kernel/mm/../../.." },
+    { "/etc/passwd\tnever\n", "/etc/passwd", "/etc/passwd" },
+  }
+  for _, c in ipairs(cases) do
+    local path = journal(c[1])
+    local out, code = t.ftrun_run("--restore", env)
+    t.is(code, 1, c[2] .. ": --restore exits 1", out)
+    t.like(out, "names " .. c[3], c[2] .. ": refused and named")
+    t.like(out, "which is not a setting ftrun changes: not written", c[2] .. ": said not written")
+    t.is(t.read(victim), "keep\n", c[2] .. ": nothing written")
+    os.remove(path)
+  end
+  t.write(stand, "16\n")
+  local path = journal(stand .. "\t" .. ("x"):rep(200) .. "\n")
+  local out, code = t.ftrun_run("--restore", env)
+  t.is(code, 1, "a 200-byte value: --restore exits 1", out)
+  t.like(out, "a value of 200 bytes that no setting takes", "and the value is refused")
+  t.is(t.read(stand), "16\n", "and not written")
+  os.remove(path)
+  path = journal(stand .. "\techo PWNED\n")
+  out = t.ftrun_run("--restore", env)
+  t.like(out, "a value of 10 bytes that no setting takes", "a value with a blank is refused")
+  t.is(t.read(stand), "16\n", "and not written")
+  os.remove(path)
+
+  -- a FIFO: no start hangs on it (S1)
+  local fifo = ("%s/%d-1"):format(journals, dead_pid())
+  os.execute("mkfifo " .. q(fifo))
+  out, code = t.run(("%s timeout 10 %s -e 'print(\"ran\")'"):format(env, q(t.ftrun)))
+  t.is(code, 0, "a FIFO journal: a start does not hang on it", out)
+  t.like(out, "ran", "and runs")
+  t.like(out, "cannot read journal " .. fifo .. ": not a regular file", "and names the FIFO")
+  os.remove(fifo)
+
+  -- a directory: named (U3)
+  local d = ("%s/%d-1"):format(journals, dead_pid())
+  os.execute("mkdir " .. q(d))
+  out, code = t.ftrun_run("--restore", env)
+  t.is(code, 1, "a journal that is a directory: --restore exits 1", out)
+  t.like(out, "cannot read journal " .. d .. ": Is a directory", "and says why (U3)")
+  os.execute("rmdir " .. q(d))
+
+  -- a symbolic link: not followed
+  local link = ("%s/%d-1"):format(journals, dead_pid())
+  local target = dir .. "/target-journal"
+  t.write(target, stand .. "\t0\n")
+  os.execute(("ln -s %s %s"):format(q(target), q(link)))
+  out = t.ftrun_run("--restore", env)
+  t.like(out, "cannot read journal " .. link .. ": it is a symbolic link", "a symlinked journal is refused")
+  t.is(t.read(stand), "16\n", "and not followed")
+  os.remove(link)
+
+  -- a journal owned by another user in our directory
+  if root then
+    local other = ("%s/%d-1"):format(journals, dead_pid())
+    t.write(other, stand .. "\t0\n")
+    os.execute("chown 65534 " .. q(other))
+    out = t.ftrun_run("--restore", env)
+    t.like(out, "cannot read journal " .. other .. ": owned by uid 65534, not 0", "a journal of another user's is refused")
+    t.is(t.read(stand), "16\n", "and not written")
+    os.remove(other)
+  end
+  -- the allowed names still go back
+  path = journal(stand .. "\t0\n")
+  out, code = t.ftrun_run("--restore", env)
+  t.is(code, 0, "a good journal: --restore exits 0", out)
+  t.is(t.read(stand), "0", "and its setting is back")
+end
+
+-- Another user's runs keep their own lock and journal; a change the kernel refuses them leaves
+-- no journal for every later start of theirs to retry.
+local nobody, why_not = t.nobody()
+local sizes = require("ft").folio_sizes() or {}
+if not nobody or not sizes[1] then
+  skip("an unprivileged user's refused change", why_not or "no folio sizes")
+else
+  local theirs = dir .. "/nobody-lock"
+  os.execute(("mkdir -m 700 %s && chown 65534:65534 %s"):format(q(theirs), q(theirs)))
+  local nenv = ("env -u FTRUN_SETTINGS_LOCK_FD FTRUN_LOCK_DIR=%s"):format(q(theirs))
+  local out = t.run(("%s %s -e 'print(ft.set_folio(%d, \"madvise\"))'"):format(nenv, nobody, sizes[1].kb))
+  t.like(out, "Permission denied", "nobody's change is refused by the kernel", out)
+  t.is(t.run(("ls -A %s/ftrun-settings.journal"):format(q(theirs))), "", "and leaves no journal behind")
+  out = t.run(("%s %s -e 'print(1)'"):format(nenv, nobody))
+  t.is(out, "1\n", "so nobody's next start has nothing to retry or say")
+end
+
+-- S3: another user can neither open nor hold the lock.
+if not setpriv then
+  skip("another user holds the lock", root and "no setpriv" or "needs root")
+else
+  local pub = dir .. "/pub3"
+  os.execute(("mkdir -m 1777 %s"):format(q(pub)))
+  local lk = pub .. "/lk"
+  local lenv = ("env -u FTRUN_SETTINGS_LOCK_FD FTRUN_LOCK_DIR=%s"):format(q(lk))
+  t.ftrun_run("-e 'ft.lock_settings()'", lenv)
+  t.run(("%s sh -c %s >/dev/null 2>&1 & sleep 0.5"):format(NOBODY,
+    q(("exec 9<%s/ftrun-settings.lock && flock 9 && sleep 3"):format(q(lk)))))
+  local out = t.ftrun_run("-e 'print(ft.lock_settings())'", "NOWAIT=1 " .. lenv)
+  t.like(out, "true", "a lock another user tried to hold is still root's to take (S3)", out)
+end
+
+do -- X6: a child left running does not keep the lock; U1: the holder is named with its command
+  local sleeper = dir .. "/sleeper"
+  t.ftrun_run(("-e %s"):format(q(('ft.lock_settings() os.execute("sleep 5 >/dev/null 2>&1 & echo $! > %s")')
+    :format(sleeper))), env)
+  local pid = tonumber((t.read(sleeper) or ""):match("%d+"))
+  local out = t.ftrun_run("-e 'print(ft.lock_settings())'", "NOWAIT=1 " .. env)
+  t.like(out, "true", "the lock ends with the run, not with a child it left behind (X6)", out)
+  if pid then os.execute("kill " .. pid .. " 2>/dev/null") end
+
+  local h = holder("ft.lock_settings()", 5)
+  out = t.ftrun_run("-e 'print(ft.lock_settings())'", "NOWAIT=1 " .. env)
+  t.like(out, ("is held by pid %d (ftrun), and NOWAIT=1: not waiting"):format(h),
+    "NOWAIT=1: the holder is named with its command (U1)")
+  -- a child the holder starts shares its lock, and knows it without an inherited descriptor
+  stop(h)
+  out = t.ftrun_run(("-e %s"):format(q(('ft.lock_settings() os.execute("NOWAIT=1 %s -e \'print(ft.lock_settings())\'")')
+    :format(t.ftrun))), env)
+  t.like(out, "true", "an ftrun the holder starts shares the lock", out)
+  -- a child of a shared holder asking to change settings is refused, not left to wait forever
+  out = t.run(("%s timeout 10 %s -e %s"):format(env, q(t.ftrun), q(('ft.lock_settings("shared") '
+    .. 'os.execute("NOWAIT=1 %s -e \'print(ft.lock_settings())\'")'):format(t.ftrun))))
+  t.like(out, "which started this run, holds the settings lock shared", "a shared holder's child asking it alone is told why", out)
+  t.like(out, "cannot take the settings lock: Resource deadlock avoided", "and refused")
+end
+
+do -- W1: a run that measures under the THP settings holds the lock shared
+  local run = ("QUICK=1 MIB=4 REPS=1 CYCLES=A RESULTS=%s"):format(q(dir .. "/w1"))
+  local h = holder("ft.lock_settings()", 10)
+  local out, code = t.run(("NOWAIT=1 THP=always %s %s %s cycles.lua"):format(run, env, q(t.ftrun)))
+  t.is(code, 2, "a THP=always run beside a holder of the lock: NOWAIT=1 refuses it", out)
+  t.like(out, ("is held by pid %d (ftrun)"):format(h), "naming the holder")
+  out, code = t.run(("NOWAIT=1 %s %s %s cycles.lua"):format(run, env, q(t.ftrun)))
+  t.is(code, 2, "so does a default run", out)
+  stop(h)
+  h = holder('ft.lock_settings("shared")', 10)
+  out, code = t.run(("NOWAIT=1 THP=always %s %s %s cycles.lua"):format(run, env, q(t.ftrun)))
+  t.is(code, 0, "beside another shared holder it runs at once", out)
+  out = t.ftrun_run("-e 'print(ft.lock_settings())'", "NOWAIT=1 " .. env)
+  t.like(out, "nil\tcannot take the settings lock", "a change of settings waits for the shared holders", out)
+  stop(h)
+  -- the waiting run goes on once the change is over
+  h = holder("ft.lock_settings()", 1.5)
+  out, code = t.run(("THP=always %s %s %s cycles.lua"):format(run, env, q(t.ftrun)))
+  t.is(code, 0, "without NOWAIT it waits for the holder, then runs", out)
+  t.like(out, ("waiting for the settings lock %s/ftrun-settings.lock: pid %d (ftrun) holds it"):format(lockdir, h),
+    "and says whom it waits for")
+end
+
+do -- X3: starts racing to replay one dead run's journal all end well
+  local stand = lockdir .. "/setting-race"
+  local bad = 0
+  for _ = 1, 8 do
+    t.write(stand, "16\n")
+    local pid = dead_pid()
+    t.write(("%s/%d-1"):format(journals, pid), stand .. "\t0\n")
+    local out = t.run(("%s %s -e 'print(1)' >/dev/null 2>&1 & %s %s --restore; echo \"restore $?\"; %s %s -e 'print(2)' >/dev/null 2>&1; wait")
+      :format(env, q(t.ftrun), env, q(t.ftrun), env, q(t.ftrun)))
+    if not out:find("restore 0", 1, true) or out:find("left for a later start", 1, true) or t.read(stand) ~= "0" then
+      bad = bad + 1
+      t.diag(out)
+    end
+  end
+  t.is(bad, 0, "8 races of three starts: --restore exits 0 each time, the setting restored once (X3)")
+end
+
+os.execute("rm -rf " .. q(dir))
+t.done()
