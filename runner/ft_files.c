@@ -82,7 +82,7 @@ static int l_write_files(lua_State *L)
 	int err = ft_write_files(files, (size_t)n, test_pause_ns("FTRUN_TEST_WRITE_PAUSE"),
 	                         test_pause_ns("FTRUN_TEST_RENAME_PAUSE"), &failed);
 	if (err < 0)
-		return luaL_error(L, "interrupted");
+		return ft_interrupt_error(L);
 	if (err)
 		return ft_fail_errno(L, err, "writing %s failed", failed);
 	lua_pushboolean(L, 1);

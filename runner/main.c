@@ -127,6 +127,10 @@ static void interrupt_hook(lua_State *L, lua_Debug *ar)
 		lua_sethook(L, interrupt_hook, LUA_MASKCOUNT, HOOK_COUNT);
 	if (hook_pending) {
 		hook_pending = 0;
+		/* a binding raised it first: its position, not this line's */
+		if (lua_getfield(L, LUA_REGISTRYINDEX, FT_INTERRUPTED_AT) == LUA_TSTRING)
+			lua_error(L);
+		lua_pop(L, 1);
 		/* level 0 in a hook is the function it interrupted (a C one when
 		 * the hook is a call's): the innermost Lua line goes with the
 		 * message through any pcall that raises it again */
@@ -158,6 +162,8 @@ static int docall(lua_State *L, int narg, int nres)
 	signal_state = L;
 	ft_interrupted = 0;
 	hook_pending = 0;
+	lua_pushnil(L);
+	lua_setfield(L, LUA_REGISTRYINDEX, FT_INTERRUPTED_AT);
 	lua_sethook(L, interrupt_hook, LUA_MASKCOUNT, HOOK_COUNT);
 	signal(SIGINT, on_sigint);
 	int status = lua_pcall(L, narg, nres, base);
