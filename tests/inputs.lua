@@ -37,5 +37,46 @@ do -- ft.mkdir(""): a refusal naming the empty path, no read past the copy (C1)
   t.is(errno, 22, "with EINVAL")
 end
 
+do -- a knob's value that the results' RESULT lines cannot hold: exit 2 before anything is mapped (X1)
+  for _, v in ipairs { { "RESULTS", dir .. '/q"uote' }, { "RESULTS", dir .. "/new\nline" },
+    { "README", dir .. '/r"eadme' }, { "AB", 'THP=never | THP="16K"' } } do
+    local t0 = os.time()
+    local out, code = t.run(("%s=%s %s cycles.lua CYCLES=A MIB=16 REPS=2"):format(v[1], q(v[2]), q(t.ftrun)))
+    t.is(code, 2, v[1] .. " with a double quote or a newline: exit 2", out)
+    t.like(out, "may not hold a double quote, a newline", "saying why")
+    t.is(select(2, out:gsub("\n", "")), 1, "in one line, no traceback", out)
+    t.ok(os.time() - t0 < 20, "before the run", out)
+  end
+  t.is(t.run("ls " .. q(dir)), "run\n", "and no RESULTS directory made")
+end
+
+do -- NOWAIT=1 PUBLISH=1: refused before measuring (X2)
+  local readme = dir .. "/README.md"
+  t.write(readme, "x\n<!-- ftrun results exp-populate: begin -->\n<!-- ftrun results exp-populate: end -->\n")
+  local out, code = t.run(("NOWAIT=1 PUBLISH=1 README=%s RESULTS=%s %s populate.lua MIB=16 REPS=2"):format(
+    q(readme), q(dir .. "/pub"), q(t.ftrun)))
+  t.is(code, 2, "NOWAIT=1 PUBLISH=1 exits 2", out)
+  t.like(out, "NOWAIT=1 PUBLISH=1: ", "naming the two knobs")
+  t.ok(not out:find("ns/page", 1, true) and not out:find("traceback", 1, true), "before anything was measured", out)
+end
+
+do -- an AB side runs the script's check as the run's own knobs do (W2)
+  local out, code = t.ftrun_run("cycles.lua QUICK=1 CYCLES=C SLOW_NS=1 RESULTS=" .. q(dir .. "/w2"))
+  t.is(code, 2, "SLOW_NS=1 alone exits 2", out)
+  out, code = t.run(("AB='SLOW_NS=1 | SLOW_NS=200' %s cycles.lua QUICK=1 CYCLES=C RESULTS=%s"):format(q(t.ftrun),
+    q(dir .. "/w2")))
+  t.is(code, 2, "and as side A of an AB run", out)
+  t.like(out, "AB side A (SLOW_NS=1): SLOW_NS=1: expected at least twice the per-page timer's cost",
+    "naming the side and the check's reason")
+end
+
+do -- a refusal echoes a long value cut, with its length (U8)
+  local long = ("THP=never "):rep(11000) .. "| THP=always"
+  local out, code = t.run(("AB=%s %s cycles.lua QUICK=1"):format(q(long), q(t.ftrun)))
+  t.is(code, 2, "an AB naming THP 11000 times on a side exits 2", out:sub(1, 300))
+  t.ok(#out < 400, "in a message of a few hundred bytes, not the whole AB", #out)
+  t.like(out, ("... (%d bytes): THP twice on side A"):format(#long), "the value cut, its length said")
+end
+
 os.execute("rm -rf " .. q(dir))
 t.done()

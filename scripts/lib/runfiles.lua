@@ -62,6 +62,10 @@ end
 function runfiles.plan(script, run, cfg)
   local plan = { script = script, run = run, publish = cfg.PUBLISH }
   if cfg.PUBLISH then
+    if os.getenv("NOWAIT") == "1" then -- refused now, not after the run: the paste waits for the lock
+      knobs.fail(script, "NOWAIT=1 PUBLISH=1: a publish pastes the README under the settings lock, "
+        .. "waiting for it when another run holds it; unset NOWAIT to publish")
+    end
     plan.dir = cfg.given.RESULTS and cfg.RESULTS or runfiles.root .. "/results"
     plan.readme = cfg.given.README and cfg.README or runfiles.root .. "/results/README.md"
     local readme, err = read(plan.readme)
