@@ -137,6 +137,24 @@ end
 
 local function shell_quoted(s) return "'" .. tostring(s):gsub("'", "'\\''") .. "'" end
 
+-- The plot directories of runs killed while drawing (SIGKILL leaves them;
+-- nothing else would remove them), this user's only: those named by a
+-- process that is gone, and unnamed ones (from before the name held the
+-- pid) an hour old.
+local function sweep()
+  local tmp = os.getenv("TMPDIR") or ""
+  if tmp == "" then tmp = "/tmp" end
+  local p = io.popen(("find %s -maxdepth 1 -type d -user \"$(id -u)\" -name 'ftrun-plots.*' "
+    .. "\\( -name 'ftrun-plots.*.*' -o -mmin +60 \\) 2>/dev/null"):format(shell_quoted(tmp)))
+  for path in p:lines() do
+    local owner = path:match("/ftrun%-plots%.(%d+)%.[^/]+$")
+    if not owner or not textfile.read("/proc/" .. owner .. "/stat") then
+      os.execute("rm -rf -- " .. shell_quoted(path))
+    end
+  end
+  p:close()
+end
+
 -- An SVG gnuplot finished: not empty, its last tag closed (a full disk or a
 -- killed gnuplot leaves it short).
 local function complete_svg(text)
@@ -168,7 +186,9 @@ function plots.render(doc, dir, prefix, attached, mark)
     end
   end
   if #list == 0 or gnuplot_missing(dir) then return {}, 0 end
-  local p = io.popen("mktemp -d -t ftrun-plots.XXXXXX") -- in TMPDIR or /tmp
+  local pid = textfile.read("/proc/self/stat"):match("^%d+")
+  sweep()
+  local p = io.popen("mktemp -d -t ftrun-plots." .. pid .. ".XXXXXX") -- in TMPDIR or /tmp
   local tmp = p and p:read("l")
   if p then p:close() end
   if not tmp then error("plots not drawn: cannot make a temporary directory", 0) end
