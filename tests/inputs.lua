@@ -78,5 +78,15 @@ do -- a refusal echoes a long value cut, with its length (U8)
   t.like(out, ("... (%d bytes): THP twice on side A"):format(#long), "the value cut, its length said")
 end
 
+do -- a failure a run can meet: exit 1 and its message, no traceback (U4)
+  local res = dir .. "/u4"
+  os.execute("mkdir -p " .. q(res .. "/exp-first_touch-results.json"))
+  local out, code = t.ftrun_run("first_touch.lua MIB=4 REPS=1 RESULTS=" .. q(res))
+  t.is(code, 1, "results.json a directory: exit 1", out)
+  t.like(out, "ftrun: first_touch.lua: results not written: writing " .. res
+    .. "/exp-first_touch-results.json failed: Is a directory\n", "saying which file and why")
+  t.ok(not out:find("traceback", 1, true), "with no traceback", out)
+end
+
 os.execute("rm -rf " .. q(dir))
 t.done()

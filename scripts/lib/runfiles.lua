@@ -111,6 +111,12 @@ function runfiles.path(plan, file)
   return plan.dir .. "/" .. file
 end
 
+-- A failure a run can meet (a full disk, a file in the way, the lock):
+-- raised as an object whose text the message handler prints as it is, so
+-- it exits 1 with its message and no traceback, which is for bugs.
+local EXPECTED = { __tostring = function(e) return e.message end }
+local function fail(msg) error(setmetatable({ message = msg }, EXPECTED), 0) end
+
 -- files: a list of {file name, text}; pastes: {run name = markdown} for the
 -- README, used only when publishing; draw(dir): the plots' {path, text} files
 -- and their count, drawn before anything is published and renamed with the
@@ -128,7 +134,6 @@ function runfiles.write(plan, files, pastes, draw)
       os.remove(plan.dir)
     end
   end })
-  local function fail(msg) error(msg, 0) end
   local list = {}
   for _, f in ipairs(files) do list[#list + 1] = { runfiles.path(plan, f[1]), f[2] } end
   local drawn = 0
