@@ -139,7 +139,7 @@ function runfiles.write(plan, files, pastes, draw)
   local drawn = 0
   if draw then
     local ok, plotted, n = pcall(draw, plan.dir)
-    if not ok then fail(plotted) end
+    if not ok then error(plotted, 0) end -- an interrupt stays one, a bug keeps its message
     for _, f in ipairs(plotted) do list[#list + 1] = f end
     drawn = n
   end
