@@ -32,11 +32,25 @@ end
 
 local function quote(s) return "'" .. s:gsub("'", "'\\''") .. "'" end
 
+local tmp = os.tmpname()
+os.remove(tmp)
+assert(os.execute("mkdir -p " .. quote(tmp)))
+-- closed however the bench ends: an error or an interrupt leaves no work directory
+local _ <close> = setmetatable({}, { __close = function() os.execute("rm -rf " .. quote(tmp)) end })
+
+-- A command's stdout; its stderr is kept aside and its end shown if it fails
+-- (a child run's refusal, exit 2, said nothing otherwise).
 local function run(cmd)
-  local p = assert(io.popen(cmd))
+  local said = tmp .. "/stderr"
+  local p = assert(io.popen(cmd .. " 2>" .. quote(said)))
   local text = p:read("a")
   local ok, _, code = p:close()
-  if not ok then error(("command failed (exit %s): %s"):format(tostring(code), cmd), 0) end
+  if not ok then
+    local f = io.open(said)
+    local tail = f and f:read("a"):sub(-800) or ""
+    if f then f:close() end
+    error(("command failed (exit %s): %s%s"):format(tostring(code), cmd, tail ~= "" and ":\n" .. tail or ""), 0)
+  end
   return text
 end
 
@@ -45,9 +59,6 @@ local function mmm(xs, fmt)
   return (fmt .. " / " .. fmt .. " / " .. fmt):format(stats.min(xs), stats.median(xs), stats.max(xs))
 end
 
-local tmp = os.tmpname()
-os.remove(tmp)
-run("mkdir -p " .. quote(tmp))
 
 local machine = ft.machine()
 say("ftrun make bench, %s UTC, on %s (%d CPUs), kernel %s, hypervisor %s",
@@ -100,7 +111,7 @@ for pair = 1, PAIRS do
   io.stderr:write(("bench: pair %d/%d\n"):format(pair, PAIRS))
   local lua_rows, reps = {}, {}
   local function lua_side()
-    run(("PUBLISH=0 CYCLES=A MIB=%d REPS=%d RESULTS=%s README=/dev/null %s cycles.lua 2>/dev/null"):format(
+    run(("PUBLISH=0 CYCLES=A MIB=%d REPS=%d RESULTS=%s README=/dev/null %s cycles.lua"):format(
       MIB, REPS, quote(tmp), quote(FTRUN)))
     local f = assert(io.open(tmp .. "/cycles-A-raw.txt"))
     local ix = summary.index(f:read("a"))
@@ -239,7 +250,7 @@ local full = { wall = {}, work = {}, own = {}, share = {} }
 for round = 1, FULL_ROUNDS do
   io.stderr:write(("bench: the full run, round %d/%d\n"):format(round, FULL_ROUNDS))
   local t0 = ft.now_ns()
-  run(("PUBLISH=0 RESULTS=%s README=/dev/null %s cycles.lua%s 2>/dev/null"):format(quote(tmp), quote(FTRUN),
+  run(("PUBLISH=0 RESULTS=%s README=/dev/null %s cycles.lua%s"):format(quote(tmp), quote(FTRUN),
     FULL_MIB == 1024 and "" or (" MIB=%d"):format(FULL_MIB)))
   local wall_ms = (ft.now_ns() - t0) / 1e6
   local f = assert(io.open(tmp .. "/raw.txt"))
@@ -384,6 +395,5 @@ end
 
 say("")
 say("the bench took %.0f s", elapsed_s())
-run("rm -rf " .. quote(tmp))
 local text = table.concat(out, "\n") .. "\n"
 runfiles.write(plan, { { "bench.txt", text } }, { bench = "```\n" .. text .. "```" })
