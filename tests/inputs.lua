@@ -68,6 +68,9 @@ do -- an AB side runs the script's check as the run's own knobs do (W2)
   t.is(code, 2, "and as side A of an AB run", out)
   t.like(out, "AB side A (SLOW_NS=1): SLOW_NS=1: expected at least twice the per-page timer's cost",
     "naming the side and the check's reason")
+  -- without cycle C nothing is timed per page: a timer slowed by load must not refuse the run
+  out, code = t.ftrun_run("cycles.lua CYCLES=A MIB=4 REPS=1 SLOW_NS=1 RESULTS=" .. q(dir .. "/w2"))
+  t.is(code, 0, "CYCLES=A takes any SLOW_NS: it has no per-page timer", out)
 end
 
 do -- a refusal echoes a long value cut, with its length (U8)
