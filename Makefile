@@ -173,13 +173,24 @@ PREFIX  ?= /usr/local
 INSTALL_BIN   = $(DESTDIR)$(PREFIX)/bin
 INSTALL_SHARE = $(DESTDIR)$(PREFIX)/share/ftrun
 INSTALL_MAN   = $(DESTDIR)$(PREFIX)/share/man/man1
+# The paths go into the recipes unquoted, so a blank would split one into
+# several (directories made in the checkout, rm -rf of the pieces): only
+# plain path characters pass, checked from the environment, not the text.
+export PREFIX DESTDIR
+define check_install_paths
+	@case "$$DESTDIR$$PREFIX" in *[!A-Za-z0-9/._+@%,:~-]*) \
+	  echo "make: PREFIX='$$PREFIX' DESTDIR='$$DESTDIR': only letters, digits and / . _ + @ % , : ~ - are taken" \
+	    "(a blank or a shell character would split or change the install paths)" >&2; exit 2;; esac
+endef
 install: $(BIN)
+	$(check_install_paths)
 	install -d $(INSTALL_BIN) $(INSTALL_SHARE)/scripts $(INSTALL_MAN)
 	install -m 755 $(BIN) $(INSTALL_BIN)/ftrun
 	find scripts -name '*.lua' -exec install -D -m 644 {} $(INSTALL_SHARE)/{} \;
 	install -m 644 doc/ftrun.1 $(INSTALL_MAN)/ftrun.1
 
 uninstall:
+	$(check_install_paths)
 	rm -f $(INSTALL_BIN)/ftrun $(INSTALL_MAN)/ftrun.1
 	rm -rf $(INSTALL_SHARE)
 

@@ -61,6 +61,10 @@ local work = os.tmpname()
 os.remove(work)
 if cfg.given.REUSE then work, cfg.KEEP = cfg.REUSE, true end
 assert(os.execute("mkdir -p " .. quote(work)))
+-- closed however the chunk ends: an interrupt (exit 130) or an error leaves no work directory
+local _ <close> = setmetatable({}, { __close = function()
+  if not cfg.KEEP then os.execute("rm -rf " .. quote(work)) end
+end })
 
 -- One run of cycles.lua; returns its JSON and its wall time in s.
 local function run(label, extra)

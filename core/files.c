@@ -74,6 +74,8 @@ static int is_dir(const char *path)
 
 int ft_mkdir_p(const char *path)
 {
+	if (!*path)
+		return EINVAL; /* the parent walk starts after the first byte */
 	if (is_dir(path))
 		return 0;
 	char *copy = strdup(path);

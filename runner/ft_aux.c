@@ -222,7 +222,7 @@ int ft_error_errno(lua_State *L, int err, const char *fmt, ...)
 int ft_stopped_error(lua_State *L)
 {
 	if (ft_interrupted)
-		return luaL_error(L, "interrupted");
+		return ft_interrupt_error(L);
 	int a = ft_stop_request ? atomic_load(ft_stop_request) : 0;
 	if (a > 0)
 		return luaL_error(L, "stopped: task %d failed", a);
@@ -246,6 +246,14 @@ static const char *after_position(const char *s)
  * or the hook's "interrupted at SRC:LINE", behind only the positions that
  * error() adds on the way out of a pcall. A script's own message that
  * quotes it ("wrapped: interrupted at ...") is the script's error. */
+static bool is_position(const char *from, const char *to)
+{
+	const char *colon = to;
+	while (colon > from && isdigit((unsigned char)colon[-1]))
+		colon--;
+	return colon < to && colon - 1 > from && colon[-1] == ':';
+}
+
 static const char *interrupt_in(const char *msg)
 {
 	static const char word[] = "interrupted";
@@ -260,28 +268,22 @@ static const char *interrupt_in(const char *msg)
 		return msg;
 	if (strncmp(rest, " at ", 4) != 0)
 		return NULL;
-	const char *colon = strrchr(rest + 4, ':');
-	if (!colon || colon == rest + 4 || !colon[1])
-		return NULL;
-	for (const char *d = colon + 1; *d; d++)
-		if (!isdigit((unsigned char)*d))
-			return NULL;
-	return msg;
+	rest += 4;
+	static const char script[] = " (the script at ";
+	const char *also = strstr(rest, script);
+	if (!also)
+		return is_position(rest, rest + strlen(rest)) ? msg : NULL;
+	const char *end = also + strlen(also) - 1;
+	return *end == ')' && is_position(rest, also) && is_position(also + sizeof script - 1, end) ? msg : NULL;
 }
 
-/* An interrupt is not a bug: one line saying where the Lua code was (the
- * position the hook's message carries; else, for a binding's, the
- * innermost Lua frame, and the script's own line when that is in another
- * file, a library's). */
-static int interrupt_message(lua_State *L, const char *core)
+/* "interrupted at SRC:LINE" for the innermost Lua frame, and " (the script
+ * at SRC:LINE)" when the outermost one is in another file (a library's). */
+static void push_interrupt_at(lua_State *L)
 {
-	if (strcmp(core, "interrupted") != 0) { /* the hook's, with its position */
-		lua_pushstring(L, core);
-		return 1;
-	}
 	lua_Debug ar;
 	char inner[LUA_IDSIZE + 24] = "", script[LUA_IDSIZE + 24] = "", inner_src[LUA_IDSIZE] = "";
-	for (int level = 1; lua_getstack(L, level, &ar); level++) {
+	for (int level = 0; lua_getstack(L, level, &ar); level++) {
 		if (!lua_getinfo(L, "Sl", &ar) || ar.currentline <= 0)
 			continue;
 		if (!inner[0]) {
@@ -298,6 +300,33 @@ static int interrupt_message(lua_State *L, const char *core)
 		lua_pushfstring(L, "interrupted at %s", inner);
 	else
 		lua_pushfstring(L, "interrupted at %s (the script at %s)", inner, script);
+}
+
+/* A binding stopped by SIGINT: "interrupted", its position kept in the
+ * registry, since the hook still pending raises again at the first Lua
+ * line after a pcall that caught it, and must name where the pass
+ * stopped, not that line. */
+int ft_interrupt_error(lua_State *L)
+{
+	push_interrupt_at(L);
+	lua_setfield(L, LUA_REGISTRYINDEX, FT_INTERRUPTED_AT);
+	return luaL_error(L, "interrupted");
+}
+
+/* An interrupt is not a bug: one line saying where the Lua code was (the
+ * position the hook's message carries; else, for a binding's, the
+ * innermost Lua frame, and the script's own line when that is in another
+ * file, a library's). */
+static int interrupt_message(lua_State *L, const char *core)
+{
+	if (strcmp(core, "interrupted") != 0) { /* the hook's, with its position */
+		lua_pushstring(L, core);
+		return 1;
+	}
+	if (lua_getfield(L, LUA_REGISTRYINDEX, FT_INTERRUPTED_AT) == LUA_TSTRING)
+		return 1; /* where the binding stopped */
+	lua_pop(L, 1);
+	push_interrupt_at(L);
 	return 1;
 }
 

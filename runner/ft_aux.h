@@ -64,6 +64,10 @@ int ft_error_errno(lua_State *L, int err, const char *fmt, ...);
 /* Raises why a pass or a sleep stopped: "interrupted" (SIGINT), or in a
  * task "stopped: task N failed". */
 int ft_stopped_error(lua_State *L);
+/* SIGINT's error from a binding; its position is kept under this registry
+ * key for the hook and the message handler. */
+#define FT_INTERRUPTED_AT "ft.interrupted_at"
+int ft_interrupt_error(lua_State *L);
 /* lua.c's message handler: the message with a traceback appended. */
 int ft_msghandler(lua_State *L);
 

@@ -1,5 +1,6 @@
 /* The results' plumbing: ft.mkdir, ft.symlink, ft.write_files and
  * ft.project_dir (the directory holding the executable). */
+#include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -24,6 +25,12 @@ static int l_mkdir(lua_State *L)
 {
 	ft_check_nargs(L, 1);
 	const char *path = ft_check_path(L, 1);
+	if (!*path) {
+		lua_pushnil(L);
+		lua_pushliteral(L, "mkdir: empty path");
+		lua_pushinteger(L, EINVAL);
+		return 3;
+	}
 	int err = ft_mkdir_p(path);
 	if (err)
 		return ft_fail_errno(L, err, "mkdir %s failed", path);
@@ -75,7 +82,7 @@ static int l_write_files(lua_State *L)
 	int err = ft_write_files(files, (size_t)n, test_pause_ns("FTRUN_TEST_WRITE_PAUSE"),
 	                         test_pause_ns("FTRUN_TEST_RENAME_PAUSE"), &failed);
 	if (err < 0)
-		return luaL_error(L, "interrupted");
+		return ft_interrupt_error(L);
 	if (err)
 		return ft_fail_errno(L, err, "writing %s failed", failed);
 	lua_pushboolean(L, 1);

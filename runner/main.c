@@ -59,8 +59,9 @@ static const char usage_text[] =
 	"  --           stop handling options\n"
 	"  -            run the script read from stdin (as lua -)\n"
 	"\n"
-	"exit status: 0 success, 1 Lua error (message and traceback on stderr)\n"
-	"or a changed system setting that would not go back, 2 usage error,\n"
+	"exit status: 0 success, 1 Lua error (message and traceback on stderr),\n"
+	"results not written (the message alone) or a changed system setting\n"
+	"that would not go back, 2 usage error,\n"
 	"130 interrupted (SIGINT, also when started with it ignored, as a\n"
 	"shell's background job is). Settings changed by ft.set_folio and\n"
 	"ft.set_hugetlb_pages are restored at exit and on SIGINT, SIGTERM, SIGHUP,\n"
@@ -128,6 +129,10 @@ static void interrupt_hook(lua_State *L, lua_Debug *ar)
 		lua_sethook(L, interrupt_hook, LUA_MASKCOUNT, HOOK_COUNT);
 	if (hook_pending) {
 		hook_pending = 0;
+		/* a binding raised it first: its position, not this line's */
+		if (lua_getfield(L, LUA_REGISTRYINDEX, FT_INTERRUPTED_AT) == LUA_TSTRING)
+			lua_error(L);
+		lua_pop(L, 1);
 		/* level 0 in a hook is the function it interrupted (a C one when
 		 * the hook is a call's): the innermost Lua line goes with the
 		 * message through any pcall that raises it again */
@@ -159,6 +164,8 @@ static int docall(lua_State *L, int narg, int nres)
 	signal_state = L;
 	ft_interrupted = 0;
 	hook_pending = 0;
+	lua_pushnil(L);
+	lua_setfield(L, LUA_REGISTRYINDEX, FT_INTERRUPTED_AT);
 	lua_sethook(L, interrupt_hook, LUA_MASKCOUNT, HOOK_COUNT);
 	signal(SIGINT, on_sigint);
 	int status = lua_pcall(L, narg, nres, base);

@@ -46,6 +46,12 @@ do -- a small clean published run with 4 KiB pages
   t.is(row("D", "touch2_faults").median, 0, "cycle D touch 2 takes none")
   t.is(value("thp_page").thp_bytes, 0, "THP=never obtains no huge pages")
   t.is(value("thp_page").x, 4096, "and reports 4 KiB pages obtained")
+  local table_of = require("reports").of("cycles.lua").table
+  t.like(table_of(raw), "so the page is 4096 bytes; the faults this predicts for pass 1: 4096;",
+    "the summary predicts pass 1's faults from the page obtained")
+  local mixed = table_of((raw:gsub("(RESULT value=thp_page [^\n]*)", "%1 mixed=true")))
+  t.like(mixed, "so the page is mixed (no fault count follows from it);", "a mixed page: said so")
+  t.ok(not mixed:find("predicts for pass 1", 1, true), "and no fault count predicted from it (U10)", mixed)
   local stalls = 0
   for _, v in ipairs(ix.values.stalls or {}) do
     if v.case == "A" and v.column == "pass2" and v.of == 3 then stalls = stalls + 1 end

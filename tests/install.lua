@@ -42,5 +42,20 @@ out, code = make("uninstall")
 t.is(code, 0, "make uninstall exits 0", out)
 t.is(t.run("find " .. q(dest) .. " -type f"), "", "and removes every file it installed")
 
+-- A PREFIX or DESTDIR with a blank (or a shell character) is refused before anything is made or removed:
+-- unquoted, "/opt/my tools" made tools/bin and tools/share in the directory make ran in.
+local listed = t.run("find " .. q(dest))
+for _, target in ipairs { "install", "uninstall" } do
+  for _, v in ipairs { { "/opt/my tools", dest }, { "/usr/local", dest .. "/a b" }, { "/x';touch PWNED;'", dest } } do
+    out, code = t.run(("cd %s && make -s -C %s %s %s PREFIX=%s DESTDIR=%s"):format(q(work), q(ROOT), target, build,
+      q(v[1]), q(v[2])))
+    t.is(code, 2, ("make %s PREFIX=%s DESTDIR=%s exits 2"):format(target, v[1], v[2]), out)
+    t.like(out, "only letters, digits and", "saying which characters are taken")
+  end
+end
+t.is(t.run("ls -A " .. q(work)), "ftrun-runs\n", "nothing made where make was started")
+t.is(t.run("find " .. q(dest)), listed, "nor in DESTDIR")
+t.is(t.run("cd " .. q(ROOT) .. " && ls -d tools b opt x 2>/dev/null"), "", "nor in the checkout, where make ran")
+
 os.execute("rm -rf " .. q(dest) .. " " .. q(work))
 t.done()

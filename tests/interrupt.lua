@@ -76,6 +76,10 @@ do -- a script's own error that quotes the interrupt stays the script's; a rethr
     "a message of the script's that quotes it: printed as it is, with its traceback", out)
   out = sigint('local ok, e = pcall(function() while true do end end)\nerror(e)')
   t.like(out, "ftrun: interrupted at (command line):1\nexit 130", "error(e) of it: the interrupt, its position once", out)
+  -- a binding's interrupt (ft.sleep's) caught by a pcall and raised again two lines on (as ab.lua does):
+  -- where the binding stopped, not the line the pending hook reached after the pcall
+  out = sigint('local function f()\n  ft.sleep(5)\nend\nlocal ok, e = pcall(f)\nerror(e, 0)')
+  t.like(out, "ftrun: interrupted at (command line):2\nexit 130", "a binding's, rethrown: its own line", out)
 end
 
 do -- a real error keeps its traceback

@@ -69,6 +69,13 @@ do -- a scratch repository: clean, dirty (tracked, untracked), results/ ignored,
   local d2 = provenance.tree(dir)
   t.like(d2.changed, "new.lua", "an untracked file is named too")
   t.ok(d2.diff_sha256 ~= d1.diff_sha256, "and changes the hash")
+  -- an untracked dangling symlink: hashed as the link (its target's text, as git would store it), in silence
+  os.execute("ln -s nowhere " .. q(dir .. "/dangling"))
+  local tree = ("-e %s"):format(q(("print(require('provenance').tree(%q).diff_sha256)"):format(dir)))
+  local said = t.ftrun_run(tree)
+  t.ok(said:match("^%x+\n$") ~= nil, "a dangling symlink among the untracked files: no message from git", said)
+  os.execute("rm " .. q(dir .. "/dangling") .. " && ln -s elsewhere " .. q(dir .. "/dangling"))
+  t.ok(t.ftrun_run(tree) ~= said, "and a link to another target, another hash")
   os.execute("rm -rf " .. q(dir))
   t.is(provenance.tree(dir).commit, "unknown (not a git checkout)", "no git checkout: said so")
 end

@@ -70,21 +70,24 @@ function ab.plan(script, spec, cfg)
     if (k.apply or k.ab) and not ab.FIXED[k.name] then changeable[#changeable + 1] = k.name end
   end
   local plan = { text = cfg.AB, knobs = {}, A = {}, B = {} }
+  local text = knobs.shown(cfg.AB)
   local seen = {}
   for i, side in ipairs { "A", "B" } do
     for _, kv in ipairs(sides[i]) do
       local name, raw = kv[1], kv[2]
       local k = by_name[name]
       if not k then
-        knobs.fail(script, ("AB=%s: %s is not a knob of %s"):format(cfg.AB, name, script))
+        knobs.fail(script, ("AB=%s: %s is not a knob of %s"):format(text, name, script))
       end
       if ab.FIXED[name] or not (k.apply or k.ab) then
-        knobs.fail(script, ("AB=%s: %s cannot change inside a run of %s (in AB: %s)"):format(cfg.AB, name, script,
+        knobs.fail(script, ("AB=%s: %s cannot change inside a run of %s (in AB: %s)"):format(text, name, script,
           #changeable > 0 and table.concat(changeable, ", ") or "none of its knobs"))
       end
-      if plan[side][name] ~= nil then knobs.fail(script, ("AB=%s: %s twice on side %s"):format(cfg.AB, name, side)) end
+      if plan[side][name] ~= nil then knobs.fail(script, ("AB=%s: %s twice on side %s"):format(text, name, side)) end
       local v, expected = knobs.parsers[k.kind](raw, k)
-      if v == nil then knobs.fail(script, ("AB=%s: %s=%s: expected %s"):format(cfg.AB, name, raw, expected)) end
+      if v == nil then
+        knobs.fail(script, ("AB=%s: %s=%s: expected %s"):format(text, name, knobs.shown(raw), expected))
+      end
       plan[side][name] = v
       if not seen[name] then
         seen[name] = true
@@ -110,6 +113,18 @@ function ab.plan(script, spec, cfg)
   ab.apply(plan, cfg, "B")
   ab.apply(plan, cfg, nil)
   return plan
+end
+
+-- The script's check (cfg, clock -> nil or why) on each side's values, as
+-- on the run's own: a side may not run what the script refuses alone.
+-- Returns why, naming the side, or nil.
+function ab.check(plan, cfg, clock, check)
+  for _, side in ipairs { "A", "B" } do
+    local values = setmetatable({}, { __index = cfg })
+    for _, k in ipairs(plan.knobs) do values[k.name] = plan[side][k.name] end
+    local why = check(values, clock)
+    if why then return ("AB side %s (%s): %s"):format(side, plan[side:lower()], why) end
+  end
 end
 
 -- Sets one side's knobs (side "A", "B", or nil: the run's own), calling

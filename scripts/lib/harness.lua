@@ -141,7 +141,7 @@ function harness.start(opts, args)
   if ghz == "measured" then ghz, ghz_source = knobs.clock_ghz(script) end
   local prov = provenance.collect()
   local clock = ft.clock() -- measured once: the check may need it
-  local refused = opts.check and opts.check(cfg, clock)
+  local refused = opts.check and (opts.check(cfg, clock) or ab_plan and ab.check(ab_plan, cfg, clock, opts.check))
   if refused then knobs.fail(script, refused) end
 
   local h = setmetatable({ script = script, about = opts.about, cfg = cfg, spec = spec, meter = meter,

@@ -12,6 +12,18 @@ local function fail(script, msg)
 end
 knobs.fail = fail
 
+-- A value as a refusal echoes it: one line (control characters as \n or
+-- \ddd), a long one cut with its length said, so a 100 KB AB stays short.
+local SHOWN_MAX = 120
+function knobs.shown(value)
+  value = tostring(value)
+  local n = #value
+  if n > SHOWN_MAX then value = value:sub(1, SHOWN_MAX - 20) end
+  value = value:gsub("%c", function(c) return c == "\n" and "\\n" or ("\\%d"):format(c:byte()) end)
+  return n > SHOWN_MAX and ("%s... (%d bytes)"):format(value, n) or value
+end
+local shown = knobs.shown
+
 -- The knobs only some scripts take, and which: a user who sets one for a
 -- script that ignores it would otherwise get a run of something else.
 -- Derived from the scripts beside this library, as they declare them: a
@@ -129,7 +141,7 @@ local function argument_knobs(script, spec, known, args)
     local name, value = a:match("^([%u_][%u%d_]*)=(.*)$")
     if not name or not known[name] then
       fail(script, ("argument '%s' is not one of this script's knobs (NAME=value with NAME one of %s)")
-        :format(a, names(spec)))
+        :format(shown(a), names(spec)))
     end
     given[name] = value
   end
@@ -149,7 +161,7 @@ function knobs.read(script, spec, args)
     local raw = os.getenv(name)
     if raw and not takes[name] then
       fail(script, ("%s=%s is set, but %s does not take %s (%s does); unset it to run %s")
-        :format(name, raw, script, name, table.concat(scripts, ", "), script))
+        :format(name, shown(raw), script, name, table.concat(scripts, ", "), script))
     end
   end
   local values, given = {}, {}
@@ -159,9 +171,14 @@ function knobs.read(script, spec, args)
       -- a list's default is written as its text; it is read the way a given value is
       values[k.name] = k.kind == "seconds" and assert(parsers.seconds(k.default)) or k.default
     else
+      -- every value is recorded in the results' RESULT lines, which cannot hold these
+      if raw:find('[%c"]') then
+        fail(script, ("%s=%s: a knob's value may not hold a double quote, a newline or another control character")
+          :format(k.name, shown(raw)))
+      end
       local v, expected = parsers[k.kind](raw, k)
       if v == nil then
-        fail(script, ("%s=%s: expected %s (%s)"):format(k.name, raw, expected, k.desc))
+        fail(script, ("%s=%s: expected %s (%s)"):format(k.name, shown(raw), expected, k.desc))
       end
       values[k.name], given[k.name] = v, true
     end

@@ -32,12 +32,21 @@ set key top left opaque box
 set title "%s" noenhanced
 ]]
 
-function plots.quoted(s) return '"' .. tostring(s):gsub('"', "'") .. '"' end
+-- Any text that goes into a .gp (titles, labels, the provenance comment):
+-- JSON fields travel with a run, and gnuplot runs `...` inside double quotes
+-- and a line that starts with !, so backquotes become quotes, control
+-- characters (a newline above all) blanks, and the characters that would
+-- end the string early (" and \) something that cannot.
+function plots.text(s)
+  return (tostring(s):gsub("[%c]", " "):gsub("[`\"]", "'"):gsub("\\", "/"))
+end
+
+function plots.quoted(s) return '"' .. plots.text(s) .. '"' end
 
 -- A plot: name, title, its data text and the gnuplot lines after the style.
 function plots.add(list, name, title, data, body, w, h)
   list[#list + 1] = { name = name, data = data,
-    script = STYLE:format(w or 800, h or 480, name, title:gsub('"', "'")) .. body .. "\n" }
+    script = STYLE:format(w or 800, h or 480, name, plots.text(title)) .. body .. "\n" }
 end
 
 -- The row of a case and column in a run's JSON.
@@ -128,6 +137,24 @@ end
 
 local function shell_quoted(s) return "'" .. tostring(s):gsub("'", "'\\''") .. "'" end
 
+-- The plot directories of runs killed while drawing (SIGKILL leaves them;
+-- nothing else would remove them), this user's only: those named by a
+-- process that is gone, and unnamed ones (from before the name held the
+-- pid) an hour old.
+local function sweep()
+  local tmp = os.getenv("TMPDIR") or ""
+  if tmp == "" then tmp = "/tmp" end
+  local p = io.popen(("find %s -maxdepth 1 -type d -user \"$(id -u)\" -name 'ftrun-plots.*' "
+    .. "\\( -name 'ftrun-plots.*.*' -o -mmin +60 \\) 2>/dev/null"):format(shell_quoted(tmp)))
+  for path in p:lines() do
+    local owner = path:match("/ftrun%-plots%.(%d+)%.[^/]+$")
+    if not owner or not textfile.read("/proc/" .. owner .. "/stat") then
+      os.execute("rm -rf -- " .. shell_quoted(path))
+    end
+  end
+  p:close()
+end
+
 -- An SVG gnuplot finished: not empty, its last tag closed (a full disk or a
 -- killed gnuplot leaves it short).
 local function complete_svg(text)
@@ -148,14 +175,20 @@ function plots.render(doc, dir, prefix, attached, mark)
   local ok_specs, list = pcall(plots.specs, doc, dir, prefix)
   pending = {}
   if not ok_specs then error(list, 0) end
-  local stamp = "# " .. provenance.describe(doc.provenance) .. "\n" -- where the plot sources came from
+  local stamp = "# " .. plots.text(provenance.describe(doc.provenance)) .. "\n" -- where the plot sources came from
   for _, spec in ipairs(list) do
     local label = mark and ('set label %s at screen 0.5, screen 0.97 center front tc rgb "#cc0000" noenhanced\n')
       :format(plots.quoted(mark)) or ""
     spec.data, spec.script = stamp .. spec.data, stamp .. label .. spec.script
+    -- a report module that put JSON text into its lines without plots.text: refused, never run
+    if spec.script:find("`", 1, true) then
+      error(("plots not drawn: %s.gp would hold a backquote, which gnuplot runs as a command"):format(spec.name), 0)
+    end
   end
   if #list == 0 or gnuplot_missing(dir) then return {}, 0 end
-  local p = io.popen("mktemp -d -t ftrun-plots.XXXXXX") -- in TMPDIR or /tmp
+  local pid = textfile.read("/proc/self/stat"):match("^%d+")
+  sweep()
+  local p = io.popen("mktemp -d -t ftrun-plots." .. pid .. ".XXXXXX") -- in TMPDIR or /tmp
   local tmp = p and p:read("l")
   if p then p:close() end
   if not tmp then error("plots not drawn: cannot make a temporary directory", 0) end

@@ -36,7 +36,10 @@ provenance.PATHSPEC = "-- . ':(exclude)results' ':(exclude)README.md' ':(exclude
 
 -- The tree's state: commit, and when files differ from it, which ones and
 -- a hash of the difference (the tracked diff, then each untracked file's
--- name and blob id), so two dirty runs can be told apart or matched.
+-- name and blob id), so two dirty runs can be told apart or matched. A
+-- symlink's blob is its target's text, as git stores it (hash-object would
+-- follow it, and a dangling one made git print a fatal error every run); a
+-- file git cannot read counts by its name.
 function provenance.tree(root)
   local git = "git -C " .. quote(root)
   local commit = command(git .. " rev-parse HEAD")
@@ -47,7 +50,9 @@ function provenance.tree(root)
   local t = { commit = commit, dirty = #changed > 0, changed = table.concat(changed, " ") }
   if t.dirty then
     local hash = command(("cd %s && { git diff HEAD --binary %s; git ls-files --others --exclude-standard %s"
-      .. " | while IFS= read -r f; do printf '%%s %%s\\n' \"$f\" \"$(git hash-object -- \"$f\")\"; done; }"
+      .. " | while IFS= read -r f; do printf '%%s %%s\\n' \"$f\" \"$(if [ -L \"$f\" ]; then"
+      .. " printf '%%s' \"$(readlink -- \"$f\")\" | git hash-object --stdin; else"
+      .. " git hash-object -- \"$f\" 2>/dev/null || echo unreadable; fi)\"; done; }"
       .. " | sha256sum"):format(quote(root), provenance.PATHSPEC, provenance.PATHSPEC))
     t.diff_sha256 = hash and hash:match("^(%x+)")
   end

@@ -62,6 +62,10 @@ end
 function runfiles.plan(script, run, cfg)
   local plan = { script = script, run = run, publish = cfg.PUBLISH }
   if cfg.PUBLISH then
+    if os.getenv("NOWAIT") == "1" then -- refused now, not after the run: the paste waits for the lock
+      knobs.fail(script, "NOWAIT=1 PUBLISH=1: a publish pastes the README under the settings lock, "
+        .. "waiting for it when another run holds it; unset NOWAIT to publish")
+    end
     plan.dir = cfg.given.RESULTS and cfg.RESULTS or runfiles.root .. "/results"
     plan.readme = cfg.given.README and cfg.README or runfiles.root .. "/results/README.md"
     local readme, err = read(plan.readme)
@@ -107,6 +111,12 @@ function runfiles.path(plan, file)
   return plan.dir .. "/" .. file
 end
 
+-- A failure a run can meet (a full disk, a file in the way, the lock):
+-- raised as an object whose text the message handler prints as it is, so
+-- it exits 1 with its message and no traceback, which is for bugs.
+local EXPECTED = { __tostring = function(e) return e.message end }
+local function fail(msg) error(setmetatable({ message = msg }, EXPECTED), 0) end
+
 -- files: a list of {file name, text}; pastes: {run name = markdown} for the
 -- README, used only when publishing; draw(dir): the plots' {path, text} files
 -- and their count, drawn before anything is published and renamed with the
@@ -124,13 +134,12 @@ function runfiles.write(plan, files, pastes, draw)
       os.remove(plan.dir)
     end
   end })
-  local function fail(msg) error(msg, 0) end
   local list = {}
   for _, f in ipairs(files) do list[#list + 1] = { runfiles.path(plan, f[1]), f[2] } end
   local drawn = 0
   if draw then
     local ok, plotted, n = pcall(draw, plan.dir)
-    if not ok then fail(plotted) end
+    if not ok then error(plotted, 0) end -- an interrupt stays one, a bug keeps its message
     for _, f in ipairs(plotted) do list[#list + 1] = f end
     drawn = n
   end

@@ -333,17 +333,20 @@ function report.table(raw)
   end
   local thp = ix.value("thp_page")
   if thp and thp.folio_kb then -- multi-size THP: PTE-mapped folios, told by the faults and the size's counter
+    -- a mixed page predicts no fault count: one size's figure would read as the run's
     put(("Pages obtained (cycle A, THP=%s): pass 1 took %s faults and the %s kB size's anon_fault_alloc rose "
-      .. "by %s per rep (medians), so the page is %s; the faults %s kB folios predict for pass 1: %s."):format(
+      .. "by %s per rep (medians), so the page is %s."):format(
       thp.asked, units.cell(thp.pass1_faults, "faults"), units.cell(thp.folio_kb, "count"),
-      units.cell(thp.folio_alloc, "count"), thp.mixed and "mixed" or units.cell(thp.x, "bytes") .. " bytes",
-      units.cell(thp.folio_kb, "count"), units.cell(thp.faults_expected, "faults")))
+      units.cell(thp.folio_alloc, "count"), thp.mixed and "mixed (no fault count follows from it)"
+      or ("%s bytes; the faults %s kB folios predict for pass 1: %s"):format(units.cell(thp.x, "bytes"),
+        units.cell(thp.folio_kb, "count"), units.cell(thp.faults_expected, "faults"))))
     put("")
   elseif thp then
     put(("Pages obtained (cycle A, THP=%s): %s of %s bytes in huge pages at the median, so the page is %s; "
-      .. "the faults this predicts for pass 1: %s; thp_fault_alloc per rep (median): %s."):format(thp.asked,
+      .. "thp_fault_alloc per rep (median): %s."):format(thp.asked,
       units.cell(thp.thp_bytes, "bytes"), units.cell(thp.bytes, "bytes"),
-      thp.mixed and "mixed" or units.cell(thp.x, "bytes") .. " bytes", units.cell(thp.faults_expected, "faults"),
+      thp.mixed and "mixed (no fault count follows from it)" or ("%s bytes; the faults this predicts for pass 1: %s")
+        :format(units.cell(thp.x, "bytes"), units.cell(thp.faults_expected, "faults")),
       units.cell(thp.thp_fault_alloc, "count")))
     put("")
   end

@@ -1,0 +1,40 @@
+-- What an interrupted or killed run leaves in the temporary directory:
+-- calibrate's work directory goes with an interrupt, and a plot directory
+-- a killed run left is swept by the next run that draws.
+local t = require "tap"
+local q = t.quote
+
+local dir = t.tmpdir()
+
+do -- SIGINT to calibrate in its A/A runs: exit 130, its TMP/lua_XXXXXX work directory removed
+  local marker = dir .. "/marker"
+  t.write(marker, "")
+  local out = t.run(("cd %s && QUICK=1 RESULTS=%s %s bench/calibrate.lua 2>%s & pid=$!; "
+    .. "for i in $(seq 300); do grep -q 'A/A run 1/' %s 2>/dev/null && break; sleep 0.05; done; "
+    .. "kill -INT $pid; wait $pid; echo \"exit $?\""):format(q(ft.project_dir), q(dir .. "/cal"), q(t.ftrun),
+    q(dir .. "/log"), q(dir .. "/log")))
+  t.like(out, "exit 130", "calibrate interrupted exits 130", t.read(dir .. "/log"))
+  -- its work directory: made after the marker, holding the A/A runs' directories
+  local left = t.run(("find /tmp -maxdepth 1 -name 'lua_*' -type d -newer %s -exec test -d '{}/aa-01' ';' -print"
+    .. " 2>/dev/null"):format(q(marker)))
+  t.is(left, "", "and leaves no work directory")
+end
+
+do -- plot directories of dead runs are swept when a run draws; a live run's and a young unnamed one stay
+  local tmp = dir .. "/tmp"
+  os.execute("mkdir -p " .. q(tmp))
+  local dead, live = tmp .. "/ftrun-plots.2147483646.AbCdEf", tmp .. "/ftrun-plots.1.AbCdEf"
+  local old, young = tmp .. "/ftrun-plots.OlDxYz", tmp .. "/ftrun-plots.YoUnGz"
+  for _, d in ipairs { dead, live, old, young } do os.execute(("mkdir -p %s && touch %s/x.gp"):format(q(d), q(d))) end
+  os.execute("touch -d '2 hours ago' " .. q(old))
+  local out, code = t.run(("TMPDIR=%s %s first_touch.lua MIB=4 REPS=1 RESULTS=%s"):format(q(tmp), q(t.ftrun),
+    q(dir .. "/run")))
+  t.is(code, 0, "a run that draws", out)
+  t.ok(not t.read(dead .. "/x.gp"), "removes the plot directory of a process that is gone")
+  t.ok(not t.read(old .. "/x.gp"), "and an unnamed one an hour old")
+  t.ok(t.read(live .. "/x.gp") and t.read(young .. "/x.gp"), "keeps a live process's and a young unnamed one")
+  t.is(t.run("ls " .. q(tmp)), "ftrun-plots.1.AbCdEf\nftrun-plots.YoUnGz\n", "and its own is gone when it ends")
+end
+
+os.execute("rm -rf " .. q(dir))
+t.done()
