@@ -13,6 +13,7 @@ local ft = require "ft"
 local harness = require "harness"
 local knobs = require "knobs"
 local pagesizes = require "pagesizes"
+local period = require "period"
 local report = require "reports.cycles"
 local slowrun = require "slowrun"
 
@@ -155,8 +156,15 @@ end
 for _, c in ipairs(report.COLUMNS) do c.optional = true end
 h:columns(report.COLUMNS) -- what a row of the table is
 h:run()
--- the last repetition's per-page samples, for the page map
+-- the last repetition's per-page samples, for the page map, and where its slow pages sit by index
 for pass, s in pairs(samples or {}) do h:attach(("C-%s-samples.i32"):format(pass), report.pack_samples(s)) end
+if samples then
+  local pages_2m = (2 << 20) // h.page
+  h:note("Cycle C pass 1, last repetition, pages above twice the median by index: "
+    .. period.describe(period.of_samples(samples.pass1, nil, pages_2m)))
+  h:note(("Cycle C pass 2, last repetition, pages above %d ns by index: "):format(cfg.SLOW_NS)
+    .. period.describe(period.of_samples(samples.pass2, cfg.SLOW_NS, pages_2m)))
+end
 
 -- The headline ratios, each within every repetition (the other figures: reports/cycles.lua).
 local pass1 = { "A", "pass1" }
