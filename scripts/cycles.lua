@@ -158,13 +158,7 @@ h:columns(report.COLUMNS) -- what a row of the table is
 h:run()
 -- the last repetition's per-page samples, for the page map, and where its slow pages sit by index
 for pass, s in pairs(samples or {}) do h:attach(("C-%s-samples.i32"):format(pass), report.pack_samples(s)) end
-if samples then
-  local pages_2m = (2 << 20) // h.page
-  h:note("Cycle C pass 1, last repetition, pages above twice the median by index: "
-    .. period.describe(period.of_samples(samples.pass1, nil, pages_2m)))
-  h:note(("Cycle C pass 2, last repetition, pages above %d ns by index: "):format(cfg.SLOW_NS)
-    .. period.describe(period.of_samples(samples.pass2, cfg.SLOW_NS, pages_2m)))
-end
+if samples then period.note(h, "Cycle C", { { 1, samples.pass1 }, { 2, samples.pass2, cfg.SLOW_NS } }) end
 
 -- The headline ratios, each within every repetition (the other figures: reports/cycles.lua).
 local pass1 = { "A", "pass1" }
@@ -173,5 +167,4 @@ h:ratio("fill_bandwidth", { "A", "fill" }, { "B", "fill" })
 h:ratio("fresh_fill_time", { "B", "fill" }, { pass1, { "A", "fill" } }, { time = true })
 h:ratio("malloc_first_touch", { "D", "touch1" }, pass1, { minima = true })
 h:ratio("munmap_share", { "A", "munmap" }, pass1, { minima = true })
-
 h:finish()
