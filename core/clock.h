@@ -8,31 +8,8 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
-#include <time.h>
 
-#if defined(__x86_64__)
-#define FT_HAVE_TSC 1
-#include <x86intrin.h>
-#endif
-
-static inline int64_t ft_now_ns(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
-}
-
-#ifdef FT_HAVE_TSC
-/* rdtscp waits until every earlier instruction has executed, so the store
- * before it (address translation and fault included) is inside the sample
- * it closes. A faulting store needs no fence at all: its exception squashes
- * the younger timestamp, which is read again after the fault returns. */
-static inline uint64_t ft_tsc(void)
-{
-	unsigned aux;
-	return __rdtscp(&aux);
-}
-#endif
+#include "now.h"
 
 /* The per-page timer of ft_touch_timed. */
 enum ft_timer_kind { FT_TIMER_CLOCK_GETTIME, FT_TIMER_TSC };
