@@ -43,6 +43,11 @@ void ft_timer_calibrate(struct ft_timer *t, int64_t min_ns);
 /* The timer's reading in ns: TSC ticks converted, or CLOCK_MONOTONIC. */
 int64_t ft_timer_now_ns(const struct ft_timer *t);
 
+/* One (TSC, CLOCK_MONOTONIC) pair: the TSC read between two clock
+ * readings, from the try whose readings lie closest together (the TSC is 0
+ * where the CPU has none). */
+void ft_tsc_pair(uint64_t *tsc, int64_t *ns);
+
 /* Turns n consecutive tick intervals into ns in place. The running total
  * is what gets rounded, so the ns sum to the converted whole. */
 void ft_timer_to_ns(const struct ft_timer *t, int64_t *v, size_t n);
