@@ -79,16 +79,7 @@ end
 -- The same over an ft.samples array; slow_ns nil: twice its median (a
 -- first touch, where every page faults).
 function period.of_samples(s, slow_ns, pages_2m)
-  -- A note under h's table per pass: passes = {{number, samples [, slow_ns]}}
--- (no slow_ns: above twice the median, for a first touch).
-function period.note(h, what, passes)
-  for _, p in ipairs(passes) do
-    h:note(("%s pass %d, last repetition, pages above %s by index: %s"):format(what, p[1],
-      p[3] and p[3] .. " ns" or "twice the median", period.describe(period.of_samples(p[2], p[3], (2 << 20) // h.page))))
-  end
-end
-
-return period.of(function(i) return s[i] end, #s, slow_ns or 2 * s:median(), pages_2m)
+  return period.of(function(i) return s[i] end, #s, slow_ns or 2 * s:median(), pages_2m)
 end
 
 -- One line: the period and where, or that none stands out; the 2 MiB boundary.
@@ -115,8 +106,9 @@ end
 -- (no slow_ns: above twice the median, for a first touch).
 function period.note(h, what, passes)
   for _, p in ipairs(passes) do
+    local res = period.of_samples(p[2], p[3], (2 << 20) // h.page)
     h:note(("%s pass %d, last repetition, pages above %s by index: %s"):format(what, p[1],
-      p[3] and p[3] .. " ns" or "twice the median", period.describe(period.of_samples(p[2], p[3], (2 << 20) // h.page))))
+      p[3] and p[3] .. " ns" or "twice the median", period.describe(res)))
   end
 end
 

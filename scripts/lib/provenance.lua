@@ -104,7 +104,8 @@ end
 provenance.ORDER = { "git_commit", "git_dirty", "git_changed", "git_diff_sha256", "allow_dirty", "ftrun", "lua",
   "compiler", "cflags", "glibc", "cpu_vendor", "cpu_family", "cpu_model", "cpu_stepping", "cpu_microcode",
   "kernel", "cmdline", "perf_event_paranoid", "kptr_restrict", "thp_enabled", "thp_defrag", "thp_sizes",
-  "khugepaged_defrag", "khugepaged_pages_to_scan", "free_page_reporting", "page_reporting", "cpufreq_driver", "loadavg" }
+  "khugepaged_defrag", "khugepaged_pages_to_scan", "free_page_reporting", "page_reporting", "cpufreq_driver",
+  "loadavg" }
 
 -- The record in one line, for the files that have no room for the whole
 -- (a summary's foot, bench.txt, compare.lua's output, a plot's sources).

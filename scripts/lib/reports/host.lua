@@ -33,11 +33,13 @@ function report.derive(h)
     local name = case_where(h, { fresh = true, page = page })
     local step, beside = name and h:row(name, "step"), name and h:row(name, "beside_pct")
     if step and beside then
-      local sys, waited, steal, unseen = h:row(name, "sys_pct"), h:row(name, "waited_pct"), h:row(name, "steal_pct"),
-        h:row(name, "unseen_pct")
-      h:value("host_share_" .. page, beside.median, "%", { { "lo", beside.lo }, { "hi", beside.hi }, { "n", beside.n } })
+      local sys, waited = h:row(name, "sys_pct"), h:row(name, "waited_pct")
+      local steal, unseen = h:row(name, "steal_pct"), h:row(name, "unseen_pct")
+      h:value("host_share_" .. page, beside.median, "%",
+        { { "lo", beside.lo }, { "hi", beside.hi }, { "n", beside.n } })
       h:note(("%s first touch, %s ns per page: of its time on the CPU, %s %% is outside the guest kernel "
-        .. "(user mode by the guest's account, where the loop's own stores cost about 20 ns a page); of its wall time the guest kernel holds %s %%, "
+        .. "(user mode by the guest's account, where the loop's own stores cost about 20 ns a page); "
+        .. "of its wall time the guest kernel holds %s %%, "
         .. "waiting for the CPU %s %%, steal %s %%, no guest account %s %%."):format(page, cell(step), cell(beside),
         cell(sys), cell(waited), cell(steal), cell(unseen)))
     end
