@@ -45,18 +45,21 @@ local function schedstat()
 end
 
 -- step() timed in C returns ns; r gets the step's ns under key, its
--- faults, system time, time on the CPU and waiting for it, and the steal
--- around it (key_sys, ...); for "step" also each as a share of the wall time.
+-- faults, system time, time on the CPU and waiting for it, the steal and
+-- the KiB page reporting handed to the host around it (key_sys, ...); for "step" also each as a share of the wall time.
 local function measured(r, step, key)
   key = key or "step"
+  local k0 = reporting.kib()
   local s0, u0, on0, wait0 = steal_ns(), ft.rusage(), schedstat()
   local f0 = ft.faults()
   local ns = step()
   local f1 = ft.faults()
   local on1, wait1 = schedstat()
   local u1, s1 = ft.rusage(), steal_ns()
+  local k1 = reporting.kib()
   local on, sys = on1 - on0, u1.stime_ns - u0.stime_ns
   r[key], r[key .. "_faults"], r[key .. "_oncpu"], r[key .. "_sys"] = ns, f1 - f0, on, sys
+  r[key .. "_reported_kib"] = k0 and k1 and k1 - k0 or nil
   r:work(ns)
   if key ~= "step" then return end
   r.waited, r.steal = wait1 - wait0, s1 - s0
