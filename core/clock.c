@@ -41,15 +41,16 @@ static void read_flags(const char *path, char *out, size_t size)
 	fclose(f);
 }
 
-#ifdef FT_HAVE_TSC
-/* One (TSC, CLOCK_MONOTONIC) pair: the TSC read between two clock
- * readings, from the try whose readings lie closest together. */
-static void tsc_pair(uint64_t *tsc, int64_t *ns)
+void ft_tsc_pair(uint64_t *tsc, int64_t *ns)
 {
 	int64_t best = INT64_MAX;
 	for (int i = 0; i < 32; i++) {
 		int64_t a = ft_now_ns();
+#ifdef FT_HAVE_TSC
 		uint64_t t = ft_tsc();
+#else
+		uint64_t t = 0;
+#endif
 		int64_t b = ft_now_ns();
 		if (b - a < best) {
 			best = b - a;
@@ -58,6 +59,8 @@ static void tsc_pair(uint64_t *tsc, int64_t *ns)
 		}
 	}
 }
+
+#ifdef FT_HAVE_TSC
 
 static void sleep_until(int64_t ns)
 {
@@ -92,7 +95,7 @@ void ft_timer_start(struct ft_timer *t, const char *cpuinfo_path, bool force_clo
 	} else {
 		t->kind = FT_TIMER_TSC;
 		t->calibrated = false;
-		tsc_pair(&t->tsc0, &t->ns0);
+		ft_tsc_pair(&t->tsc0, &t->ns0);
 	}
 #else
 	(void)force_clock_gettime;
@@ -111,7 +114,7 @@ void ft_timer_calibrate(struct ft_timer *t, int64_t min_ns)
 		sleep_until(t->ns0 + min_ns);
 	uint64_t tsc1;
 	int64_t ns1;
-	tsc_pair(&tsc1, &ns1);
+	ft_tsc_pair(&tsc1, &ns1);
 	uint64_t ticks = tsc1 - t->tsc0;
 	int64_t ns = ns1 - t->ns0;
 	t->hz = (int64_t)((unsigned __int128)ticks * 1000000000u / (uint64_t)ns);

@@ -8,31 +8,8 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
-#include <time.h>
 
-#if defined(__x86_64__)
-#define FT_HAVE_TSC 1
-#include <x86intrin.h>
-#endif
-
-static inline int64_t ft_now_ns(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
-}
-
-#ifdef FT_HAVE_TSC
-/* rdtscp waits until every earlier instruction has executed, so the store
- * before it (address translation and fault included) is inside the sample
- * it closes. A faulting store needs no fence at all: its exception squashes
- * the younger timestamp, which is read again after the fault returns. */
-static inline uint64_t ft_tsc(void)
-{
-	unsigned aux;
-	return __rdtscp(&aux);
-}
-#endif
+#include "now.h"
 
 /* The per-page timer of ft_touch_timed. */
 enum ft_timer_kind { FT_TIMER_CLOCK_GETTIME, FT_TIMER_TSC };
@@ -65,6 +42,11 @@ void ft_timer_calibrate(struct ft_timer *t, int64_t min_ns);
 
 /* The timer's reading in ns: TSC ticks converted, or CLOCK_MONOTONIC. */
 int64_t ft_timer_now_ns(const struct ft_timer *t);
+
+/* One (TSC, CLOCK_MONOTONIC) pair: the TSC read between two clock
+ * readings, from the try whose readings lie closest together (the TSC is 0
+ * where the CPU has none). */
+void ft_tsc_pair(uint64_t *tsc, int64_t *ns);
 
 /* Turns n consecutive tick intervals into ns in place. The running total
  * is what gets rounded, so the ns sum to the converted whole. */

@@ -1,6 +1,6 @@
 #include "kernels.h"
 
-#include "clock.h"
+#include "now.h"
 
 /* One store per page or word, as written: clang would otherwise unroll the
  * touch loop and add a vector path for stride 1, and the listing would no

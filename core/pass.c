@@ -14,6 +14,28 @@ static size_t chunk_pages(const struct ft_buffer *b)
 	return CHUNK_BYTES / b->page_size;
 }
 
+size_t ft_pass_chunk_pages(const struct ft_buffer *b)
+{
+	return chunk_pages(b);
+}
+
+size_t ft_pass_chunks(const struct ft_buffer *b)
+{
+	return (b->pages + chunk_pages(b) - 1) / chunk_pages(b);
+}
+
+typedef void timed_kernel(unsigned char *, size_t, size_t, unsigned char, int64_t *);
+
+static timed_kernel *kernel_for(const struct ft_timer *timer)
+{
+#ifdef FT_HAVE_TSC
+	if (timer->kind == FT_TIMER_TSC)
+		return ft_touch_timed_tsc;
+#endif
+	(void)timer;
+	return ft_touch_timed;
+}
+
 static size_t words(const struct ft_buffer *b)
 {
 	return b->bytes / sizeof(uint64_t);
@@ -52,12 +74,7 @@ int ft_pass_fill(const struct ft_buffer *b, uint64_t k, int64_t *ns)
 int ft_pass_touch_timed(const struct ft_buffer *b, const struct ft_timer *timer,
                         unsigned char v, int64_t *samples, int64_t *ns)
 {
-	void (*kernel)(unsigned char *, size_t, size_t, unsigned char, int64_t *) =
-		ft_touch_timed;
-#ifdef FT_HAVE_TSC
-	if (timer->kind == FT_TIMER_TSC)
-		kernel = ft_touch_timed_tsc;
-#endif
+	timed_kernel *kernel = kernel_for(timer);
 	size_t step = chunk_pages(b), stride = b->page_size, i = 0;
 	int64_t t0 = ft_now_ns();
 	for (; i < b->pages && !ft_should_stop(); i += step)
@@ -66,6 +83,25 @@ int ft_pass_touch_timed(const struct ft_buffer *b, const struct ft_timer *timer,
 	FT_SINK(b->addr);
 	FT_SINK(samples);
 	ft_timer_to_ns(timer, samples, min_size(i, b->pages));
+	*ns = t1 - t0;
+	return ft_should_stop() ? EINTR : 0;
+}
+
+int ft_pass_touch_timed_at(const struct ft_buffer *b, const struct ft_timer *timer, unsigned char v,
+                           int64_t *samples, int64_t *starts, size_t *done, int64_t *ns)
+{
+	timed_kernel *kernel = kernel_for(timer);
+	size_t step = chunk_pages(b), stride = b->page_size, i = 0, k = 0;
+	int64_t t0 = ft_now_ns();
+	for (; i < b->pages && !ft_should_stop(); i += step, k++) {
+		starts[k] = ft_now_ns();
+		kernel(b->addr + i * stride, min_size(step, b->pages - i), stride, v, samples + i);
+	}
+	int64_t t1 = ft_now_ns();
+	FT_SINK(b->addr);
+	FT_SINK(samples);
+	ft_timer_to_ns(timer, samples, min_size(i, b->pages));
+	*done = k;
 	*ns = t1 - t0;
 	return ft_should_stop() ? EINTR : 0;
 }

@@ -18,6 +18,15 @@ int ft_pass_fill(const struct ft_buffer *b, uint64_t k, int64_t *ns);
 int ft_pass_touch_timed(const struct ft_buffer *b, const struct ft_timer *timer,
                         unsigned char v, int64_t *samples, int64_t *ns);
 
+/* As ft_pass_touch_timed, with each chunk's start read on CLOCK_MONOTONIC
+ * just before its kernel (the time between two chunks is in no sample):
+ * starts must hold ft_pass_chunks(b) entries, *done gets the chunks walked,
+ * chunk c starting at page c * ft_pass_chunk_pages(b). */
+int ft_pass_touch_timed_at(const struct ft_buffer *b, const struct ft_timer *timer, unsigned char v,
+                           int64_t *samples, int64_t *starts, size_t *done, int64_t *ns);
+size_t ft_pass_chunk_pages(const struct ft_buffer *b);
+size_t ft_pass_chunks(const struct ft_buffer *b);
+
 /* A read of one byte per page, timed: the first touch by a load. */
 int ft_pass_read_touch(const struct ft_buffer *b, uint64_t *sum, int64_t *ns);
 

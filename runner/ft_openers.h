@@ -18,5 +18,6 @@ void ft_open_hugepages(lua_State *L);
 void ft_open_counters(lua_State *L);
 void ft_open_profile(lua_State *L);
 void ft_open_trace(lua_State *L);
+void ft_open_reporting(lua_State *L);
 
 #endif

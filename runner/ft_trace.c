@@ -9,11 +9,9 @@
 
 #include "../core/clock.h"
 #include "../core/interrupt.h"
-#include "../core/kernels.h"
-#include "../core/sink.h"
+#include "../core/pass.h"
 #include "../core/samples.h"
 #include "../core/trace.h"
-#include "ft.h"
 #include "ft_aux.h"
 #include "ft_lendable.h"
 #include "ft_openers.h"
@@ -54,21 +52,15 @@ static int l_tostring(lua_State *L)
 	return 1;
 }
 
-/* opts[key], a list of "group:name" strings, appended to o->events. */
-static void add_names(lua_State *L, int opts, const char *key, bool per_cpu, struct ft_trace_opts *o)
+/* The list at idx (nil: none) of "group:name" strings, appended to o->events. */
+static void add_names(lua_State *L, int idx, const char *key, bool per_cpu, struct ft_trace_opts *o)
 {
-	int t = lua_getfield(L, opts, key);
-	if (t == LUA_TNIL) {
-		lua_pop(L, 1);
+	if (lua_isnil(L, idx))
 		return;
-	}
-	if (t != LUA_TTABLE)
-		luaL_error(L, "ft.trace option %s must be a list of \"group:name\" strings, got %s", key,
-		           luaL_typename(L, -1));
-	lua_Integer n = luaL_len(L, -1);
+	lua_Integer n = luaL_len(L, idx);
 	for (lua_Integer i = 1; i <= n; i++) {
 		size_t len = 0;
-		const char *name = lua_geti(L, -1, i) == LUA_TSTRING ? lua_tolstring(L, -1, &len) : "";
+		const char *name = lua_geti(L, idx, i) == LUA_TSTRING ? lua_tolstring(L, -1, &len) : "";
 		if (len == 0 || len >= FT_TRACE_NAME || strlen(name) != len)
 			luaL_error(L, "ft.trace option %s[%I] must be a \"group:name\" string of 1 to %d bytes",
 			           key, i, FT_TRACE_NAME - 1);
@@ -79,11 +71,17 @@ static void add_names(lua_State *L, int opts, const char *key, bool per_cpu, str
 		spec->per_cpu = per_cpu;
 		lua_pop(L, 1);
 	}
-	lua_pop(L, 1);
 }
 
 static void check_options(lua_State *L, int opts, struct ft_trace_opts *o)
 {
+	static const struct ft_opt known[] = {
+		{ "events", FT_OPT_TABLE, NULL, "a list of \"group:name\" strings" },
+		{ "cpu_events", FT_OPT_TABLE, NULL, "a list of \"group:name\" strings" },
+		{ "switches", FT_OPT_BOOLEAN, NULL, NULL },
+		{ "ring_kib", FT_OPT_INTEGER, NULL, NULL },
+		{ NULL, 0, NULL, NULL }
+	};
 	memset(o, 0, sizeof *o);
 	o->switches = true;
 	o->ring_bytes = (size_t)DEFAULT_RING_KIB << 10;
@@ -91,33 +89,20 @@ static void check_options(lua_State *L, int opts, struct ft_trace_opts *o)
 	snprintf(o->tracefs, sizeof o->tracefs, "%s", dir && *dir ? dir : FT_TRACEFS);
 	o->may_mount = !(dir && *dir); /* a stand-in directory is never mounted on */
 	luaL_checktype(L, opts, LUA_TTABLE);
-	static const char *const known[] = { "events", "cpu_events", "switches", "ring_kib", NULL };
-	for (lua_pushnil(L); lua_next(L, opts); lua_pop(L, 1)) {
-		bool found = false;
-		for (int i = 0; known[i] && lua_type(L, -2) == LUA_TSTRING; i++)
-			found |= strcmp(lua_tostring(L, -2), known[i]) == 0;
-		if (!found)
-			luaL_error(L, "unknown ft.trace option '%s' (expected events, cpu_events, switches "
-			           "or ring_kib)", lua_type(L, -2) == LUA_TSTRING ? lua_tostring(L, -2)
-			           : luaL_typename(L, -2));
-	}
-	add_names(L, opts, "events", false, o);
-	add_names(L, opts, "cpu_events", true, o);
-	int t = lua_getfield(L, opts, "switches");
-	if (t != LUA_TNIL && t != LUA_TBOOLEAN)
-		luaL_error(L, "ft.trace option switches must be a boolean, got %s", luaL_typename(L, -1));
-	if (t == LUA_TBOOLEAN)
-		o->switches = lua_toboolean(L, -1);
-	lua_pop(L, 1);
-	if (lua_getfield(L, opts, "ring_kib") != LUA_TNIL) {
-		lua_Integer kib = lua_isinteger(L, -1) ? lua_tointeger(L, -1) : 0;
+	int at = ft_check_opts(L, opts, "ft.trace", known);
+	add_names(L, at, "events", false, o);
+	add_names(L, at + 1, "cpu_events", true, o);
+	if (!lua_isnil(L, at + 2))
+		o->switches = lua_toboolean(L, at + 2);
+	if (!lua_isnil(L, at + 3)) {
+		lua_Integer kib = lua_tointeger(L, at + 3);
 		lua_Integer min_kib = (lua_Integer)(ft_page_size() / 1024);
 		if (kib < min_kib || kib > (1 << 20) || (kib & (kib - 1)))
-			luaL_error(L, "ft.trace option ring_kib = %s: expected a power of two from %I to %d",
-			           luaL_tolstring(L, -1, NULL), min_kib, 1 << 20);
+			luaL_error(L, "ft.trace option ring_kib = %I: expected a power of two from %I to %d",
+			           kib, min_kib, 1 << 20);
 		o->ring_bytes = (size_t)kib << 10;
 	}
-	lua_pop(L, 1);
+	lua_pop(L, 4);
 	if (o->n_events == 0 && !o->switches)
 		luaL_error(L, "ft.trace: nothing to trace (no events and switches = false)");
 }
@@ -136,12 +121,8 @@ static int l_trace(lua_State *L)
 	luaL_setmetatable(L, TRACE_META);
 	char why[1024];
 	int err = ft_trace_open(&s->t, &o, &ps, why, sizeof why);
-	if (err) {
-		lua_pushnil(L);
-		lua_pushfstring(L, "ft.trace: %s", why);
-		lua_pushinteger(L, err);
-		return 3;
-	}
+	if (err)
+		return ft_fail(L, err, "ft.trace: %s", why);
 	s->open = true;
 	return 1;
 }
@@ -165,12 +146,6 @@ static const char *event_name(const struct ft_trace *t, const struct ft_trace_ev
 	return t->opts.events[e->kind].name;
 }
 
-static void set_integer(lua_State *L, const char *key, int64_t v)
-{
-	lua_pushinteger(L, v);
-	lua_setfield(L, -2, key);
-}
-
 /* s:stop() -> {n, time = {}, name = {}, cpu = {}, tid = {}, lost, counts,
  * start_ns, stop_ns, ring_bytes, rings}: the events in time order, as
  * columns. */
@@ -184,12 +159,12 @@ static int l_stop(lua_State *L)
 	ft_trace_stop(t);
 	int n = (int)t->n;
 	lua_createtable(L, 0, 12);
-	set_integer(L, "n", (int64_t)t->n);
-	set_integer(L, "lost", t->lost);
-	set_integer(L, "start_ns", t->start_ns);
-	set_integer(L, "stop_ns", t->stop_ns);
-	set_integer(L, "ring_bytes", (int64_t)t->opts.ring_bytes);
-	set_integer(L, "rings", t->n_rings);
+	ft_set_integer(L, "n", (int64_t)t->n);
+	ft_set_integer(L, "lost", t->lost);
+	ft_set_integer(L, "start_ns", t->start_ns);
+	ft_set_integer(L, "stop_ns", t->stop_ns);
+	ft_set_integer(L, "ring_bytes", (int64_t)t->opts.ring_bytes);
+	ft_set_integer(L, "rings", t->n_rings);
 	lua_createtable(L, 0, t->opts.n_events);
 	for (int e = 0; e < t->opts.n_events; e++) {
 		lua_pushinteger(L, t->counts[e]);
@@ -214,29 +189,6 @@ static int l_stop(lua_State *L)
 	return 1;
 }
 
-/* A (TSC, CLOCK_MONOTONIC) pair: the TSC read between two clock readings,
- * from the closest of a few tries. */
-static void clock_pair(uint64_t *tsc, int64_t *ns)
-{
-	int64_t best = INT64_MAX;
-	for (int i = 0; i < 8; i++) {
-		int64_t a = ft_now_ns();
-#ifdef FT_HAVE_TSC
-		uint64_t t = ft_tsc();
-#else
-		uint64_t t = 0;
-#endif
-		int64_t b = ft_now_ns();
-		if (b - a < best) {
-			best = b - a;
-			*tsc = t;
-			*ns = a + (b - a) / 2;
-		}
-	}
-}
-
-enum { CHUNK_BYTES = 64 << 20 }; /* as core/pass.c walks a buffer */
-
 /* ft.touch_timed_at(b, value, samples) -> ns, start_ns, scale, chunks:
  * b:touch_timed with what puts its samples on the clock of ft.trace's
  * events. The pass is walked in 64 MiB chunks as core/pass.c walks it,
@@ -255,58 +207,39 @@ static int l_touch_timed_at(lua_State *L)
 {
 	ft_check_nargs(L, 3);
 	struct ft_buffer *b = ft_check_buffer(L, 1);
-	lua_Integer v = luaL_checkinteger(L, 2);
-	luaL_argcheck(L, v >= 0 && v <= 255, 2, "value must be a byte, 0 to 255");
+	unsigned char v = ft_check_byte(L, 2);
 	struct ft_samples *s = ft_check_samples(L, 3);
 	if (s->capacity < b->pages)
 		return luaL_argerror(L, 3, lua_pushfstring(L,
 			"samples hold %I entries, the pass needs %I (one per page)",
 			(lua_Integer)s->capacity, (lua_Integer)b->pages));
 	const struct ft_timer *timer = ft_timer(L); /* calibrated before the pass */
-	bool tsc = false;
-	void (*kernel)(unsigned char *, size_t, size_t, unsigned char, int64_t *) = ft_touch_timed;
-#ifdef FT_HAVE_TSC
-	if (timer->kind == FT_TIMER_TSC) {
-		kernel = ft_touch_timed_tsc;
-		tsc = true;
-	}
-#endif
-	size_t step = CHUNK_BYTES / b->page_size, stride = b->page_size;
-	size_t nchunks = (b->pages + step - 1) / step;
+	bool tsc = timer->kind == FT_TIMER_TSC;
+	size_t nchunks = ft_pass_chunks(b), k;
 	/* written now: the pass stores into it */
 	int64_t *at = lua_newuserdatauv(L, (nchunks ? nchunks : 1) * sizeof *at, 0);
 	memset(at, 0, (nchunks ? nchunks : 1) * sizeof *at);
 	uint64_t tsc0, tsc1;
-	int64_t start, end;
-	clock_pair(&tsc0, &start);
-	size_t i = 0, k = 0;
-	int64_t t0 = ft_now_ns();
-	for (; i < b->pages && !ft_should_stop(); i += step, k++) {
-		at[k] = ft_now_ns();
-		size_t n = b->pages - i < step ? b->pages - i : step;
-		kernel(b->addr + i * stride, n, stride, (unsigned char)v, s->v + i);
-	}
-	int64_t t1 = ft_now_ns();
-	FT_SINK(b->addr);
-	FT_SINK(s->v);
-	ft_timer_to_ns(timer, s->v, i < b->pages ? i : b->pages);
-	clock_pair(&tsc1, &end);
+	int64_t start, end, ns;
+	ft_tsc_pair(&tsc0, &start);
+	int err = ft_pass_touch_timed_at(b, timer, v, s->v, at, &k, &ns);
+	ft_tsc_pair(&tsc1, &end);
 	s->n = b->pages;
 	ft_samples_changed(s);
-	if (ft_should_stop())
+	if (err)
 		return ft_stopped_error(L);
 	double scale = 1, ns_per_tick = 0;
 	if (tsc && tsc1 > tsc0 && timer->ns_q32 > 0) {
 		ns_per_tick = (double)(end - start) / (double)(tsc1 - tsc0);
 		scale = ns_per_tick / ((double)timer->ns_q32 / 4294967296.0);
 	}
-	lua_pushinteger(L, t1 - t0);
+	lua_pushinteger(L, ns);
 	lua_pushinteger(L, start);
 	lua_pushnumber(L, scale);
 	lua_createtable(L, (int)k, 0);
 	for (size_t c = 0; c < k; c++) {
 		lua_createtable(L, 0, 2);
-		lua_pushinteger(L, (lua_Integer)(c * step));
+		lua_pushinteger(L, (lua_Integer)(c * ft_pass_chunk_pages(b)));
 		lua_setfield(L, -2, "first");
 		lua_pushinteger(L, at[c]);
 		lua_setfield(L, -2, "start_ns");

@@ -13,6 +13,7 @@ local ft = require "ft"
 local harness = require "harness"
 local knobs = require "knobs"
 local pagesizes = require "pagesizes"
+local period = require "period"
 local report = require "reports.cycles"
 local slowrun = require "slowrun"
 
@@ -157,8 +158,9 @@ end
 for _, c in ipairs(report.COLUMNS) do c.optional = true end
 h:columns(report.COLUMNS) -- what a row of the table is
 h:run()
--- the last repetition's per-page samples, for the page map
+-- the last repetition's per-page samples, for the page map, and where its slow pages sit by index
 for pass, s in pairs(samples or {}) do h:attach(("C-%s-samples.i32"):format(pass), report.pack_samples(s)) end
+if samples then period.note(h, "Cycle C", { { 1, samples.pass1 }, { 2, samples.pass2, cfg.SLOW_NS } }) end
 
 -- The headline ratios, each within every repetition (the other figures: reports/cycles.lua).
 local pass1 = { "A", "pass1" }
@@ -167,5 +169,4 @@ h:ratio("fill_bandwidth", { "A", "fill" }, { "B", "fill" })
 h:ratio("fresh_fill_time", { "B", "fill" }, { pass1, { "A", "fill" } }, { time = true })
 h:ratio("malloc_first_touch", { "D", "touch1" }, pass1, { minima = true })
 h:ratio("munmap_share", { "A", "munmap" }, pass1, { minima = true })
-
 h:finish()

@@ -18,6 +18,7 @@
 -- in the same run.
 local ft = require "ft"
 local harness = require "harness"
+local period = require "period"
 local slowcause = require "slowcause"
 local slowrun = require "slowrun"
 local stats = require "stats"
@@ -173,6 +174,18 @@ local function keep_pass(r, rep, pass_no, p, spans)
   r["pass" .. pass_no .. "_score"] = score(pass_no, m, p, spans)
 end
 
+local function case_name(mode, traced)
+  local plant = PLANT ~= "none" and (", PLANT=" .. PLANT) or ""
+  return ("THP=%s%s%s"):format(mode, plant, traced and "" or ", no events")
+end
+
+-- Where each case's slow pages sat by page index in its last repetition (period.lua).
+local where = {}
+local function keep_period(name, pass_no, s)
+  where[name .. ": pass " .. pass_no] = period.describe(period.of_samples(s, pass_no == 2 and SLOW_NS or nil,
+    (2 << 20) // ft.page_size()))
+end
+
 local function traced_case(mode)
   return function(r, rep)
     local tr <close>, why = slowrun.open(h.pages)
@@ -182,11 +195,13 @@ local function traced_case(mode)
     local task, refused = start_helper(1)
     if refused then return false, refused end
     local p1 = slowrun.pass(tr, b, s, 1)
+    keep_period(case_name(mode, true), 1, s)
     local spans1 = stop_helper(task)
     if PLANT == "dontneed" then assert(ft.plant_dontneed(b, STRIDE)) end
     task, refused = start_helper(2)
     if refused then return false, refused end
     local p2 = slowrun.pass(tr, b, s, 2)
+    keep_period(case_name(mode, true), 2, s)
     local spans2 = stop_helper(task)
     r:work(p1.ns + p2.ns)
     r:check_bytes(b, 2, "pass 2")
@@ -202,17 +217,15 @@ local function untraced_case(mode)
     local f0 = ft.faults()
     r.pass1 = ft.touch_timed_at(b, 1, s)
     local f1 = ft.faults()
+    keep_period(case_name(mode, false), 1, s)
     r.pass2 = ft.touch_timed_at(b, 2, s)
+    keep_period(case_name(mode, false), 2, s)
     r.pass1_faults, r.pass2_faults = f1 - f0, ft.faults() - f1
     r:work(r.pass1 + r.pass2)
     r:check_bytes(b, 2, "pass 2")
   end
 end
 
-local function case_name(mode, traced)
-  local plant = PLANT ~= "none" and (", PLANT=" .. PLANT) or ""
-  return ("THP=%s%s%s"):format(mode, plant, traced and "" or ", no events")
-end
 for _, mode in ipairs(modes) do
   h:case(case_name(mode, true), traced_case(mode))
   if PLANT == "none" then h:case(case_name(mode, false), untraced_case(mode)) end
@@ -226,6 +239,15 @@ h:columns {
   { "pass1_fault_rest_ns", "pass 1: fault entry to the page's end", "ns" },
 }
 h:run()
+do
+  local names = {}
+  for name in pairs(where) do names[#names + 1] = name end
+  table.sort(names)
+  for _, name in ipairs(names) do
+    h:note(("Slow pages by index, %s, last repetition (%s): %s"):format(name,
+      name:find("pass 1$") and "above twice its median" or "above SLOW_NS", where[name]))
+  end
+end
 
 -- Per pass, over every repetition of a case: slow pages by cause (count,
 -- share, median cost), their runs, the planted cause's recall and

@@ -113,7 +113,7 @@ end
 -- Refused before anything runs: no repetition starts, no file is written.
 local refused = dir .. "/refused"
 for _, c in ipairs {
-  { "AB=MIB=4 | MIB=8", "AB=MIB=4 | MIB=8: MIB cannot change inside a run of order.lua (in AB: LEVEL, COUNTERS)" },
+  { "AB=MIB=4 | MIB=8", "AB=MIB=4 | MIB=8: MIB cannot change inside a run of order.lua (in AB: LEVEL, COUNTERS, REPORTING)" },
   { "AB=REPS=2 | ", "REPS cannot change inside a run" },
   { "AB= | RESULTS=/tmp", "RESULTS cannot change inside a run" },
   { "AB=NOPE=1 | ", "NOPE is not a knob of order.lua" },

@@ -188,6 +188,19 @@ do
   loop = circle(calls)
   t.ok(not loop, "no circle among runner/'s files by the functions they call", loop and table.concat(loop, " -> "))
 
+  -- core/: a module is its .c with its header; one uses another by #include or by a call
+  local core = under("^core/[^/]+%.[ch]$")
+  local rooms = {}
+  local function room(f) return (f:gsub("%.[ch]$", "")) end
+  for _, g in ipairs { include_graph(core, text), (call_graph(core, text)) } do
+    for f, to in pairs(g) do
+      rooms[room(f)] = rooms[room(f)] or {}
+      for u in pairs(to) do if room(u) ~= room(f) then rooms[room(f)][room(u)] = true end end
+    end
+  end
+  loop = circle(rooms)
+  t.ok(not loop, "no circle among core/'s modules by #include or call", loop and table.concat(loop, " -> "))
+
   -- the rules on made-up files
   local fake = {
     ["r/a.c"] = '#include "a.h"\n#include "b.h"\nint ft_a(void)\n{\n\treturn ft_b(); /* ft_c( */\n}\n',

@@ -8,7 +8,7 @@ local json = require "json"
 local q = t.quote
 
 local SCRIPTS = { "cycles", "first_touch", "thp", "populate", "zeropage", "placement", "scaling", "recycle",
-  "coldness", "pagesize", "attribution", "faults" }
+  "coldness", "pagesize", "attribution", "faults", "host", "actouch" }
 local root = t.ftrun:gsub("[^/]+$", "")
 local list_path = root .. "tests/rows.txt"
 local dir = t.tmpdir()

@@ -24,6 +24,7 @@ local limits = require "limits"
 local measure = require "measure"
 local provenance = require "provenance"
 local report = require "report"
+local reporting = require "reporting"
 local results = require "results"
 local runfiles = require "runfiles"
 local stats = require "stats"
@@ -35,13 +36,15 @@ H.__index = H
 
 -- A record: one repetition of one case. Its fields are plain numbers (the
 -- JSON keeps them as they are); the methods time a step and keep its ns
--- under `key` and its faults under `key_faults` (no key: not kept).
+-- under `key`, its faults under `key_faults` and the KiB the guest's page
+-- reporting handed to the host meanwhile under `key_reported_kib` (no key:
+-- not kept).
 local Record = {}
 Record.__index = Record
 
-local function keep(r, key, ns, faults, counted)
+local function keep(r, key, ns, faults, counted, kib)
   if key then
-    r[key], r[key .. "_faults"] = ns, faults
+    r[key], r[key .. "_faults"], r[key .. "_reported_kib"] = ns, faults, kib
     if counted then
       r[key .. "_counters"] = counted
       -- perf's count and getrusage's must agree, or one of them is wrong
@@ -53,14 +56,14 @@ end
 
 -- A fresh MIB-sized mapping (opts as ft.mmap's; bytes overrides the size).
 function Record:map(key, opts, bytes)
-  local b, ns, faults = self._h.meter:map(bytes or self._h.bytes, opts)
-  keep(self, key, ns, faults)
+  local b, ns, faults, kib = self._h.meter:map(bytes or self._h.bytes, opts)
+  keep(self, key, ns, faults, nil, kib)
   return b, ns, faults
 end
 
 function Record:malloc(key, bytes)
-  local b, ns, faults = self._h.meter:malloc(bytes or self._h.bytes)
-  keep(self, key, ns, faults)
+  local b, ns, faults, kib = self._h.meter:malloc(bytes or self._h.bytes)
+  keep(self, key, ns, faults, nil, kib)
   return b, ns, faults
 end
 
@@ -118,6 +121,8 @@ function harness.start(opts, args)
       local why = meter:set_counters(on)
       if why then knobs.fail(script, "AB: COUNTERS=1 is refused here: " .. why) end
     end }
+  local reporting_knob = reporting.knob(function(why) knobs.fail(script, why) end)
+  spec[#spec + 1] = reporting_knob
   if opts.shuffle then
     spec[#spec + 1] = { name = "SEED", kind = "count", default = "the start time in ns",
       desc = "seed of the order the cases run in, shuffled anew every repetition" }
@@ -134,6 +139,8 @@ function harness.start(opts, args)
   local locked, why, errno = ft.lock_settings("shared")
   if not locked and errno == 11 then knobs.fail(script, why) end -- EWOULDBLOCK: NOWAIT=1, said on stderr
   if not locked then io.stderr:write(("%s: measuring without the settings lock: %s\n"):format(script, why)) end
+  -- the run's own REPORTING before the provenance records it (AB's sides set theirs in each repetition)
+  if not (ab_plan and ab_plan.A.REPORTING) then reporting_knob.apply(cfg.REPORTING) end
   -- The core clock's estimate and the provenance first: the per-page timer's
   -- calibration (100 ms from the module's opening) ends in ft.clock(), which
   -- then waits only for what is left of it.

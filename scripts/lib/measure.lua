@@ -10,28 +10,44 @@ local ft = require "ft"
 
 local measure = {}
 
--- b:method(...) timed in C; returns ns and the faults the pass took
--- (getrusage). counters: nil, or a meter's counter set read around it.
+-- The KiB the guest's page reporting handed to the host so far, or nil
+-- where the module is absent (then never read again); read outside the
+-- fault bracket, since it reads a sysfs file.
+local reporting = ft.reported_kib ~= nil and ft.reported_kib() ~= nil -- a task's ft has no such binding
+local function reported()
+  return reporting and ft.reported_kib() or nil
+end
+
+local function delta(k0, k1)
+  return k0 and k1 and k1 - k0 or nil
+end
+
+-- b:method(...) timed in C; returns ns, the faults the pass took
+-- (getrusage) and the KiB reported to the host around it. counters: nil,
+-- or a meter's counter set read around it.
 local function bracket(counters, b, method, ...)
+  local k0 = reported()
   local f0 = ft.faults()
   if counters then counters.c:read(counters.before) end
   local ns = b[method](b, ...)
   if counters then counters.c:read(counters.after) end
   local f1 = ft.faults()
-  return ns, f1 - f0
+  return ns, f1 - f0, delta(k0, reported())
 end
 
 function measure.pass(b, method, ...)
-  return bracket(nil, b, method, ...)
+  local ns, faults = bracket(nil, b, method, ...)
+  return ns, faults
 end
 
 -- A fresh buffer from ft.mmap or ft.malloc (make); returns it, the call's
--- ns and faults. A refusal by the kernel (nil, message, errno) fails the run here.
+-- ns, faults and KiB reported. A refusal by the kernel (nil, message, errno) fails the run here.
 local function made(make, ...)
+  local k0 = reported()
   local f0 = ft.faults()
   local b = assert(make(...))
   local f1 = ft.faults()
-  return b, b.map_ns, f1 - f0
+  return b, b.map_ns, f1 - f0, delta(k0, reported())
 end
 
 -- k * n(n-1)/2 mod 2^64, the sum of p[i] = i*k over n words: Lua integers
@@ -76,27 +92,28 @@ function Meter:set_counters(on)
   end
 end
 
--- As measure.pass, and with counters in use what they counted over the same bracket.
+-- As measure.pass, and with counters in use what they counted over the
+-- same bracket (else nil), and the KiB reported to the host around it.
 function Meter:pass(b, method, ...)
   local counters = self.counters
-  local ns, faults = bracket(counters, b, method, ...)
+  local ns, faults, kib = bracket(counters, b, method, ...)
   self.work_ns = self.work_ns + ns
-  if not counters then return ns, faults end
+  if not counters then return ns, faults, nil, kib end
   local d = {}
   for k, v in pairs(counters.after) do d[k] = v - counters.before[k] end
-  return ns, faults, d
+  return ns, faults, d, kib
 end
 
 function Meter:map(bytes, options)
-  local b, ns, faults = made(ft.mmap, bytes, options)
+  local b, ns, faults, kib = made(ft.mmap, bytes, options)
   self.work_ns = self.work_ns + ns
-  return b, ns, faults
+  return b, ns, faults, kib
 end
 
 function Meter:malloc(bytes)
-  local b, ns, faults = made(ft.malloc, bytes)
+  local b, ns, faults, kib = made(ft.malloc, bytes)
   self.work_ns = self.work_ns + ns
-  return b, ns, faults
+  return b, ns, faults, kib
 end
 
 -- munmap or free, whichever the buffer needs; returns ns, faults, counters.

@@ -8,6 +8,7 @@ local ft = require "ft"
 local provenance = {}
 
 local read = require("textfile").read
+local reporting = require "reporting"
 
 local function line(path)
   local text = read(path)
@@ -102,6 +103,7 @@ function provenance.collect()
     khugepaged_defrag = line(THP .. "/khugepaged/defrag"),
     khugepaged_pages_to_scan = tonumber(line(THP .. "/khugepaged/pages_to_scan") or ""),
     free_page_reporting = m.free_page_reporting,
+    page_reporting = reporting.describe(),
     cpufreq_driver = line("/sys/devices/system/cpu/cpu0/cpufreq/scaling_driver") or "none",
     loadavg = (line("/proc/loadavg") or ""):match("^(%S+ %S+ %S+)"),
   }
@@ -112,7 +114,8 @@ provenance.ORDER = { "git_commit", "git_dirty", "git_changed", "git_diff_sha256"
   "compiler", "cflags", "glibc", "cpu_vendor", "cpu_family", "cpu_model", "cpu_stepping", "cpu_microcode",
   "kernel", "cmdline", "machine_kind", "machine_kind_source", "shadow_page_tables", "zero_page",
   "perf_event_paranoid", "kptr_restrict", "thp_enabled", "thp_defrag", "thp_sizes",
-  "khugepaged_defrag", "khugepaged_pages_to_scan", "free_page_reporting", "cpufreq_driver", "loadavg" }
+  "khugepaged_defrag", "khugepaged_pages_to_scan", "free_page_reporting", "page_reporting", "cpufreq_driver",
+  "loadavg" }
 
 -- The record in one line, for the files that have no room for the whole
 -- (a summary's foot, bench.txt, compare.lua's output, a plot's sources).
