@@ -55,6 +55,10 @@ static const char *const settable[] = {
 	"/sys/kernel/mm/transparent_hugepage/hugepages-*kB/enabled",
 	"/sys/kernel/mm/hugepages/hugepages-*kB/nr_hugepages",
 	"/proc/sys/vm/nr_hugepages",
+	/* REPORTING=held: the guest's free page reporting, numeric parameters only */
+	"/sys/module/page_reporting/parameters/page_reporting_order",
+	"/sys/module/page_reporting/parameters/min_free_ms",
+	"/sys/module/page_reporting/parameters/max_waiting_mib",
 	NULL
 };
 
