@@ -28,7 +28,7 @@ end
 out, code = t.ftrun_run(("compare.lua %s %s CALIBRATION=%s"):format(q(dir .. "/r1/cycles-A-results.json"),
   q(dir .. "/r2/cycles-A-results.json"), q(dir .. "/calibration-cycles.json")))
 t.is(code, 0, "compare.lua with the calibration")
-t.like(out, "p from Student's t of the log ratio against the run-to-run spread", "judges one run a side with it")
+t.like(out, "calibrated: p from Student's t", "judges one run a side with it")
 local line = out:match("\n(| A | pass1 | [^\n]*)") or ""
 t.ok(line ~= "" and not line:find("?", 1, true), "pass 1 is judged", line)
 out, code = t.ftrun_run(("compare.lua %s %s CALIBRATION=%s"):format(q(dir .. "/r1/cycles-A-results.json"),
