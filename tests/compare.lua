@@ -297,6 +297,11 @@ out, code = cmp(q(base) .. " " .. q(base), "ALPHA=7")
 t.is(code, 2, "a bad ALPHA in the environment is refused too")
 t.like(out, "ALPHA=7: expected a level between 0 and 1", "naming it")
 
+-- The table on a full disk is no table (reliability review W4): exit 1, saying why.
+out, code = cmp(join(old4) .. " -- " .. join(new4) .. " >/dev/full")
+t.is(code, 1, "the table written to a full disk: exit 1")
+t.like(out, "ftrun: write error: No space left on device", "saying so")
+
 out, code = cmp("--help")
 t.is(code, 0, "--help exits 0")
 for _, k in ipairs { "ALPHA", "FAIL_ABOVE", "FORCE", "CALIBRATION", "SEED", "OLD... -- NEW...", "AB=" } do
