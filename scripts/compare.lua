@@ -16,7 +16,6 @@
 -- rows' p-values are corrected together (Benjamini-Hochberg), and the gate
 -- fails only on rows the correction calls.
 local ab = require "ab"
-local ft = require "ft"
 local inference = require "inference"
 local json = require "json"
 local knobs = require "knobs"
@@ -440,7 +439,8 @@ local function compare(old_docs, new_docs)
   if judged.same > 0 then
     print(("%d row(s) the same within ±δ: the 90 %% interval of the change inside ±δ (two one-sided tests at %g); "
       .. "δ %s."):format(judged.same, opts.ALPHA, opts.EQUIV and ("= EQUIV = %g %%"):format(opts.EQUIV)
-      or "= the smallest change this comparison detects with 80 % power"))
+      or ("= the smallest change this comparison detects with 80 %% power (stated up to %d %%)"):format(
+        verdicts.SAME_MAX)))
   end
   -- a row one side lacks is no row that held: a timed row gone from the new runs cannot pass a gate
   for _, side in ipairs { "old", "new" } do

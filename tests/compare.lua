@@ -206,7 +206,7 @@ for _, args in ipairs { q(base) .. " " .. q(elsewhere), q(elsewhere) .. " " .. q
   t.like(out, "? one run a side", "and the rows not judged")
 end
 -- four runs a side against the calibrated spread: p is continuous, 3 a side reach ALPHA, A/A is 'same'
-local function line(text, row) return text:match("\n(| " .. row:gsub(" ", " | ") .. " |[^\n]*)") or "" end
+local function line(s, row) return s:match("\n(| " .. row:gsub(" ", " | ") .. " |[^\n]*)") or "" end
 out, code = cmp(join { old4[1], old4[2], old4[3] } .. " -- " .. join { one4[1], one4[2], one4[3] }, env)
 t.like(line(out, "A pass1"), "| +20.0 % (worse) |", "3 runs a side called through the calibration", out)
 out = cmp(join(old4) .. " -- " .. join(same4), env)

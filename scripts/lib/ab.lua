@@ -7,7 +7,6 @@
 -- and the run's own restored after. The rows keep both sides' values by repetition index, and the
 -- paired change is the median of the per-repetition ratios B/A, with a
 -- bootstrap interval and the p of a Wilcoxon signed-rank test of their logs.
-local inference = require "inference"
 local knobs = require "knobs"
 local stats = require "stats"
 local units = require "units"
@@ -203,7 +202,8 @@ function ab.report(doc, opts)
   if judged.same > 0 then
     lines[#lines] = lines[#lines] .. (" %d row(s) the same within ±δ: the 90 %% t interval of the mean log ratio "
       .. "inside ±δ (two one-sided tests), δ %s."):format(judged.same, opts.EQUIV and ("= EQUIV = %g %%"):format(
-      opts.EQUIV) or "= the smallest change these pairs detect with 80 % power")
+      opts.EQUIV) or ("= the smallest change these pairs detect with 80 %% power (stated up to %d %%)"):format(
+      verdicts.SAME_MAX))
   end
   return lines, judged.failures, judged.unjudged
 end

@@ -132,11 +132,10 @@ function calibrations.command(doc, runs)
   local names = {}
   for k in pairs(mine) do names[#names + 1] = k end
   table.sort(names)
-  local quick = mine.QUICK == true
   for _, k in ipairs(names) do
     local v = mine[k]
     if v == true then words[#words + 1] = k .. "=1"
-    elseif type(v) == "number" and not (quick and (k == "MIB" or k == "REPS")) then
+    elseif type(v) == "number" then
       words[#words + 1] = k .. "=" .. tostring(v)
     elseif type(v) == "string" and not SYMBOLIC[v] then
       words[#words + 1] = k .. "=" .. (v:match("^[%w.,_/+-]*$") and v or "'" .. v:gsub("'", "'\\''") .. "'")

@@ -11,6 +11,11 @@ local verdicts = {}
 
 local Z80 = 0.8416212335729143 -- the normal quantile of 80 % power
 
+-- The largest margin (%) "same within ±δ" states without EQUIV, and the
+-- change (%) "n would decide" sizes for when the observed one is smaller.
+verdicts.SAME_MAX = 20
+local DECIDE = 10
+
 local function log_medians(runs)
   return stats.map(runs, function(r) return math.log(stats.median(r)) end)
 end
@@ -84,9 +89,11 @@ function verdicts.runs(old, new, cal, opts)
   local ko, kn, alpha, i = #old, #new, opts.ALPHA, opts.i or 1
   local row = {}
   local pos = positive(old) and positive(new)
+  local calibrated = cal and pos and cal.between_run_sd_log and (cal.df or 0) >= 1
   if pos then
     row.between, row.within = verdicts.spreads(old, new)
-    row.ratio, row.lo, row.hi = inference.bootstrap_ratio(old, new, { seed = opts.SEED + i })
+    -- with a calibration the interval is the t test's own
+    if not calibrated then row.ratio, row.lo, row.hi = inference.bootstrap_ratio(old, new, { seed = opts.SEED + i }) end
   end
   if constant(old, new) then
     row.same = true -- one value on both sides: nothing to test, and no place in the family of tests
@@ -108,7 +115,7 @@ function verdicts.runs(old, new, cal, opts)
     end
   end
   local s, df
-  if cal and pos and cal.between_run_sd_log and (cal.df or 0) >= 1 then
+  if calibrated then
     -- the calibration's between-run variance pooled with these runs' own:
     -- a t test with both their degrees of freedom, so 3-4 runs a side reach alpha
     s = math.sqrt((cal.df * cal.between_run_sd_log ^ 2 + own_ss) / (cal.df + own_df))
@@ -137,15 +144,18 @@ function verdicts.runs(old, new, cal, opts)
   end
   -- same within ±delta: both one-sided tests at alpha, i.e. the 1 - 2 alpha
   -- t interval of the log ratio inside ±log(1 + delta)
-  row.delta = opts.EQUIV or row.delta_design
+  -- a design's own smallest change is a margin worth stating only up to
+  -- SAME_MAX; beyond, "same within ±300 %" would say nothing
+  row.delta = opts.EQUIV or (row.delta_design and row.delta_design <= verdicts.SAME_MAX and row.delta_design)
   if s and d and row.delta and s > 0 then
     local se = s * math.sqrt(1 / ko + 1 / kn)
     local half = inference.t_quantile(alpha, df) * se
     local bound = math.log(1 + row.delta / 100)
     row.eq = math.abs(d) + half < bound
   end
-  if s and d then row.need = runs_needed(s, row.delta and math.max(math.abs(100 * (math.exp(d) - 1)), row.delta)
-    or math.abs(100 * (math.exp(d) - 1)), alpha) end
+  if s and d then
+    row.need = runs_needed(s, math.max(math.abs(100 * (math.exp(d) - 1)), opts.EQUIV or DECIDE), alpha)
+  end
   return row
 end
 
@@ -182,12 +192,14 @@ function verdicts.pairs(a, b, opts)
     local s = math.sqrt(ss(d) / (n - 1))
     local m = stats.mean(d)
     local se = s / math.sqrt(n)
-    row.delta = opts.EQUIV or (se > 0 and verdicts.smallest_change(se, n - 1, alpha) or nil)
+    local design = se > 0 and verdicts.smallest_change(se, n - 1, alpha) or nil
+    row.delta = opts.EQUIV or (design and design <= verdicts.SAME_MAX and design or nil)
     if row.delta and se > 0 then
       row.eq = math.abs(m) + inference.t_quantile(alpha, n - 1) * se < math.log(1 + row.delta / 100)
     end
     -- Wilcoxon's efficiency against the t test on normal data is 3/pi
-    local need = runs_needed(s * math.sqrt(0.5), math.abs(100 * (math.exp(m) - 1)), alpha)
+    local need = runs_needed(s * math.sqrt(0.5), math.max(math.abs(100 * (math.exp(m) - 1)), opts.EQUIV or DECIDE),
+      alpha)
     row.need = need and math.max(verdicts.pairs_needed(alpha), math.ceil(need * math.pi / 3))
   end
   return row
