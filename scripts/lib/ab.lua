@@ -19,6 +19,11 @@ local ab = {}
 ab.FIXED = { MIB = true, REPS = true, QUICK = true, RESULTS = true, README = true, PUBLISH = true, SEED = true,
   AB = true, CYCLES = true }
 
+-- The level an AB run's own table judges at, and the pairs a QUICK AB run
+-- takes: at 10 pairs the smallest p is 2/1024, so one changed row among 20
+-- keeps q = 20 * 2/1024 < 0.05 under Benjamini-Hochberg.
+ab.ALPHA, ab.QUICK_PAIRS = 0.05, 10
+
 -- "THP=never | THP=16K" -> {{name, text}, ...} per side, or nil and why.
 function ab.parse(text)
   local a, b = text:match("^([^|]*)|([^|]*)$")
@@ -64,6 +69,18 @@ end
 function ab.plan(script, spec, cfg)
   if not cfg.AB or cfg.AB == "" then return nil end
   local sides = assert(ab.parse(cfg.AB))
+  -- enough pairs for a verdict: QUICK's few repetitions are raised to
+  -- ab.QUICK_PAIRS, and fewer than a signed-rank test needs are refused
+  if math.type(cfg.REPS) == "integer" then
+    local need = verdicts.pairs_needed(ab.ALPHA)
+    if cfg.QUICK and not cfg.given.REPS and cfg.REPS < ab.QUICK_PAIRS then
+      cfg.REPS = ab.QUICK_PAIRS
+    elseif cfg.given.REPS and cfg.REPS < need then
+      knobs.fail(script, ("AB=%s with REPS=%d: %d pairs cannot reach p < %g (a signed-rank test of n pairs gives "
+        .. "p >= 2/2^n); give REPS=%d or more (REPS=%d lets one changed row through the correction over 20)")
+        :format(cfg.AB, cfg.REPS, cfg.REPS, ab.ALPHA, need, ab.QUICK_PAIRS))
+    end
+  end
   local by_name, changeable = {}, {}
   for _, k in ipairs(spec) do
     by_name[k.name] = k
@@ -178,26 +195,31 @@ function ab.report(doc, opts)
   if #rows == 0 then return nil end
   local judged = verdicts.judge(rows, { ALPHA = opts.ALPHA, FAIL_ABOVE = opts.FAIL_ABOVE, what = "pairs",
     prefix = "B/A " })
+  -- each side named by its knobs, so that "A" in the case column is a case (a cycle), never a side
+  local name_a = doc.ab.a ~= "" and doc.ab.a or "the run's own knobs"
+  local name_b = doc.ab.b ~= "" and doc.ab.b or "the run's own knobs"
   local lines = { "",
-    "| case | column | unit | A median [95 %] | B median [95 %] | B/A % [95 %] (pairs) | p | q | verdict |",
+    ("| case | column | unit | side A: %s, median [95 %%] | side B: %s, median [95 %%] | B/A %% [95 %%] (pairs) | p "
+      .. "| q | verdict |"):format(name_a, name_b),
     "|---|---|---|---|---|---|---|---|---|" }
   local function cell(d, unit)
     return ("%s [%s, %s]"):format(units.cell(d.median, unit), units.cell(d.lo, unit), units.cell(d.hi, unit))
   end
   for _, row in ipairs(rows) do
     local change = row.ratio and ("%+.1f [%+.1f, %+.1f] (%d)"):format(100 * (row.ratio - 1), 100 * (row.lo - 1),
-      100 * (row.hi - 1), row.n) or row.diff and ("B - A %+g (%d)"):format(row.diff, row.n) or "–"
+      100 * (row.hi - 1), row.n) or row.diff and ("B - A %s (%d)"):format(verdicts.signed(row.diff, row.unit), row.n)
+      or "–"
     lines[#lines + 1] = ("| %s | %s | %s | %s | %s | %s | %s | %s | %s |"):format(row.case, row.column, row.unit,
       cell(row.a, row.unit), cell(row.b, row.unit), change, row.p and ("%.3g"):format(row.p) or "–",
       row.q and ("%.3g"):format(row.q) or "–", row.verdict)
   end
   lines[#lines + 1] = ""
-  lines[#lines + 1] = ("A: %s; B: %s; both in every repetition, A first in odd ones, B first in even ones (ABBA). "
-    .. "B/A: the median of the per-repetition ratios, 95 %% interval by bootstrap of the pairs; p: Wilcoxon "
+  lines[#lines + 1] = ("side A: %s; side B: %s; both in every repetition, A first in odd ones, B first in even ones "
+    .. "(ABBA). B/A: the median of the per-repetition ratios, 95 %% interval by bootstrap of the pairs; p: Wilcoxon "
     .. "signed-rank test of the log ratios (of B - A where a value is 0 or below: `B - A`); q: "
     .. "Benjamini-Hochberg over the %d rows judged. If nothing changed about %.1f rows would have p < %g by "
     .. "chance; %d row(s) have q <= %g."):format(
-    doc.ab.a ~= "" and doc.ab.a or "the run's own knobs", doc.ab.b ~= "" and doc.ab.b or "the run's own knobs",
+    name_a, name_b,
     judged.judged, judged.judged * opts.ALPHA, opts.ALPHA, judged.called, opts.ALPHA)
   if judged.same > 0 then
     lines[#lines] = lines[#lines] .. (" %d row(s) the same within ±δ: the 90 %% t interval of the mean log ratio "
@@ -210,7 +232,7 @@ end
 
 -- The paired table under a run's own table (markdown).
 function ab.markdown(plan, rows)
-  local lines = ab.report({ ab = { a = plan.a, b = plan.b }, rows = rows }, { ALPHA = 0.05, SEED = 1 })
+  local lines = ab.report({ ab = { a = plan.a, b = plan.b }, rows = rows }, { ALPHA = ab.ALPHA, SEED = 1 })
   if not lines then return "" end
   return "\n**AB: the paired change B/A**\n" .. table.concat(lines, "\n") .. "\n"
 end

@@ -210,6 +210,11 @@ function verdicts.pairs_needed(alpha)
   return math.ceil(math.log(2 / alpha, 2))
 end
 
+-- A difference in its unit, with its sign.
+function verdicts.signed(x, unit)
+  return (x >= 0 and "+" or "-") .. units.cell(math.abs(x), unit)
+end
+
 local function pct(r) return ("%+.1f %%"):format(100 * (r - 1)) end
 
 -- The verdicts of a table's rows (each from verdicts.runs or
@@ -238,7 +243,8 @@ function verdicts.judge(rows, opts)
       row.called = true
       out.called = out.called + 1
       if not r then
-        row.verdict = row.diff and ("%s%+g"):format(opts.prefix == "B/A " and "B - A " or "new - old ", row.diff)
+        row.verdict = row.diff and (opts.prefix == "B/A " and "B - A " or "new - old ") .. verdicts.signed(row.diff,
+          row.unit)
           or "different"
       else
         row.verdict = pct(r)
