@@ -211,7 +211,7 @@ end
 
 -- What differs between two runs' knobs and machines, as lines; where the
 -- files went and the shuffling seed are no difference in what ran.
-local WHERE = { RESULTS = true, README = true, PUBLISH = true, SEED = true }
+local WHERE = calibrations.WHERE
 local function differences(old, new)
   local out = {}
   local function diff(what, a, b)

@@ -10,9 +10,10 @@ local calibrations = {}
 
 calibrations.KIND = "ftrun calibration"
 
--- Knobs that say where files go or how cases are shuffled: no difference
--- in what ran.
-calibrations.WHERE = { RESULTS = true, README = true, PUBLISH = true, SEED = true }
+-- Knobs that say where files go, how cases are shuffled or how many runs
+-- to add: no difference in what ran.
+calibrations.WHERE = { RESULTS = true, README = true, PUBLISH = true, SEED = true, UNTIL = true, BASELINE = true,
+  MAX_RUNS = true }
 
 -- What must match, from a results JSON: the machine's fields (any field
 -- naming the hypervisor, whatever ft.machine() calls it), and the
