@@ -316,46 +316,6 @@ local function side_cell(runs, unit, seed)
     #runs == 1 and ("n=%d"):format(reps) or ("%d×%s"):format(#runs, reps % #runs == 0 and reps // #runs or "~")), med
 end
 
--- The rows both sides have, as lists of runs (each run its finite values).
-local function common_rows(old_docs, new_docs)
-  local order, by = {}, {}
-  local function add(docs, side)
-    for _, d in ipairs(docs) do
-      for _, r in ipairs(d.rows) do
-        local key = r.case .. "\0" .. r.column
-        local row = by[key]
-        if not row then
-          row = { case = r.case, column = r.column, unit = r.unit, old = {}, new = {} }
-          by[key] = row
-          order[#order + 1] = row
-        end
-        if #r.finite > 0 then table.insert(row[side], r.finite) end
-      end
-    end
-  end
-  add(old_docs, "old")
-  add(new_docs, "new")
-  -- each side's runs in the order of their values, not of the command line:
-  -- the bootstrap's seeded draws then give one interval for one set of runs
-  local function before(a, b)
-    for i = 1, math.min(#a, #b) do
-      if a[i] ~= b[i] then return a[i] < b[i] end
-    end
-    return #a < #b
-  end
-  for _, row in ipairs(order) do
-    table.sort(row.old, before)
-    table.sort(row.new, before)
-  end
-  local out, lonely = {}, { old = {}, new = {} }
-  for _, row in ipairs(order) do
-    if #row.old > 0 and #row.new > 0 then out[#out + 1] = row
-    elseif #row.old > 0 then table.insert(lonely.old, row)
-    elseif #row.new > 0 then table.insert(lonely.new, row) end
-  end
-  return out, lonely
-end
-
 local gate_failures, cannot_gate = {}, {}
 
 -- The table of OLD runs against NEW runs.
@@ -368,7 +328,7 @@ local function compare(old_docs, new_docs)
   for _, d in ipairs(old_docs) do same_measurement(first, d) end
   for _, d in ipairs(new_docs) do same_measurement(first, d) end
   for _, l in ipairs(differences(old_docs[#old_docs], new_docs[1])) do print("  " .. l) end
-  local rows, lonely = common_rows(old_docs, new_docs)
+  local rows, lonely = verdicts.rows(old_docs, new_docs)
   if #rows == 0 then fail(("%s and %s have no row in common"):format(first.path, new_docs[1].path)) end
 
   local all = table.move(new_docs, 1, #new_docs, #old_docs + 1, table.move(old_docs, 1, #old_docs, 1, {}))

@@ -78,6 +78,55 @@ local function runs_needed(s, change, alpha)
   return math.max(2, math.ceil(2 * (z * s / math.log(1 + change / 100)) ^ 2) + 2)
 end
 
+-- The rows both sides have, as lists of runs (each run its finite values:
+-- a doc's row.finite, or its values that are numbers), and the rows only
+-- one side has ({old = {...}, new = {...}}).
+function verdicts.rows(old_docs, new_docs)
+  local order, by = {}, {}
+  local function add(docs, side)
+    for _, d in ipairs(docs) do
+      for _, r in ipairs(d.rows) do
+        local key = r.case .. "\0" .. r.column
+        local row = by[key]
+        if not row then
+          row = { case = r.case, column = r.column, unit = r.unit, old = {}, new = {} }
+          by[key] = row
+          order[#order + 1] = row
+        end
+        local finite = r.finite
+        if not finite then
+          finite = {}
+          for _, v in ipairs(type(r.values) == "table" and r.values or {}) do
+            if type(v) == "number" then finite[#finite + 1] = v end
+          end
+        end
+        if #finite > 0 then table.insert(row[side], finite) end
+      end
+    end
+  end
+  add(old_docs, "old")
+  add(new_docs, "new")
+  -- each side's runs in the order of their values, not of the command line:
+  -- the bootstrap's seeded draws then give one interval for one set of runs
+  local function before(a, b)
+    for i = 1, math.min(#a, #b) do
+      if a[i] ~= b[i] then return a[i] < b[i] end
+    end
+    return #a < #b
+  end
+  for _, row in ipairs(order) do
+    table.sort(row.old, before)
+    table.sort(row.new, before)
+  end
+  local out, lonely = {}, { old = {}, new = {} }
+  for _, row in ipairs(order) do
+    if #row.old > 0 and #row.new > 0 then out[#out + 1] = row
+    elseif #row.old > 0 then table.insert(lonely.old, row)
+    elseif #row.new > 0 then table.insert(lonely.new, row) end
+  end
+  return out, lonely
+end
+
 -- One row of runs against runs. old, new: lists of runs, each its values.
 -- cal: the calibration's row ({between_run_sd_log, df}) or nil. opts: ALPHA,
 -- SEED (and i, the row's index, for its own seed), EQUIV (a percent or nil).
