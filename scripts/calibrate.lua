@@ -168,12 +168,22 @@ for _, k in ipairs { 1, 2, 3, 4, 6 } do
   designs[#designs + 1] = d
 end
 
+-- UNTIL=decided against K0 baseline runs, capped at MAX runs: A/A and +5 %.
+local K0, MAX = 4, 10
+local seq_sim = { sims = math.max(20, cfg.SIMS // 4), alpha = 0.05 }
+local seq_aa = { power.until_decided(rows, K0, MAX, nil, target_row, seq_sim) }
+local seq_5 = { power.until_decided(rows, K0, MAX, 0.05, target_row, seq_sim) }
+local seq = { baseline = K0, max = MAX, sims = seq_sim.sims,
+  aa = { mean_runs = seq_aa[1], decided = seq_aa[2], any_called = seq_aa[3], all_same = seq_aa[4],
+    target_same = seq_aa[5] },
+  plus5 = { mean_runs = seq_5[1], decided = seq_5[2], called = seq_5[3] } }
+
 local made_by = provenance.collect()
 local cal = { kind = calibrations.KIND, script = docs[1].script, fingerprint = calibrations.fingerprint(docs[1]),
   machine = docs[1].machine, knobs = calibrations.knobs(docs[1]), command = table.concat(target, " "),
   runs = cfg.RUNS, date = os.date("!%Y-%m-%dT%H:%M:%SZ"), run_wall_s = wall / cfg.RUNS, rows = {}, designs = designs,
   simulated = { sims = cfg.SIMS, alpha = 0.05, target = rows[target_row].case .. " " .. rows[target_row].column },
-  provenance = made_by }
+  until_decided = seq, provenance = made_by }
 for _, row in ipairs(rows) do
   cal.rows[#cal.rows + 1] = { case = row.case, column = row.column, unit = row.unit,
     between_run_sd_log = row.between_run_sd_log, df = row.df, within_sd_log = row.within_sd_log }
@@ -210,5 +220,14 @@ for _, d in ipairs(designs) do
     d.smallest and ("%.1f %%"):format(100 * d.smallest) or "> 400 %", 100 * d.planted10, 100 * d.aa_any_called,
     100 * d.aa_target_same, 2 * d.k * wall / cfg.RUNS / 60))
 end
+print("")
+local u = seq
+print(("UNTIL=decided against %d baseline runs, at most %d more (%d simulated each): A/A: %.1f runs on average, "
+  .. "decided in %.0f %%, any row called different in %.1f %%, every row 'same' in %.0f %%, %s 'same' in %.0f %%; "
+  .. "+5 %% planted into "
+  .. "%s: %.1f runs on average, decided in %.0f %%, called in %.0f %%."):format(u.baseline, u.max,
+  u.sims, u.aa.mean_runs, 100 * u.aa.decided, 100 * u.aa.any_called, 100 * u.aa.all_same,
+  cal.simulated.target, 100 * u.aa.target_same, cal.simulated.target, u.plus5.mean_runs, 100 * u.plus5.decided,
+  100 * u.plus5.called))
 print("")
 print("the machine while calibrating: " .. provenance.describe(made_by))

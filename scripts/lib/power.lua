@@ -5,6 +5,7 @@
 -- row included, exactly as compare.lua judges. Normal logs are an
 -- assumption; the figures say so.
 local inference = require "inference"
+local sequential = require "sequential"
 local verdicts = require "verdicts"
 
 local power = {}
@@ -67,6 +68,60 @@ function power.smallest(rows, k, target, opts)
     if power.simulate(rows, k, math.exp(mid) - 1, target, opts) >= want then hi = mid else lo = mid end
   end
   return math.exp(hi) - 1
+end
+
+-- UNTIL=decided simulated: k0 baseline runs, then up to max runs added one
+-- at a time, each look judged as sequential.drive judges it (the spent
+-- share of alpha, BH over the rows, decided when every row is called or
+-- the same within ±δ). change planted into row target (nil: A/A). Returns
+-- the mean runs added, the share decided before the cap, the share with
+-- the target row called (change nil: any row called), the share with
+-- every row "same", and the share with the target row "same" at the end.
+function power.until_decided(rows, k0, max, change, target, opts)
+  local rng = inference.rng(opts.seed or 31)
+  local sims, alpha = opts.sims or 200, opts.alpha or 0.05
+  local added, decided_n, called_n, same_n, target_same = 0, 0, 0, 0, 0
+  for _ = 1, sims do
+    local cals, old, new = {}, {}, {}
+    for r, row in ipairs(rows) do
+      local chi = 0
+      for _ = 1, row.df do chi = chi + normal(rng) ^ 2 end
+      cals[r] = { between_run_sd_log = row.between_run_sd_log * math.sqrt(chi / row.df), df = row.df }
+      old[r], new[r] = {}, {}
+      for j = 1, k0 do old[r][j] = { math.exp(row.between_run_sd_log * normal(rng)) } end
+    end
+    local runs, decided, any_called, all_same, t_same = 0, false, false, false, false
+    for i = 1, max do
+      runs = i
+      for r, row in ipairs(rows) do
+        local shift = (r == target and change) and math.log(1 + change) or 0
+        new[r][i] = { math.exp(row.between_run_sd_log * normal(rng) + shift) }
+      end
+      local a = sequential.spend(alpha, i, max)
+      local table_rows = {}
+      for r, row in ipairs(rows) do
+        local v = verdicts.runs(old[r], new[r], cals[r], { ALPHA = a, SEED = 1, i = r })
+        v.case, v.column, v.unit = row.case, row.column, row.unit
+        table_rows[r] = v
+      end
+      local j = verdicts.judge(table_rows, { ALPHA = a })
+      local open = 0
+      for _, v in ipairs(table_rows) do if not (v.called or v.eq) then open = open + 1 end end
+      if change then any_called = any_called or table_rows[target].called
+      else any_called = any_called or j.called > 0 end
+      t_same = target and table_rows[target].eq and not table_rows[target].called
+      if open == 0 then
+        decided, all_same = true, j.same == #rows
+        break
+      end
+    end
+    added = added + runs
+    if decided then decided_n = decided_n + 1 end
+    if any_called then called_n = called_n + 1 end
+    if all_same then same_n = same_n + 1 end
+    if t_same then target_same = target_same + 1 end
+  end
+  return added / sims, decided_n / sims, called_n / sims, same_n / sims, target_same / sims
 end
 
 return power
