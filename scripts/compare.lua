@@ -10,9 +10,10 @@
 -- host drifts by tens of percent within minutes), so they are no sample of
 -- the machine: with two or more runs a side, the change's interval comes from
 -- a hierarchical bootstrap (runs, then repetitions within runs) and its p
--- from an exact permutation test over the runs' medians. With one run a
--- side, only a calibration of this machine and script (make calibrate) says
--- how far two runs differ by chance; without one the row is not judged. The
+-- from an exact permutation test over the runs' medians. A calibration of
+-- this machine, script and knobs (calibrate.lua) says how far runs differ by
+-- chance: with it any number of runs a side is judged by a t test; without
+-- it one run a side is not judged. The
 -- rows' p-values are corrected together (Benjamini-Hochberg), and the gate
 -- fails only on rows the correction calls.
 local ab = require "ab"
@@ -70,12 +71,17 @@ Each row: old and new median [95 % interval] (runs x repetitions), the change
 new/old with its 95 % interval, the spread between runs beside the spread
 between repetitions (sd of the logs, in %), p, q (p adjusted by
 Benjamini-Hochberg over the rows) and the verdict: the change when q <= ALPHA,
-~ when not, ? when the runs given cannot judge the row.
-  2+ runs a side: interval from a hierarchical bootstrap (runs, then
-    repetitions in runs), p from an exact permutation test over the run medians
-    (4 runs a side are needed for p < 0.05: 2 of C(8,4) = 70 orders).
-  1 run a side: judged only against the run-to-run spread of a calibration
-    file of this machine and script (make calibrate), else "? one run a side".
+"same within ±δ" when the 90 % interval lies inside ±δ (EQUIV, or the
+smallest change the comparison detects, up to 20 %), "~ (n runs a side would
+decide)" when neither, "?" when the runs given cannot judge the row.
+  with a calibration (calibrate.lua) of this machine, script and knobs that
+    every run matches: any number of runs a side, p from Student's t of the
+    sides' mean log run medians against the calibrated between-run spread
+    pooled with the runs' own.
+  2+ runs a side without one: interval from a hierarchical bootstrap (runs,
+    then repetitions in runs), p from an exact permutation test over the run
+    medians (4 runs a side are needed for p < 0.05: 2 of C(8,4) = 70 orders).
+  1 run a side without one: "? one run a side", and the command that calibrates.
   AB run: the median of the per-repetition ratios B/A with a bootstrap
     interval, p from a Wilcoxon signed-rank test of their logs.
 Exit status: 0, 1 (FAIL_ABOVE: a called row worse by more), 2 (bad usage or
