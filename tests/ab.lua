@@ -88,6 +88,15 @@ t.is(code, 0, "a QUICK AB run")
 local quick = json.decode(t.read(dir .. "/quick/quick-order-ab-results.json") or "null") or {}
 t.is(quick.reps and #quick.reps > 0 and #quick.reps[1].records, 10, "takes 10 pairs", out)
 
+-- A newcomer's first AB run: pass 1 gets a verdict, and the run's own table shows both sides by their knobs.
+out, code = t.ftrun_run("cycles.lua 'AB=THP=never | THP=always' CYCLES=A QUICK=1 MIB=16", "RESULTS=" .. q(dir .. "/thp"))
+t.is(code, 0, "AB=THP=never | THP=always CYCLES=A QUICK=1 runs", out)
+local pass1 = out:match("\n(| A | pass1 | ns/page | [^\n]*)") or ""
+t.ok(pass1:find("| %-%d+%.%d %% %(better%) |$") ~= nil, "pass 1's paired row is called (10 pairs)", pass1)
+t.like(out, "| A (side A: THP=never) | pass 1: first touch |", "the run's table has side A's row, by its knobs")
+t.like(out, "| A (side B: THP=always) | pass 1: first touch |", "and side B's")
+t.like(out, "Pages obtained (cycle A, side A: THP=never)", "the page obtained is said to be side A's")
+
 out, code = t.ftrun_run("compare.lua " .. q(dir .. "/exp-order-ab-results.json"), "FAIL_ABOVE=50")
 t.is(code, 1, "FAIL_ABOVE gates an AB run")
 t.like(out, "x ns: B/A +100.0 %", "naming the row")

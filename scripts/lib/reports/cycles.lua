@@ -314,13 +314,23 @@ function report.table(raw)
   put("| cycle | pass | unit | median [lo, hi] | min | cv % | faults (median / max) | cycles/page (of the min) "
     .. "| reps above stall threshold (worst) | noisy reps |")
   put("|---|---|---|---|---|---|---|---|---|---|")
+  -- an AB run: both sides' rows, each labelled with its side's knobs (the
+  -- cycle letter alone would read as a side)
+  local ab_a, ab_b = raw:match('\nknobs: [^\n]*AB="([^"|]*)|([^"|]*)"')
+  if ab_a then ab_a, ab_b = ab_a:match("^%s*(.-)%s*$"), ab_b:match("^%s*(.-)%s*$") end
+  local sides = ab_a and { { "", "side A: " .. (ab_a ~= "" and ab_a or "the run's own knobs") },
+    { " [B]", "side B: " .. (ab_b ~= "" and ab_b or "the run's own knobs") } } or { { "", nil } }
   for _, cr in ipairs(CYCLE_ROWS) do
-    local r = ix.row(cr[1], cr[2])
-    if r then
-      put(("| %s | %s | %s | %s | %s | %s | %s | %s | %s | %s |"):format(cr[1], cr[3] or r.label, r.unit, shown(r),
-        units.cell(r.min, r.unit), units.cell(r.cv, "%"), faults(ix, cr[1], cr[2]),
-        r.unit == "ns/page" and units.cell(r.min * ghz.x, "cycles") or "–", stalls_of(ix, cr[1], cr[2]),
-        summary.noisy(ix, cr[1])))
+    for _, side in ipairs(sides) do
+      local case = cr[1] .. side[1]
+      local r = ix.row(case, cr[2])
+      if r then
+        put(("| %s | %s | %s | %s | %s | %s | %s | %s | %s | %s |"):format(
+          side[2] and ("%s (%s)"):format(cr[1], side[2]) or cr[1], cr[3] or r.label, r.unit, shown(r),
+          units.cell(r.min, r.unit), units.cell(r.cv, "%"), faults(ix, case, cr[2]),
+          r.unit == "ns/page" and units.cell(r.min * ghz.x, "cycles") or "–", stalls_of(ix, case, cr[2]),
+          summary.noisy(ix, case)))
+      end
     end
   end
   put("")
@@ -340,8 +350,9 @@ function report.table(raw)
       units.cell(thp.folio_kb, "count"), units.cell(thp.faults_expected, "faults")))
     put("")
   elseif thp then
-    put(("Pages obtained (cycle A, THP=%s): %s of %s bytes in huge pages at the median, so the page is %s; "
-      .. "the faults this predicts for pass 1: %s; thp_fault_alloc per rep (median): %s."):format(thp.asked,
+    put(("Pages obtained (cycle A, %s): %s of %s bytes in huge pages at the median, so the page is %s; "
+      .. "the faults this predicts for pass 1: %s; thp_fault_alloc per rep (median): %s."):format(
+      ab_a and "side A: " .. (ab_a ~= "" and ab_a or "the run's own knobs") or "THP=" .. thp.asked,
       units.cell(thp.thp_bytes, "bytes"), units.cell(thp.bytes, "bytes"),
       thp.mixed and "mixed" or units.cell(thp.x, "bytes") .. " bytes", units.cell(thp.faults_expected, "faults"),
       units.cell(thp.thp_fault_alloc, "count")))
