@@ -285,10 +285,12 @@ local function calibration(docs)
       if f then f:close(); path = path or p end
     end
   end
+  local found = path ~= nil
   path = path or calibrations.path(docs[1])
   local cal, bad = calibrations.load(path)
   if not cal then
     if opts.given.CALIBRATION then fail(("CALIBRATION=%s: %s"):format(path, bad)) end
+    if found then fail(("the calibration %s: %s (calibrate.lua makes it again)"):format(path, bad)) end
     local per = calibrations.run_seconds(docs[1])
     return nil, ("no calibration of this machine, script and knobs in %s (`%s` makes one%s)"):format(
       calibrations.dir(), calibrations.command(docs[1], CAL_RUNS),

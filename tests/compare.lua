@@ -221,6 +221,12 @@ out, code = cmp(q(base) .. " " .. q(slower) .. " CALIBRATION=" .. q(cal_path))
 t.is(code, 2, "a truncated CALIBRATION: exit 2")
 t.like(out, "CALIBRATION=" .. cal_path .. ": not a calibration file of ftrun", "naming it")
 
+-- the same, found in $CALIBRATIONS
+t.write(calibrations.path(doc, caldir), json.encode(calibration(0.02)):sub(1, 200))
+out, code = cmp(q(base) .. " " .. q(slower), env)
+t.is(code, 2, "a truncated calibration in $CALIBRATIONS: exit 2")
+t.like(out, "the calibration " .. calibrations.path(doc, caldir) .. ": not a calibration file of ftrun", "naming it")
+
 -- A row twice in one JSON would count as one more run (reliability review W6).
 local twice = fixture(dir .. "/twice.json", 1, 0, nil, function(d) table.insert(d.rows, d.rows[5]) end)
 out, code = cmp(q(base) .. " " .. q(twice))
