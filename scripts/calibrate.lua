@@ -222,10 +222,10 @@ for _, d in ipairs(designs) do
 end
 print("")
 local u = seq
-print(("UNTIL=decided against %d baseline runs, at most %d more (%d simulated each): A/A: %.1f runs on average, "
-  .. "decided in %.0f %%, any row called different in %.1f %%, every row 'same' in %.0f %%, %s 'same' in %.0f %%; "
-  .. "+5 %% planted into "
-  .. "%s: %.1f runs on average, decided in %.0f %%, called in %.0f %%."):format(u.baseline, u.max,
+print(("UNTIL=decided against %d baseline runs, at most %d more (%d simulated each; it stops when every row is "
+  .. "decided or beyond what the cap can decide): A/A: %.1f runs on average, stopped before the cap in %.0f %%, "
+  .. "any row called different in %.1f %%, every row 'same' in %.0f %%, %s 'same' in %.0f %%; +5 %% planted into "
+  .. "%s: %.1f runs on average, stopped before the cap in %.0f %%, called in %.0f %%."):format(u.baseline, u.max,
   u.sims, u.aa.mean_runs, 100 * u.aa.decided, 100 * u.aa.any_called, 100 * u.aa.all_same,
   cal.simulated.target, 100 * u.aa.target_same, cal.simulated.target, u.plus5.mean_runs, 100 * u.plus5.decided,
   100 * u.plus5.called))

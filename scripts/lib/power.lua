@@ -100,13 +100,13 @@ function power.until_decided(rows, k0, max, change, target, opts)
       local a = sequential.spend(alpha, i, max)
       local table_rows = {}
       for r, row in ipairs(rows) do
-        local v = verdicts.runs(old[r], new[r], cals[r], { ALPHA = a, SEED = 1, i = r })
+        local v = verdicts.runs(old[r], new[r], cals[r], { ALPHA = a, SEED = 1, i = r, NEED_ALPHA = alpha })
         v.case, v.column, v.unit = row.case, row.column, row.unit
         table_rows[r] = v
       end
       local j = verdicts.judge(table_rows, { ALPHA = a })
       local open = 0
-      for _, v in ipairs(table_rows) do if not (v.called or v.eq) then open = open + 1 end end
+      for _, v in ipairs(table_rows) do if sequential.open(v, i, max) then open = open + 1 end end
       if change then any_called = any_called or table_rows[target].called
       else any_called = any_called or j.called > 0 end
       t_same = target and table_rows[target].eq and not table_rows[target].called

@@ -135,9 +135,19 @@ local function calibration(script, docs)
   return cal
 end
 
+-- A row still worth more runs: neither called nor the same within ±δ,
+-- and decidable within the cap (the runs a side its spread needs, when
+-- known, at most `left` more than it has): a row that no run within
+-- MAX_RUNS can decide stops nobody (futility, as Pinpoint's cap).
+function sequential.open(row, have, cap)
+  if row.called or row.eq or row.same then return false end
+  if row.need and row.need > cap and row.need > have then return false end
+  return true
+end
+
 -- One look: every row both sides have, judged at alpha. Returns the rows
 -- and whether every timed row is decided.
-local function look(old_docs, new_docs, cal, alpha, equiv)
+local function look(old_docs, new_docs, cal, alpha, equiv, cap)
   local order, by = {}, {}
   for side, docs in pairs { old = old_docs, new = new_docs } do
     for _, d in ipairs(docs) do
@@ -159,7 +169,8 @@ local function look(old_docs, new_docs, cal, alpha, equiv)
     local row = by[key]
     if #row.old > 0 and #row.new > 0 then
       local c = cal and cal.by_row[key]
-      for k, v in pairs(verdicts.runs(row.old, row.new, c, { ALPHA = alpha, SEED = 1, i = i, EQUIV = equiv })) do
+      for k, v in pairs(verdicts.runs(row.old, row.new, c, { ALPHA = alpha, SEED = 1, i = i, EQUIV = equiv,
+        NEED_ALPHA = sequential.ALPHA })) do
         row[k] = v
       end
       rows[#rows + 1] = row
@@ -167,7 +178,7 @@ local function look(old_docs, new_docs, cal, alpha, equiv)
   end
   local judged = verdicts.judge(rows, { ALPHA = alpha, what = "runs a side" })
   local open = 0
-  for _, row in ipairs(rows) do if not (row.called or row.eq or row.same) then open = open + 1 end end
+  for _, row in ipairs(rows) do if sequential.open(row, #new_docs, cap) then open = open + 1 end end
   return rows, open == 0 and #rows > 0, judged
 end
 
@@ -222,14 +233,16 @@ function sequential.drive(script, cfg, args)
     new[#new + 1] = doc
     local alpha = sequential.spend(sequential.ALPHA, i, cfg.MAX_RUNS)
     spent = spent + alpha
-    rows, decided, judged = look(old, new, cal, alpha, nil)
+    rows, decided, judged = look(old, new, cal, alpha, nil, cfg.MAX_RUNS)
     say("run %d of at most %d: %d row(s) different, %d the same, %d undecided (this look at alpha %.4g)", i,
       cfg.MAX_RUNS, judged.called, judged.same, #rows - judged.called - judged.same, alpha)
     if decided then break end
   end
-  print(("%s against %d baseline run(s) (%s): %s after %d run(s); each look at its share of ALPHA = %g (alpha "
+  print(("%s against %d baseline run(s) (%s): %s after %d run(s)%s; each look at its share of ALPHA = %g (alpha "
     .. "spending, O'Brien-Fleming shape over %d looks; %.4g spent)."):format(script, #old, cfg.BASELINE,
-    decided and "decided" or "undecided at MAX_RUNS", #new, sequential.ALPHA, cfg.MAX_RUNS, spent))
+    decided and "decided" or "undecided at MAX_RUNS", #new,
+    decided and " (every row different, the same, or beyond what MAX_RUNS runs could decide)" or "",
+    sequential.ALPHA, cfg.MAX_RUNS, spent))
   print("")
   print("| case | column | unit | change % [interval] | p | q | verdict |")
   print("|---|---|---|---|---|---|---|")
@@ -238,7 +251,7 @@ function sequential.drive(script, cfg, args)
       100 * (row.hi - 1)) or "–"
     print(("| %s | %s | %s | %s | %s | %s | %s |"):format(row.case, row.column, row.unit, change,
       row.p and ("%.3g"):format(row.p) or "–", row.q and ("%.3g"):format(row.q) or "–",
-      (decided or row.called or row.eq) and row.verdict or "undecided: " .. row.verdict))
+      (row.called or row.eq or row.same) and row.verdict or "undecided: " .. row.verdict))
   end
   print("")
   print(("the runs are in %s"):format(dir))

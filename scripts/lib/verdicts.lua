@@ -129,7 +129,8 @@ end
 
 -- One row of runs against runs. old, new: lists of runs, each its values.
 -- cal: the calibration's row ({between_run_sd_log, df}) or nil. opts: ALPHA,
--- SEED (and i, the row's index, for its own seed), EQUIV (a percent or nil).
+-- SEED (and i, the row's index, for its own seed), EQUIV (a percent or nil),
+-- NEED_ALPHA (the level `need` is sized for; default ALPHA).
 -- Returns the row's figures: ratio, lo, hi (95 %), p, floor (the smallest
 -- p these sizes can give), between, within (sd %), calibrated, same,
 -- unjudged, delta (the margin of "same", %), eq (true when the 90 %
@@ -203,7 +204,8 @@ function verdicts.runs(old, new, cal, opts)
     row.eq = math.abs(d) + half < bound
   end
   if s and d then
-    row.need = runs_needed(s, math.max(math.abs(100 * (math.exp(d) - 1)), opts.EQUIV or DECIDE), alpha)
+    row.need = runs_needed(s, math.max(math.abs(100 * (math.exp(d) - 1)), opts.EQUIV or DECIDE),
+      opts.NEED_ALPHA or alpha)
   end
   return row
 end
