@@ -272,6 +272,27 @@ local function same_measurement(a, b)
   end
 end
 
+-- The calibrate.lua command that makes a calibration for a run's script
+-- and knobs (symbolic values such as 'auto' or 'default' are the script's
+-- own defaults, so left out).
+local SYMBOLIC = { [""] = true, auto = true, default = true, measured = true, off = true, none = true }
+local function calibrate_command(doc, runs)
+  local words, mine = {}, calibrations.knobs(doc)
+  local names = {}
+  for k in pairs(mine) do names[#names + 1] = k end
+  table.sort(names)
+  for _, k in ipairs(names) do
+    local v = mine[k]
+    if v == true then words[#words + 1] = k .. "=1"
+    elseif type(v) == "number" then
+      words[#words + 1] = k .. "=" .. tostring(v)
+    elseif type(v) == "string" and not SYMBOLIC[v] then
+      words[#words + 1] = k .. "=" .. (v:match("^[%w.,_/+-]*$") and v or "'" .. v:gsub("'", "'\\''") .. "'")
+    end
+  end
+  return ("./ftrun calibrate.lua RUNS=%d -- %s %s"):format(runs, doc.script, table.concat(words, " "))
+end
+
 -- The calibration of this machine, script and knobs that every run of
 -- both sides matches (a calibration of one side's machine says nothing of
 -- the other's); else nil and why not, with the command that makes one.
@@ -293,7 +314,7 @@ local function calibration(docs)
     if found then fail(("the calibration %s: %s (calibrate.lua makes it again)"):format(path, bad)) end
     local per = calibrations.run_seconds(docs[1])
     return nil, ("no calibration of this machine, script and knobs in %s (`%s` makes one%s)"):format(
-      calibrations.dir(), calibrations.command(docs[1], CAL_RUNS),
+      calibrations.dir(), calibrate_command(docs[1], CAL_RUNS),
       per and (", about %.0f min here"):format(CAL_RUNS * per / 60 + 0.5) or "")
   end
   for _, d in ipairs(docs) do

@@ -124,27 +124,6 @@ function calibrations.mismatch(cal, doc)
   end
 end
 
--- The calibrate.lua command that makes a calibration for a run's script
--- and knobs (symbolic values such as 'auto' or 'default' are the script's
--- own defaults, so left out).
-local SYMBOLIC = { [""] = true, auto = true, default = true, measured = true, off = true, none = true }
-function calibrations.command(doc, runs)
-  local words, mine = {}, calibrations.knobs(doc)
-  local names = {}
-  for k in pairs(mine) do names[#names + 1] = k end
-  table.sort(names)
-  for _, k in ipairs(names) do
-    local v = mine[k]
-    if v == true then words[#words + 1] = k .. "=1"
-    elseif type(v) == "number" then
-      words[#words + 1] = k .. "=" .. tostring(v)
-    elseif type(v) == "string" and not SYMBOLIC[v] then
-      words[#words + 1] = k .. "=" .. (v:match("^[%w.,_/+-]*$") and v or "'" .. v:gsub("'", "'\\''") .. "'")
-    end
-  end
-  return ("./ftrun calibrate.lua RUNS=%d -- %s %s"):format(runs, doc.script, table.concat(words, " "))
-end
-
 -- A run's wall time in s, from its own record (nil when it has none).
 function calibrations.run_seconds(doc)
   for _, v in ipairs(doc.values or {}) do

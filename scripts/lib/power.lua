@@ -2,7 +2,7 @@
 -- each row's calibrated between-run spread, the calibration itself drawn
 -- from its sampling distribution (its sd is an estimate on df degrees of
 -- freedom), then judged by verdicts.runs and verdicts.judge, BH over every
--- row included, exactly as compare.lua judges. Normal logs are an
+-- row included, exactly as a comparison of runs is judged. Normal logs are an
 -- assumption; the figures say so.
 local inference = require "inference"
 local sequential = require "sequential"
