@@ -119,11 +119,13 @@ bench: $(BIN) $(REF) bench-tools
 run: all
 	./$(BIN) cycles.lua
 
-# A/A runs of one short configuration: the variance of each level, the
-# false-positive rates and power of the comparisons, and the calibration
-# file compare.lua judges one run a side with (results/calibration-cycles.json).
+# A/A runs of the default run and of QUICK=1: each one's run-to-run spread,
+# stored by machine, script and knobs in $CALIBRATIONS (default
+# ~/.cache/ftrun/calibrations), where compare.lua finds it; never results/.
+# (make publish's bench/calibrate.lua writes the published figures.)
 calibrate: all
-	./$(BIN) bench/calibrate.lua
+	./$(BIN) calibrate.lua -- cycles.lua
+	./$(BIN) calibrate.lua -- cycles.lua QUICK=1
 
 # The committed set: every run with PUBLISH=1, each replacing its files in
 # results/ and its block in results/README.md only when it ran clean. A tree

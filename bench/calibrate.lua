@@ -16,12 +16,14 @@
 -- (calibration-<script>.json: the machine, the knobs, each row's
 -- run-to-run spread) and the table (calibration.md) in RESULTS.
 --   ./ftrun bench/calibrate.lua [RUNS=20] [CONFIG="CYCLES=A MIB=256 REPS=15"] [QUICK=1] [RESULTS=dir]
+local calibrations = require "calibrations"
 local ft = require "ft"
 local inference = require "inference"
 local json = require "json"
 local knobs = require "knobs"
 local provenance = require "provenance"
 local stats = require "stats"
+local units = require "units"
 
 local NAME = "calibrate.lua"
 local SPEC = {
@@ -102,7 +104,7 @@ local function stop(msg)
 end
 
 -- Rows measured in time or rate (the ones a comparison judges).
-local TIMED = { ["ns/page"] = true, ns = true, us = true, ms = true, ["GB/s"] = true, ["faults/s"] = true }
+local TIMED = setmetatable({}, { __index = function(_, unit) return units.timed(unit) end })
 
 local function rows_of(doc)
   local out = {}
@@ -408,11 +410,8 @@ local md = table.concat(lines, "\n") .. "\n"
 io.stdout:write(md)
 
 -- The calibration file compare.lua reads.
-local cal_knobs = {}
-for k, v in pairs(docs[1].knobs or {}) do
-  if k ~= "RESULTS" and k ~= "README" and k ~= "PUBLISH" and k ~= "SEED" then cal_knobs[k] = v end
-end
-local cal = { kind = "ftrun calibration", script = docs[1].script, machine = docs[1].machine, knobs = cal_knobs,
+local cal = { kind = calibrations.KIND, script = docs[1].script, machine = docs[1].machine,
+  fingerprint = calibrations.fingerprint(docs[1]), knobs = calibrations.knobs(docs[1]),
   config = cfg.CONFIG, runs = cfg.RUNS, date = os.date("!%Y-%m-%dT%H:%M:%SZ"), run_wall_s = run_wall, rows = {},
   provenance = made_by }
 for _, row in ipairs(rows) do

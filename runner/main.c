@@ -322,10 +322,32 @@ static int restore_settings(void)
 	return err;
 }
 
+/* What was printed must have reached its file: on a full disk or a closed
+ * stdout the buffered table is lost at exit, and the run would still say 0
+ * (coreutils' close_stdout). Registered first, so it runs last. */
+static void close_stdout(void)
+{
+	errno = 0;
+	int failed = fflush(stdout) != 0 || ferror(stdout);
+	int err = errno;
+	if (failed && !err && write(fileno(stdout), "\n", 1) < 0)
+		err = errno; /* the failed write's errno is long gone: the output, already cut, says why again */
+	if (fclose(stdout) != 0 && (failed || errno != EBADF)) {
+		failed = 1;
+		if (!err)
+			err = errno;
+	}
+	if (failed) {
+		fprintf(stderr, "ftrun: write error%s%s\n", err ? ": " : "", err ? strerror(err) : "");
+		_exit(EXIT_LUA_ERROR);
+	}
+}
+
 int main(int argc, char **argv)
 {
 	if (argc > 1 && strcmp(argv[1], FT_TASK_WORKER_FLAG) == 0)
 		return ft_task_worker(argc, argv); /* a task of ft.tasks's processes mode */
+	atexit(close_stdout);
 	int script = 0, want_repl = 0, has_code = 0;
 	for (int i = 1; i < argc && !script; i++) {
 		const char *a = argv[i];

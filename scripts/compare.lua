@@ -10,13 +10,13 @@
 -- host drifts by tens of percent within minutes), so they are no sample of
 -- the machine: with two or more runs a side, the change's interval comes from
 -- a hierarchical bootstrap (runs, then repetitions within runs) and its p
--- from an exact permutation test over the runs' medians. With one run a
--- side, only a calibration of this machine and script (make calibrate) says
--- how far two runs differ by chance; without one the row is not judged. The
+-- from an exact permutation test over the runs' medians. A calibration of
+-- this machine, script and knobs (calibrate.lua) says how far runs differ by
+-- chance: with it any number of runs a side is judged by a t test; without
+-- it one run a side is not judged. The
 -- rows' p-values are corrected together (Benjamini-Hochberg), and the gate
 -- fails only on rows the correction calls.
 local ab = require "ab"
-local ft = require "ft"
 local inference = require "inference"
 local json = require "json"
 local knobs = require "knobs"
@@ -24,6 +24,8 @@ local provenance = require "provenance"
 local report = require "report"
 local stats = require "stats"
 local units = require "units"
+local calibrations = require "calibrations"
+local verdicts = require "verdicts"
 
 local SCRIPT = "compare.lua"
 local function fail(msg) knobs.fail(SCRIPT, msg) end
@@ -38,9 +40,12 @@ local SPEC = {
   { name = "FORCE", kind = "flag", default = false,
     desc = "1: compare runs of different scripts or page sizes and runs whose checksum verdict is not clean, "
       .. "and pool runs of other knobs on one side (the table then says FORCED)" },
-  { name = "CALIBRATION", kind = "path", default = "results/calibration-<script>.json beside ftrun",
-    desc = "make calibrate's file: the run-to-run spread of this machine and script, used with one run a side "
-      .. "when its machine, script and knobs match the runs compared" },
+  { name = "CALIBRATION", kind = "path", default = "$CALIBRATIONS/<script>-<key>.json",
+    desc = "calibrate.lua's file: the run-to-run spread of this machine, script and knobs, used when every run "
+      .. "of both sides matches it (default: the one calibrate.lua made for the runs' machine, script and knobs)" },
+  { name = "EQUIV", kind = "percent", default = "the smallest change the comparison detects",
+    desc = "call a row 'same within ±EQUIV %' when the 90 % interval of its change lies inside (two one-sided "
+      .. "tests)" },
   { name = "SEED", kind = "count", default = 1,
     desc = "seed of the bootstrap's draws (the same seed, the same interval)" },
 }
@@ -66,12 +71,17 @@ Each row: old and new median [95 % interval] (runs x repetitions), the change
 new/old with its 95 % interval, the spread between runs beside the spread
 between repetitions (sd of the logs, in %), p, q (p adjusted by
 Benjamini-Hochberg over the rows) and the verdict: the change when q <= ALPHA,
-~ when not, ? when the runs given cannot judge the row.
-  2+ runs a side: interval from a hierarchical bootstrap (runs, then
-    repetitions in runs), p from an exact permutation test over the run medians
-    (4 runs a side are needed for p < 0.05: 2 of C(8,4) = 70 orders).
-  1 run a side: judged only against the run-to-run spread of a calibration
-    file of this machine and script (make calibrate), else "? one run a side".
+"same within ±δ" when the 90 % interval lies inside ±δ (EQUIV, or the
+smallest change the comparison detects, up to 20 %), "~ (n runs a side would
+decide)" when neither, "?" when the runs given cannot judge the row.
+  with a calibration (calibrate.lua) of this machine, script and knobs that
+    every run matches: any number of runs a side, p from Student's t of the
+    sides' mean log run medians against the calibrated between-run spread
+    pooled with the runs' own.
+  2+ runs a side without one: interval from a hierarchical bootstrap (runs,
+    then repetitions in runs), p from an exact permutation test over the run
+    medians (4 runs a side are needed for p < 0.05: 2 of C(8,4) = 70 orders).
+  1 run a side without one: "? one run a side", and the command that calibrates.
   AB run: the median of the per-repetition ratios B/A with a bootstrap
     interval, p from a Wilcoxon signed-rank test of their logs.
 Exit status: 0, 1 (FAIL_ABOVE: a called row worse by more), 2 (bad usage or
@@ -90,6 +100,8 @@ for _, a in ipairs { ... } do
 end
 local opts = knobs.read(SCRIPT, SPEC, knob_args)
 if opts.FAIL_ABOVE == "off" then opts.FAIL_ABOVE = nil end
+if not opts.given.EQUIV then opts.EQUIV = nil end
+local CAL_RUNS = 10 -- calibrate.lua's default
 
 -- A path: a file, or a directory whose *results.json files (at any depth) are runs.
 local function expand(path, into)
@@ -141,7 +153,7 @@ local function load(path)
   if math.type(doc.page_size) ~= "integer" and not doc.forced then
     fail(("%s: has no page_size (not a results JSON of this ftrun)"):format(path))
   end
-  local rows = {}
+  local rows, seen = {}, {}
   for i, r in ipairs(doc.rows) do
     if type(r) ~= "table" or type(r.case) ~= "string" or type(r.column) ~= "string" or type(r.unit) ~= "string"
       or type(r.values) ~= "table" then
@@ -166,6 +178,10 @@ local function load(path)
     end
     if numeric == 0 then fail(("%s: row %s %s has no numeric values"):format(path, r.case, r.column)) end
     r.finite = finite
+    -- a row twice would count as one more run of its side
+    local key = r.case .. "\0" .. r.column .. "\0" .. tostring(r.side)
+    if seen[key] then fail(("%s: row %s %s twice (rows %d and %d)"):format(path, r.case, r.column, seen[key], i)) end
+    seen[key] = i
     rows[#rows + 1] = r
   end
   doc.rows = rows
@@ -175,13 +191,25 @@ local function load(path)
   return doc
 end
 
--- Which way is worse, by unit; counts and shares have no better side.
-local LOWER_BETTER = { ["ns/page"] = true, ns = true, us = true, ms = true, cycles = true }
-local HIGHER_BETTER = { ["GB/s"] = true, ["faults/s"] = true }
+-- An AB run among plain runs: its rows hold two configurations, so only
+-- its side A can stand for a run, and only when asked (FORCE=1).
+local function plain_side(doc)
+  if not ab.is_ab(doc) then return end
+  local a = type(doc.ab.a) == "string" and doc.ab.a ~= "" and doc.ab.a or "the run's own knobs"
+  if not opts.FORCE then
+    fail(("%s is an AB run (AB=%s): its rows hold two settings; compare it alone (./ftrun compare.lua %s), or "
+      .. "FORCE=1 compares its side A (%s) as a run"):format(doc.path, tostring(doc.ab.text or (doc.ab.a or "") .. " | "
+      .. (doc.ab.b or "")), doc.path, a))
+  end
+  local rows = {}
+  for _, r in ipairs(doc.rows) do if r.side ~= "B" then rows[#rows + 1] = r end end
+  doc.rows, doc.side_a = rows, a
+end
 
 local function describe(doc)
   local p = doc.provenance or {}
-  return ("%s (%s %s, %s, commit %s%s)%s"):format(doc.path, doc.script, doc.run or "", doc.date or "?",
+  return ("%s%s (%s %s, %s, commit %s%s)%s"):format(doc.side_a and ("side A (%s) of an AB run "):format(doc.side_a)
+    or "", doc.path, doc.script, doc.run or "", doc.date or "?",
     tostring(p.git_commit):sub(1, 12),
     p.git_dirty and ", dirty" .. (p.git_diff_sha256 and ", diff " .. p.git_diff_sha256:sub(1, 16) or "") or "",
     doc.forced and ("  FORCED: verdict '%s'"):format(doc.forced) or "")
@@ -189,7 +217,7 @@ end
 
 -- What differs between two runs' knobs and machines, as lines; where the
 -- files went and the shuffling seed are no difference in what ran.
-local WHERE = { RESULTS = true, README = true, PUBLISH = true, SEED = true }
+local WHERE = calibrations.WHERE
 local function differences(old, new)
   local out = {}
   local function diff(what, a, b)
@@ -200,7 +228,7 @@ local function differences(old, new)
     for _, k in ipairs(keys) do
       local x, y = (a or {})[k], (b or {})[k]
       if type(x) ~= "table" and type(y) ~= "table" and x ~= y and not (what == "knob" and WHERE[k])
-        and k ~= "cpu_mhz" then
+        and k ~= "cpu_mhz" and k ~= "loadavg" then -- the moment's clock and load, no setting
         out[#out + 1] = ("%s %s: %s -> %s"):format(what, k, tostring(x), tostring(y))
       end
     end
@@ -244,85 +272,56 @@ local function same_measurement(a, b)
   end
 end
 
--- The calibration of this machine and script, when its file matches the
--- runs compared; else nil and why not.
-local MACHINE_KEYS = { "cpu", "cpus", "kernel", "page_size", "hypervisor" }
-local function calibration(doc)
+-- The calibrate.lua command that makes a calibration for a run's script
+-- and knobs (symbolic values such as 'auto' or 'default' are the script's
+-- own defaults, so left out).
+local SYMBOLIC = { [""] = true, auto = true, default = true, measured = true, off = true, none = true }
+local function calibrate_command(doc, runs)
+  local words, mine = {}, calibrations.knobs(doc)
+  local names = {}
+  for k in pairs(mine) do names[#names + 1] = k end
+  table.sort(names)
+  for _, k in ipairs(names) do
+    local v = mine[k]
+    if v == true then words[#words + 1] = k .. "=1"
+    elseif type(v) == "number" then
+      words[#words + 1] = k .. "=" .. tostring(v)
+    elseif type(v) == "string" and not SYMBOLIC[v] then
+      words[#words + 1] = k .. "=" .. (v:match("^[%w.,_/+-]*$") and v or "'" .. v:gsub("'", "'\\''") .. "'")
+    end
+  end
+  return ("./ftrun calibrate.lua RUNS=%d -- %s %s"):format(runs, doc.script, table.concat(words, " "))
+end
+
+-- The calibration of this machine, script and knobs that every run of
+-- both sides matches (a calibration of one side's machine says nothing of
+-- the other's); else nil and why not, with the command that makes one.
+local function calibration(docs)
+  -- any run's calibration, so the answer does not depend on the order of the arguments
   local path = opts.given.CALIBRATION and opts.CALIBRATION
-    or ("%s/results/calibration-%s.json"):format(ft.project_dir, (doc.script:gsub("%.lua$", "")))
-  local f = io.open(path)
-  if not f then
-    return nil, ("no calibration file %s (make calibrate writes one)"):format(path)
-  end
-  local cal = json.decode(f:read("a") or "")
-  f:close()
-  if type(cal) ~= "table" or cal.kind ~= "ftrun calibration" or type(cal.rows) ~= "table" then
-    fail(("CALIBRATION=%s: not a calibration file of ftrun"):format(path))
-  end
-  if cal.script ~= doc.script then
-    return nil, ("%s calibrates %s, not %s"):format(path, tostring(cal.script), doc.script)
-  end
-  local cm = cal.machine or {}
-  for _, k in ipairs(MACHINE_KEYS) do
-    local a, b = cm[k], doc.machine[k]
-    -- a machine recorded before the kernel's name for it was held CPUID's string there
-    if k == "hypervisor" and (cm.cpuid_hypervisor == nil) ~= (doc.machine.cpuid_hypervisor == nil) then
-      a, b = cm.cpuid_hypervisor or a, doc.machine.cpuid_hypervisor or b
-    end
-    if a ~= b then
-      return nil, ("%s was made on another machine (%s %s, here %s)"):format(path, k, tostring(a), tostring(b))
+  if not path then
+    for _, d in ipairs(docs) do
+      local p = calibrations.path(d)
+      local f = io.open(p)
+      if f then f:close(); path = path or p end
     end
   end
-  for k, v in pairs(cal.knobs or {}) do
-    if not WHERE[k] and doc.knobs[k] ~= v then
-      return nil, ("%s was made with %s=%s, these runs have %s"):format(path, k, tostring(v), tostring(doc.knobs[k]))
-    end
+  local found = path ~= nil
+  path = path or calibrations.path(docs[1])
+  local cal, bad = calibrations.load(path)
+  if not cal then
+    if opts.given.CALIBRATION then fail(("CALIBRATION=%s: %s"):format(path, bad)) end
+    if found then fail(("the calibration %s: %s (calibrate.lua makes it again)"):format(path, bad)) end
+    local per = calibrations.run_seconds(docs[1])
+    return nil, ("no calibration of this machine, script and knobs in %s (`%s` makes one%s)"):format(
+      calibrations.dir(), calibrate_command(docs[1], CAL_RUNS),
+      per and (", about %.0f min here"):format(CAL_RUNS * per / 60 + 0.5) or "")
   end
-  local rows = {}
-  for _, r in ipairs(cal.rows) do rows[r.case .. "\0" .. r.column] = r end
-  cal.by_row, cal.path = rows, path
+  for _, d in ipairs(docs) do
+    local why = calibrations.mismatch(cal, d)
+    if why then return nil, ("%s does not apply: %s"):format(path, why) end
+  end
   return cal
-end
-
-local function positive(runs)
-  for _, r in ipairs(runs) do
-    for _, v in ipairs(r) do if v <= 0 then return false end end
-  end
-  return true
-end
-
--- Every value of both sides the same (a count that cannot vary).
-local function constant(a, b)
-  local v = a[1][1]
-  for _, side in ipairs { a, b } do
-    for _, r in ipairs(side) do
-      for _, x in ipairs(r) do if x ~= v then return false end end
-    end
-  end
-  return true
-end
-
--- sd of the logs between the runs' medians, and pooled within runs, in %.
-local function spreads(runs_a, runs_b)
-  local between, within, dfb, dfw = 0, 0, 0, 0
-  for _, side in ipairs { runs_a, runs_b } do
-    if #side >= 2 then
-      local meds = {}
-      for i, r in ipairs(side) do meds[i] = math.log(stats.median(r)) end
-      local m = stats.mean(meds)
-      for _, v in ipairs(meds) do between = between + (v - m) ^ 2 end
-      dfb = dfb + #side - 1
-    end
-    for _, r in ipairs(side) do
-      if #r >= 2 then
-        local logs = stats.map(r, math.log)
-        local m = stats.mean(logs)
-        for _, v in ipairs(logs) do within = within + (v - m) ^ 2 end
-        dfw = dfw + #r - 1
-      end
-    end
-  end
-  return dfb > 0 and 100 * math.sqrt(between / dfb) or nil, dfw > 0 and 100 * math.sqrt(within / dfw) or nil
 end
 
 local function pct(x) return x and ("%.1f"):format(x) or "–" end
@@ -346,108 +345,33 @@ local function side_cell(runs, unit, seed)
     #runs == 1 and ("n=%d"):format(reps) or ("%d×%s"):format(#runs, reps % #runs == 0 and reps // #runs or "~")), med
 end
 
--- The rows both sides have, as lists of runs (each run its finite values).
-local function common_rows(old_docs, new_docs)
-  local order, by = {}, {}
-  local function add(docs, side)
-    for _, d in ipairs(docs) do
-      for _, r in ipairs(d.rows) do
-        local key = r.case .. "\0" .. r.column
-        local row = by[key]
-        if not row then
-          row = { case = r.case, column = r.column, unit = r.unit, old = {}, new = {} }
-          by[key] = row
-          order[#order + 1] = row
-        end
-        if #r.finite > 0 then table.insert(row[side], r.finite) end
-      end
-    end
-  end
-  add(old_docs, "old")
-  add(new_docs, "new")
-  -- each side's runs in the order of their values, not of the command line:
-  -- the bootstrap's seeded draws then give one interval for one set of runs
-  local function before(a, b)
-    for i = 1, math.min(#a, #b) do
-      if a[i] ~= b[i] then return a[i] < b[i] end
-    end
-    return #a < #b
-  end
-  for _, row in ipairs(order) do
-    table.sort(row.old, before)
-    table.sort(row.new, before)
-  end
-  local out, lonely = {}, { old = {}, new = {} }
-  for _, row in ipairs(order) do
-    if #row.old > 0 and #row.new > 0 then out[#out + 1] = row
-    elseif #row.old > 0 then table.insert(lonely.old, row)
-    elseif #row.new > 0 then table.insert(lonely.new, row) end
-  end
-  return out, lonely
-end
-
 local gate_failures, cannot_gate = {}, {}
 
 -- The table of OLD runs against NEW runs.
 local function compare(old_docs, new_docs)
+  for _, d in ipairs(old_docs) do plain_side(d) end
+  for _, d in ipairs(new_docs) do plain_side(d) end
   for _, d in ipairs(old_docs) do print("old: " .. describe(d)) end
   for _, d in ipairs(new_docs) do print("new: " .. describe(d)) end
   local first = old_docs[1]
   for _, d in ipairs(old_docs) do same_measurement(first, d) end
   for _, d in ipairs(new_docs) do same_measurement(first, d) end
   for _, l in ipairs(differences(old_docs[#old_docs], new_docs[1])) do print("  " .. l) end
-  local rows, lonely = common_rows(old_docs, new_docs)
+  local rows, lonely = verdicts.rows(old_docs, new_docs)
   if #rows == 0 then fail(("%s and %s have no row in common"):format(first.path, new_docs[1].path)) end
 
-  local cal, why_no_cal
-  local one_side = #old_docs == 1 or #new_docs == 1
-  if one_side then cal, why_no_cal = calibration(first) end
-  local ps, floors = {}, {}
+  local all = table.move(new_docs, 1, #new_docs, #old_docs + 1, table.move(old_docs, 1, #old_docs, 1, {}))
+  local cal, why_no_cal = calibration(all)
+  local floors = {}
   for i, row in ipairs(rows) do
-    local ko, kn = #row.old, #row.new
-    local pos = positive(row.old) and positive(row.new)
-    if pos then row.between, row.within = spreads(row.old, row.new) end
     row.old_cell, row.old_median = side_cell(row.old, row.unit, opts.SEED)
     row.new_cell, row.new_median = side_cell(row.new, row.unit, opts.SEED + 1)
-    if pos then
-      row.ratio, row.lo, row.hi = inference.bootstrap_ratio(row.old, row.new, { seed = opts.SEED + i })
-    end
-    if constant(row.old, row.new) then
-      row.same = true -- one value on both sides: nothing to test, and no place in the family of tests
-    elseif ko >= 2 and kn >= 2 then
-      local mo, mn = {}, {}
-      for j, r in ipairs(row.old) do mo[j] = pos and math.log(stats.median(r)) or stats.median(r) end
-      for j, r in ipairs(row.new) do mn[j] = pos and math.log(stats.median(r)) or stats.median(r) end
-      local p, _, floor = inference.permutation(mo, mn, { seed = opts.SEED + i })
-      row.p, floors[#floors + 1] = p, floor
-      if floor > opts.ALPHA then row.unjudged = ("? %d+%d runs cannot reach %g"):format(ko, kn, opts.ALPHA) end
-    else
-      local c = cal and cal.by_row[row.case .. "\0" .. row.column]
-      if c and pos and c.between_run_sd_log and c.df and c.df >= 1 then
-        -- the difference of the sides' mean log run medians against the calibrated spread of one run's median
-        local mo = stats.mean(stats.map(row.old, function(r) return math.log(stats.median(r)) end))
-        local mn = stats.mean(stats.map(row.new, function(r) return math.log(stats.median(r)) end))
-        local se = c.between_run_sd_log * math.sqrt(1 / ko + 1 / kn)
-        local tq = inference.t_quantile(0.025, c.df)
-        row.ratio, row.lo, row.hi = math.exp(mn - mo), math.exp(mn - mo - tq * se), math.exp(mn - mo + tq * se)
-        row.p = se > 0 and 2 * inference.t_upper_tail(math.abs(mn - mo) / se, c.df) or (mn == mo and 1 or 0)
-        row.between = 100 * c.between_run_sd_log
-        row.calibrated = true
-      else
-        row.unjudged = "? one run a side"
-      end
-    end
-    if row.p then ps[#ps + 1] = row.p end
+    local c = cal and cal.by_row[row.case .. "\0" .. row.column]
+    for k, v in pairs(verdicts.runs(row.old, row.new, c, { ALPHA = opts.ALPHA, SEED = opts.SEED, i = i,
+      EQUIV = opts.EQUIV })) do row[k] = v end
+    if row.floor and not row.calibrated then floors[#floors + 1] = row.floor end
   end
-  -- Benjamini-Hochberg over the rows judged
-  local q = inference.bh(ps)
-  local k, called, worse_rows = 0, 0, {}
-  for _, row in ipairs(rows) do
-    if row.p then
-      k = k + 1
-      row.q = q[k]
-    end
-  end
+  local judged = verdicts.judge(rows, { ALPHA = opts.ALPHA, FAIL_ABOVE = opts.FAIL_ABOVE, what = "runs a side" })
   if opts.FORCE then
     for _, d in ipairs(old_docs) do if d.forced then print(("FORCED: %s: %s"):format(d.path, d.forced)) end end
     for _, d in ipairs(new_docs) do if d.forced then print(("FORCED: %s: %s"):format(d.path, d.forced)) end end
@@ -462,29 +386,13 @@ local function compare(old_docs, new_docs)
     local change = row.ratio and ("%s [%s, %s]"):format(signed(row.ratio), signed(row.lo), signed(row.hi))
       or (row.old_median ~= 0 and ("%+.1f"):format(100 * (row.new_median - row.old_median) / math.abs(row.old_median))
         or "–")
-    local better_lower = LOWER_BETTER[row.unit] and true or (HIGHER_BETTER[row.unit] and false)
-    local verdict = row.same and "= (one value)" or row.unjudged or "~"
-    if row.q and row.q <= opts.ALPHA and not row.unjudged then
-      called = called + 1
-      local r = row.ratio or (row.new_median / row.old_median)
-      verdict = row.old_median ~= 0 and ("%+.1f %%"):format(100 * (r - 1)) -- from 0 no percent: the difference
-        or ("new - old %+g"):format(row.new_median - row.old_median)
-      if better_lower ~= nil and r ~= 1 then
-        local worse = (r > 1) == better_lower
-        verdict = verdict .. (worse and " (worse)" or " (better)")
-        if worse and opts.FAIL_ABOVE and math.abs(100 * (r - 1)) > opts.FAIL_ABOVE then
-          worse_rows[#worse_rows + 1] = ("%s %s: %s (p=%.3g, q=%.3g)"):format(row.case, row.column,
-            verdict:gsub(" %(worse%)$", ""), row.p, row.q)
-        end
-      end
-    end
-    if row.unjudged and better_lower ~= nil then cannot_gate[#cannot_gate + 1] = row.case .. " " .. row.column end
-    if better_lower ~= nil and row.ratio then logs[#logs + 1] = math.log(row.ratio) end
+    if units.better(row.unit) and row.ratio then logs[#logs + 1] = math.log(row.ratio) end
     print(("| %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s |"):format(row.case, row.column, row.unit,
       row.old_cell, row.new_cell, change, pct(row.between) .. (row.calibrated and " (cal.)" or ""), pct(row.within),
-      row.p and ("%.3g"):format(row.p) or "–", row.q and ("%.3g"):format(row.q) or "–", verdict))
+      row.p and ("%.3g"):format(row.p) or "–", row.q and ("%.3g"):format(row.q) or "–", row.verdict))
   end
-  for _, w in ipairs(worse_rows) do gate_failures[#gate_failures + 1] = w end
+  for _, w in ipairs(judged.failures) do gate_failures[#gate_failures + 1] = w end
+  for _, w in ipairs(judged.unjudged) do cannot_gate[#cannot_gate + 1] = w end
   if #logs > 0 then
     local g = math.exp(stats.mean(logs))
     print(("\ngeomean of new / old over the %d timed and throughput rows: %.4f (%+.1f %%)"):format(#logs, g,
@@ -492,27 +400,36 @@ local function compare(old_docs, new_docs)
   end
   print("")
   local ko, kn = #old_docs, #new_docs
-  if ko >= 2 and kn >= 2 then
+  if cal then
+    print(("%d run(s) against %d, calibrated: p from Student's t of the difference of the sides' mean log run "
+      .. "medians, the run-to-run spread pooled from %s (%d runs of %s, %s) and the runs' own (marked cal.); "
+      .. "change and interval from the same t."):format(ko, kn, cal.path, cal.runs or 0, cal.script,
+      tostring(cal.date)))
+  elseif ko >= 2 and kn >= 2 then
     print(("%d runs against %d. change: ratio of the pooled medians, 95 %% interval from a hierarchical bootstrap "
       .. "(runs, then repetitions in runs; seed %d); p: exact permutation test over the runs' medians (logs)."):format(
       ko, kn, opts.SEED))
     local floor = stats.max(floors)
-    if floor > opts.ALPHA then
+    if floor and floor > opts.ALPHA then
       print(("warning: with %d against %d runs the permutation test cannot reach p < %g (its smallest p is %.3g): "
-        .. "no row can be called; compare at least 4 runs a side."):format(ko, kn, opts.ALPHA, floor))
+        .. "no row can be called; compare at least 4 runs a side, or calibrate."):format(ko, kn, opts.ALPHA, floor))
     end
-  elseif cal then
-    print(("one run a side: p from Student's t of the log ratio against the run-to-run spread in %s (%d runs, %s)")
-      :format(cal.path, cal.runs or 0, tostring(cal.date)))
+    print(("no calibration used: %s."):format(why_no_cal))
   else
     print(("one run a side: its repetitions share one state of the machine, so they cannot tell a change from "
       .. "drift between runs; %s. Compare several runs a side (OLD... -- NEW...), or interleave the two settings "
       .. "in one run (AB=\"A knobs | B knobs\")."):format(why_no_cal))
   end
-  if #ps > 0 then
+  if judged.judged > 0 then
     print(("%d rows judged: if nothing changed about %.1f of them would have p < %g by chance; q is p adjusted by "
       .. "Benjamini-Hochberg, and %d row(s) have q <= %g (at most a share %g of such calls expected false)."):format(
-      #ps, #ps * opts.ALPHA, opts.ALPHA, called, opts.ALPHA, opts.ALPHA))
+      judged.judged, judged.judged * opts.ALPHA, opts.ALPHA, judged.called, opts.ALPHA, opts.ALPHA))
+  end
+  if judged.same > 0 then
+    print(("%d row(s) the same within ±δ: the 90 %% interval of the change inside ±δ (two one-sided tests at %g); "
+      .. "δ %s."):format(judged.same, opts.ALPHA, opts.EQUIV and ("= EQUIV = %g %%"):format(opts.EQUIV)
+      or ("= the smallest change this comparison detects with 80 %% power (stated up to %d %%)"):format(
+        verdicts.SAME_MAX)))
   end
   -- a row one side lacks is no row that held: a timed row gone from the new runs cannot pass a gate
   for _, side in ipairs { "old", "new" } do
@@ -520,7 +437,7 @@ local function compare(old_docs, new_docs)
       local names = stats.map(lonely[side], function(r) return r.case .. " " .. r.column end)
       print(("%d row(s) only in the %s runs, not compared: %s"):format(#names, side, table.concat(names, ", ")))
       for _, r in ipairs(side == "old" and lonely.old or {}) do
-        if LOWER_BETTER[r.unit] or HIGHER_BETTER[r.unit] then
+        if units.better(r.unit) then
           cannot_gate[#cannot_gate + 1] = r.case .. " " .. r.column .. " (not in the new runs)"
         end
       end

@@ -75,6 +75,28 @@ t.like(out, "+100.0 % (worse)", "and calls the doubled time")
 t.like(out, "| x | extra | count | 0 [0, 0] | 1 [1, 1] | B - A +1 (6) | 0.0312 | ",
   "a count zero on side A: its paired differences tested, not a silent ~")
 t.like(out, "| B - A +1 |", "and called")
+t.like(out, "| side A: LEVEL=1, median [95 %] | side B: LEVEL=2, median [95 %] |",
+  "each side's column named by its knobs, never a bare letter beside the case's")
+
+-- AB at a newcomer's sizes: QUICK's repetitions raised to enough pairs, too few refused.
+out, code = t.ftrun_run(q(script) .. " 'AB=LEVEL=1 | LEVEL=2' REPS=4", "RESULTS=" .. q(dir .. "/few"))
+t.is(code, 2, "an AB run of 4 pairs is refused before it runs")
+t.like(out, "4 pairs cannot reach p < 0.05", "saying why")
+t.like(out, "give REPS=6 or more", "and the number needed")
+out, code = t.ftrun_run(q(script) .. " 'AB=LEVEL=1 | LEVEL=2' QUICK=1", "RESULTS=" .. q(dir .. "/quick"))
+t.is(code, 0, "a QUICK AB run")
+local quick = json.decode(t.read(dir .. "/quick/quick-order-ab-results.json") or "null") or {}
+t.is(quick.reps and #quick.reps > 0 and #quick.reps[1].records, 10, "takes 10 pairs", out)
+
+-- A newcomer's first AB run: pass 1 gets a verdict, and the run's own table shows both sides by their knobs.
+out, code = t.ftrun_run("cycles.lua 'AB=THP=never | THP=always' CYCLES=A QUICK=1 MIB=16", "RESULTS=" .. q(dir .. "/thp"))
+t.is(code, 0, "AB=THP=never | THP=always CYCLES=A QUICK=1 runs", out)
+local pass1 = out:match("\n(| A | pass1 | ns/page | [^\n]*)") or ""
+t.ok(pass1:find("| %-%d+%.%d %% %(better%) |$") ~= nil, "pass 1's paired row is called (10 pairs)", pass1)
+t.like(out, "| A (side A: THP=never) | pass 1: first touch |", "the run's table has side A's row, by its knobs")
+t.like(out, "| A (side B: THP=always) | pass 1: first touch |", "and side B's")
+t.like(out, "Pages obtained (cycle A, side A: THP=never)", "the page obtained is said to be side A's")
+
 out, code = t.ftrun_run("compare.lua " .. q(dir .. "/exp-order-ab-results.json"), "FAIL_ABOVE=50")
 t.is(code, 1, "FAIL_ABOVE gates an AB run")
 t.like(out, "x ns: B/A +100.0 %", "naming the row")
@@ -95,7 +117,7 @@ end
 -- COUNTERS changes between the halves: perf counters around side B's passes alone.
 do
   local cdir = dir .. "/counters"
-  out, code = t.ftrun_run("populate.lua QUICK=1 REPS=2 'AB= | COUNTERS=1'", "RESULTS=" .. q(cdir))
+  out, code = t.ftrun_run("populate.lua QUICK=1 REPS=6 'AB= | COUNTERS=1'", "RESULTS=" .. q(cdir))
   t.is(code, 0, "AB=' | COUNTERS=1' runs (populate.lua)")
   local cdoc = json.decode(t.read(cdir .. "/quick-populate-ab-results.json") or "null") or { rows = {} }
   local with = { A = 0, B = 0 }

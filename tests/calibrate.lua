@@ -28,7 +28,7 @@ end
 out, code = t.ftrun_run(("compare.lua %s %s CALIBRATION=%s"):format(q(dir .. "/r1/cycles-A-results.json"),
   q(dir .. "/r2/cycles-A-results.json"), q(dir .. "/calibration-cycles.json")))
 t.is(code, 0, "compare.lua with the calibration")
-t.like(out, "p from Student's t of the log ratio against the run-to-run spread", "judges one run a side with it")
+t.like(out, "calibrated: p from Student's t", "judges one run a side with it")
 local line = out:match("\n(| A | pass1 | [^\n]*)") or ""
 t.ok(line ~= "" and not line:find("?", 1, true), "pass 1 is judged", line)
 out, code = t.ftrun_run(("compare.lua %s %s CALIBRATION=%s"):format(q(dir .. "/r1/cycles-A-results.json"),
@@ -48,6 +48,43 @@ end
 out, code = t.ftrun_run("bench/calibrate.lua --help")
 t.is(code, 0, "--help")
 t.like(out, "RUNS", "lists the knobs")
+
+-- calibrate.lua: A/A runs of any script and knobs, stored by machine, script and knobs in
+-- $CALIBRATIONS, found there by compare.lua for runs of the same.
+local caldir = dir .. "/calibrations"
+local env = "CALIBRATIONS=" .. q(caldir)
+out, code = t.ftrun_run("calibrate.lua RUNS=3 SIMS=40 -- cycles.lua CYCLES=A MIB=8 REPS=4", env)
+t.is(code, 0, "calibrate.lua -- cycles.lua KNOBS", out)
+t.like(out, "3 A/A runs", "says how many runs")
+t.like(out, "| A pass1 | ", "the spread of each timed row")
+t.like(out, "| runs a side | smallest change called in 80 % |", "what comparisons against it decide, simulated")
+local files = t.run("ls " .. q(caldir))
+t.ok(files:match("^cycles%-%x+%.json\n$"), "one calibration file, named by script and key", files)
+local calfile = caldir .. "/" .. (files:match("[^\n]+") or "")
+local stored = json.decode(t.read(calfile) or "null") or {}
+t.ok(stored.fingerprint and stored.knobs and stored.knobs.MIB == 8 and #(stored.rows or {}) > 0,
+  "with the machine's fingerprint, the knobs and the rows")
+for i = 1, 2 do
+  t.ftrun_run(("cycles.lua CYCLES=A MIB=8 REPS=4 RESULTS=%s"):format(q(dir .. "/s" .. i)))
+end
+out, code = t.ftrun_run(("compare.lua %s %s"):format(q(dir .. "/s1/cycles-A-results.json"),
+  q(dir .. "/s2/cycles-A-results.json")), env)
+t.is(code, 0, "compare.lua finds it")
+t.like(out, "spread pooled from " .. calfile, "and names it")
+out = t.ftrun_run(("compare.lua %s %s"):format(q(dir .. "/s1/cycles-A-results.json"),
+  q(dir .. "/s2/cycles-A-results.json")), "CALIBRATIONS=" .. q(dir .. "/none"))
+t.like(out, "`./ftrun calibrate.lua RUNS=10 -- cycles.lua ", "without one: the command that makes it")
+t.like(out, "MIB=8", "with the runs' knobs")
+for _, c in ipairs {
+  { "calibrate.lua RUNS=2 -- cycles.lua", "RUNS=2: expected at least 3" },
+  { "calibrate.lua", "expected -- SCRIPT" },
+  { "calibrate.lua -- cycles.lua RESULTS=/tmp", "RESULTS=/tmp: set by calibrate.lua" },
+  { "calibrate.lua RUNS=3 -- cycles.lua MIB=nope", "MIB=nope" },
+} do
+  out, code = t.ftrun_run(c[1], env)
+  t.is(code, 2, c[1] .. ": exit 2")
+  t.like(out, c[2], "names it")
+end
 
 os.execute("rm -rf " .. q(dir))
 t.done()

@@ -162,38 +162,89 @@ _, code = cmp(join(three) .. " -- " .. join({ new4[1], new4[2], new4[3] }), "FAI
 t.is(code, 2, "and FAIL_ABOVE cannot gate them: exit 2")
 
 -- A calibration of this machine: one run a side judged against its spread.
+local calibrations = require "calibrations"
 local doc = fresh()
-local cal = { kind = "ftrun calibration", script = doc.script, machine = doc.machine, knobs = doc.knobs,
-  runs = 11, date = "test", rows = {} }
-for _, r in ipairs(doc.rows) do
-  cal.rows[#cal.rows + 1] = { case = r.case, column = r.column, unit = r.unit, between_run_sd_log = 0.02, df = 10 }
+local function calibration(sd, edit)
+  local cal = { kind = "ftrun calibration", script = doc.script, fingerprint = calibrations.fingerprint(doc),
+    knobs = calibrations.knobs(doc), runs = 11, date = "test", rows = {} }
+  for _, r in ipairs(doc.rows) do
+    cal.rows[#cal.rows + 1] = { case = r.case, column = r.column, unit = r.unit, between_run_sd_log = sd, df = 10 }
+  end
+  if edit then edit(cal) end
+  return cal
 end
 local cal_path = dir .. "/cal.json"
-t.write(cal_path, json.encode(cal))
+t.write(cal_path, json.encode(calibration(0.02)))
 out, code = cmp(q(base) .. " " .. q(slower) .. " CALIBRATION=" .. q(cal_path), "FAIL_ABOVE=5")
 t.is(code, 1, "with a calibration one run a side is judged, and 20 % against a 2 % spread fails the gate")
 t.like(out, "2.0 (cal.)", "the calibrated run-to-run spread beside the row")
-t.like(out, "p from Student's t of the log ratio against the run-to-run spread", "and the method")
--- the kind: a calibration made before the kernel named it held CPUID's string as its hypervisor
-local function machine_with(fields)
-  local m = {}
-  for k, v in pairs(doc.machine) do m[k] = v end
-  for k, v in pairs(fields) do m[k] = v ~= "nil" and v or nil end
-  return m
-end
-cal.machine = machine_with { hypervisor = doc.machine.cpuid_hypervisor, cpuid_hypervisor = "nil" }
-t.write(cal_path, json.encode(cal))
-out = cmp(q(base) .. " " .. q(slower) .. " CALIBRATION=" .. q(cal_path))
-t.like(out, "(cal.)", "a calibration recorded before the kernel's kind applies where CPUID's string matches")
-cal.machine = machine_with { hypervisor = doc.machine.hypervisor == "KVM" and "PVM" or "KVM" }
-t.write(cal_path, json.encode(cal))
-out = cmp(q(base) .. " " .. q(slower) .. " CALIBRATION=" .. q(cal_path))
-t.like(out, "was made on another machine (hypervisor ", "a calibration of the other kind of guest is not used")
-cal.machine = { cpu = "another" }
-t.write(cal_path, json.encode(cal))
+t.like(out, "p from Student's t of the difference of the sides' mean log run medians", "and the method")
+t.like(out, "spread pooled from " .. cal_path, "saying which calibration")
+t.write(cal_path, json.encode(calibration(0.02, function(c) c.fingerprint["machine.cpu"] = "another" end)))
 out, code = cmp(q(base) .. " " .. q(slower) .. " CALIBRATION=" .. q(cal_path))
-t.like(out, "was made on another machine", "a calibration of another machine is not used, and said so")
+t.like(out, "was made on another machine (machine.cpu another", "a calibration of another machine is not used, and said so")
 t.like(out, "? one run a side", "so the rows are not judged")
+
+-- Found in $CALIBRATIONS by the runs' machine, script and knobs; else the command that makes one.
+local caldir = dir .. "/calibrations"
+os.execute("mkdir -p " .. q(caldir))
+local env = "CALIBRATIONS=" .. q(caldir)
+out = cmp(q(base) .. " " .. q(slower), env)
+t.like(out, "./ftrun calibrate.lua RUNS=10 -- cycles.lua ", "no calibration: the command that makes one")
+t.like(out, "makes one, about ", "and how long it takes here")
+t.write(calibrations.path(doc, caldir), json.encode(calibration(0.02)))
+out, code = cmp(q(base) .. " " .. q(slower), env .. " FAIL_ABOVE=5")
+t.is(code, 1, "the calibration in $CALIBRATIONS is found and used")
+t.like(out, "calibrated: p from Student's t", "and named")
+-- both sides must match it, in either order (reliability review W5)
+local elsewhere = fixture(dir .. "/elsewhere.json", 1.2, 0, nil, function(d) d.machine.cpu = "Intel Xeon" end)
+for _, args in ipairs { q(base) .. " " .. q(elsewhere), q(elsewhere) .. " " .. q(base) } do
+  out = cmp(args .. " FORCE=1", env)
+  t.like(out, "does not apply: it was made on another machine (machine.cpu", "one side of another machine: not used")
+  out = cmp(args .. " FORCE=1 CALIBRATION=" .. q(calibrations.path(doc, caldir)))
+  t.like(out, "does not apply: it was made on another machine (machine.cpu", "one side of another machine: not used")
+  t.like(out, "? one run a side", "and the rows not judged")
+end
+-- four runs a side against the calibrated spread: p is continuous, 3 a side reach ALPHA, A/A is 'same'
+local function line(s, row) return s:match("\n(| " .. row:gsub(" ", " | ") .. " |[^\n]*)") or "" end
+out, code = cmp(join { old4[1], old4[2], old4[3] } .. " -- " .. join { one4[1], one4[2], one4[3] }, env)
+t.like(line(out, "A pass1"), "| +20.0 % (worse) |", "3 runs a side called through the calibration", out)
+out = cmp(join(old4) .. " -- " .. join(same4), env)
+t.like(line(out, "A pass1"), "| same within ±", "A/A with a calibration: same within ±δ", out)
+t.like(out, "the same within ±δ", "δ explained under the table")
+out = cmp(join(old4) .. " -- " .. join(same4), env .. " EQUIV=0.01")
+t.ok(not out:find("same within ±", 1, true), "EQUIV smaller than the spread: no row the same")
+t.ok(line(out, "A pass1"):match("| ~ %(%d+ runs a side would decide%) |$"), "but how many runs would decide it", out)
+-- a calibration that is no calibration: exit 2 naming it
+t.write(cal_path, json.encode(calibration(0.02)):sub(1, 200))
+out, code = cmp(q(base) .. " " .. q(slower) .. " CALIBRATION=" .. q(cal_path))
+t.is(code, 2, "a truncated CALIBRATION: exit 2")
+t.like(out, "CALIBRATION=" .. cal_path .. ": not a calibration file of ftrun", "naming it")
+
+-- the same, found in $CALIBRATIONS
+t.write(calibrations.path(doc, caldir), json.encode(calibration(0.02)):sub(1, 200))
+out, code = cmp(q(base) .. " " .. q(slower), env)
+t.is(code, 2, "a truncated calibration in $CALIBRATIONS: exit 2")
+t.like(out, "the calibration " .. calibrations.path(doc, caldir) .. ": not a calibration file of ftrun", "naming it")
+
+-- A row twice in one JSON would count as one more run (reliability review W6).
+local twice = fixture(dir .. "/twice.json", 1, 0, nil, function(d) table.insert(d.rows, d.rows[5]) end)
+out, code = cmp(q(base) .. " " .. q(twice))
+t.is(code, 2, "a JSON with a row twice: exit 2")
+t.like(out, "twice.json: row A pass1 twice", "naming the row")
+-- An AB run's JSON among plain runs (reliability review U7).
+local abrun = fixture(dir .. "/abrun.json", 1, 0, nil, function(d)
+  d.ab = { a = "THP=never", b = "THP=always", text = "THP=never | THP=always" }
+end)
+out, code = cmp(q(base) .. " " .. q(abrun))
+t.is(code, 2, "an AB run compared as a plain run: refused")
+t.like(out, "abrun.json is an AB run (AB=THP=never | THP=always)", "saying so")
+out, code = cmp(q(base) .. " " .. q(abrun) .. " FORCE=1")
+t.like(out, "new: side A (THP=never) of an AB run " .. dir .. "/abrun.json", "FORCE=1: its side A, named so")
+-- The load of the moment is no difference in what ran (reliability review U9).
+local loaded = fixture(dir .. "/loaded.json", 1, 0, nil, function(d) d.provenance.loadavg = "9.99 9.99 9.99 1" end)
+out = cmp(q(base) .. " " .. q(loaded))
+t.ok(not out:find("loadavg", 1, true), "loadavg is not listed as a difference")
 
 -- A run whose verdict is not clean.
 local failed = fixture(dir .. "/failed.json", 1, 0, nil, function(d) d.verdict = "CHECKSUMS FAILED: pass 1 read 7" end)
@@ -251,6 +302,11 @@ t.like(out, "FORCED: old side: " .. old4[1] .. " and " .. dir .. "/mib.json diff
 out, code = cmp(q(base) .. " " .. q(base), "ALPHA=7")
 t.is(code, 2, "a bad ALPHA in the environment is refused too")
 t.like(out, "ALPHA=7: expected a level between 0 and 1", "naming it")
+
+-- The table on a full disk is no table (reliability review W4): exit 1, saying why.
+out, code = cmp(join(old4) .. " -- " .. join(new4) .. " >/dev/full")
+t.is(code, 1, "the table written to a full disk: exit 1")
+t.like(out, "ftrun: write error: No space left on device", "saying so")
 
 out, code = cmp("--help")
 t.is(code, 0, "--help exits 0")

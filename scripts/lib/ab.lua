@@ -7,10 +7,10 @@
 -- and the run's own restored after. The rows keep both sides' values by repetition index, and the
 -- paired change is the median of the per-repetition ratios B/A, with a
 -- bootstrap interval and the p of a Wilcoxon signed-rank test of their logs.
-local inference = require "inference"
 local knobs = require "knobs"
 local stats = require "stats"
 local units = require "units"
+local verdicts = require "verdicts"
 
 local ab = {}
 
@@ -18,6 +18,11 @@ local ab = {}
 -- files go and its order.
 ab.FIXED = { MIB = true, REPS = true, QUICK = true, RESULTS = true, README = true, PUBLISH = true, SEED = true,
   AB = true, CYCLES = true }
+
+-- The level an AB run's own table judges at, and the pairs a QUICK AB run
+-- takes: at 10 pairs the smallest p is 2/1024, so one changed row among 20
+-- keeps q = 20 * 2/1024 < 0.05 under Benjamini-Hochberg.
+ab.ALPHA, ab.QUICK_PAIRS = 0.05, 10
 
 -- "THP=never | THP=16K" -> {{name, text}, ...} per side, or nil and why.
 function ab.parse(text)
@@ -64,6 +69,18 @@ end
 function ab.plan(script, spec, cfg)
   if not cfg.AB or cfg.AB == "" then return nil end
   local sides = assert(ab.parse(cfg.AB))
+  -- enough pairs for a verdict: QUICK's few repetitions are raised to
+  -- ab.QUICK_PAIRS, and fewer than a signed-rank test needs are refused
+  if math.type(cfg.REPS) == "integer" then
+    local need = verdicts.pairs_needed(ab.ALPHA)
+    if cfg.QUICK and not cfg.given.REPS and cfg.REPS < ab.QUICK_PAIRS then
+      cfg.REPS = ab.QUICK_PAIRS
+    elseif cfg.given.REPS and cfg.REPS < need then
+      knobs.fail(script, ("AB=%s with REPS=%d: %d pairs cannot reach p < %g (a signed-rank test of n pairs gives "
+        .. "p >= 2/2^n); give REPS=%d or more (REPS=%d lets one changed row through the correction over 20)")
+        :format(cfg.AB, cfg.REPS, cfg.REPS, ab.ALPHA, need, ab.QUICK_PAIRS))
+    end
+  end
   local by_name, changeable = {}, {}
   for _, k in ipairs(spec) do
     by_name[k.name] = k
@@ -156,9 +173,6 @@ function ab.is_ab(doc)
   return type(doc.ab) == "table"
 end
 
-local LOWER_BETTER = { ["ns/page"] = true, ns = true, us = true, ms = true, cycles = true }
-local HIGHER_BETTER = { ["GB/s"] = true, ["faults/s"] = true }
-
 -- The paired table of an AB run's rows (each with .side "A" or "B" and
 -- .ab_case, the case's own name, and .values by repetition). Returns its
 -- lines, the rows that fail FAIL_ABOVE and the rows that cannot be judged.
@@ -175,7 +189,7 @@ function ab.report(doc, opts)
       pairs_[key][r.side] = r
     end
   end
-  local rows, ps = {}, {}
+  local rows = {}
   for i, p in ipairs(order) do
     if p.A and p.B then
       local a, b, fa, fb = {}, {}, {}, {}
@@ -186,85 +200,54 @@ function ab.report(doc, opts)
         if type(v) == "number" and type(w) == "number" then a[#a + 1], b[#b + 1] = v, w end
       end
       if #a > 0 then
-        local row = { case = p.case, column = p.column, unit = p.unit, n = #a, a = stats.describe(fa),
-          b = stats.describe(fb) }
-        local positive, same = true, true
-        for k = 1, #a do
-          if a[k] <= 0 or b[k] <= 0 then positive = false end
-          if a[k] ~= b[k] or a[k] ~= a[1] then same = false end
-        end
-        if same then
-          row.same = true
-        else
-          local d = {}
-          if positive then
-            row.ratio, row.lo, row.hi = inference.paired_ratio(a, b, { seed = opts.SEED + i })
-            for k = 1, #a do d[k] = math.log(b[k] / a[k]) end
-          else -- a zero (a count that one side never sees): no ratio, the differences B - A are tested
-            for k = 1, #a do d[k] = b[k] - a[k] end
-            row.diff = stats.median(d)
-          end
-          row.p = inference.wilcoxon(d)
-          ps[#ps + 1] = row.p
-          -- the smallest p a signed-rank test of n pairs can give: 2 / 2^n
-          if 2 / 2 ^ #a > opts.ALPHA then row.unjudged = ("? %d pairs cannot reach %g"):format(#a, opts.ALPHA) end
-        end
+        local row = verdicts.pairs(a, b, { ALPHA = opts.ALPHA, SEED = opts.SEED, i = i, EQUIV = opts.EQUIV })
+        row.case, row.column, row.unit, row.n = p.case, p.column, p.unit, #a
+        row.a, row.b = stats.describe(fa), stats.describe(fb)
         rows[#rows + 1] = row
       end
     end
   end
   if #rows == 0 then return nil end
-  local q, k = inference.bh(ps), 0
-  local failures, unjudged, called = {}, {}, 0
+  local judged = verdicts.judge(rows, { ALPHA = opts.ALPHA, FAIL_ABOVE = opts.FAIL_ABOVE, what = "pairs",
+    prefix = "B/A " })
+  -- each side named by its knobs, so that "A" in the case column is a case (a cycle), never a side
+  local name_a = doc.ab.a ~= "" and doc.ab.a or "the run's own knobs"
+  local name_b = doc.ab.b ~= "" and doc.ab.b or "the run's own knobs"
   local lines = { "",
-    "| case | column | unit | A median [95 %] | B median [95 %] | B/A % [95 %] (pairs) | p | q | verdict |",
+    ("| case | column | unit | side A: %s, median [95 %%] | side B: %s, median [95 %%] | B/A %% [95 %%] (pairs) | p "
+      .. "| q | verdict |"):format(name_a, name_b),
     "|---|---|---|---|---|---|---|---|---|" }
   local function cell(d, unit)
     return ("%s [%s, %s]"):format(units.cell(d.median, unit), units.cell(d.lo, unit), units.cell(d.hi, unit))
   end
   for _, row in ipairs(rows) do
-    local verdict = row.same and "= (one value)" or row.unjudged or "~"
-    if row.p then
-      k = k + 1
-      row.q = q[k]
-    end
-    local lower = LOWER_BETTER[row.unit] and true or (HIGHER_BETTER[row.unit] and false)
-    if row.q and row.q <= opts.ALPHA and not row.unjudged and not row.ratio then
-      called = called + 1
-      verdict = ("B - A %+g"):format(row.diff)
-    elseif row.q and row.q <= opts.ALPHA and not row.unjudged then
-      called = called + 1
-      verdict = ("%+.1f %%"):format(100 * (row.ratio - 1))
-      if lower ~= nil and row.ratio ~= 1 then
-        local worse = (row.ratio > 1) == lower
-        verdict = verdict .. (worse and " (worse)" or " (better)")
-        if worse and opts.FAIL_ABOVE and math.abs(100 * (row.ratio - 1)) > opts.FAIL_ABOVE then
-          failures[#failures + 1] = ("%s %s: B/A %+.1f %% (p=%.3g, q=%.3g)"):format(row.case, row.column,
-            100 * (row.ratio - 1), row.p, row.q)
-        end
-      end
-    end
-    if row.unjudged and lower ~= nil then unjudged[#unjudged + 1] = row.case .. " " .. row.column end
     local change = row.ratio and ("%+.1f [%+.1f, %+.1f] (%d)"):format(100 * (row.ratio - 1), 100 * (row.lo - 1),
-      100 * (row.hi - 1), row.n) or row.diff and ("B - A %+g (%d)"):format(row.diff, row.n) or "–"
+      100 * (row.hi - 1), row.n) or row.diff and ("B - A %s (%d)"):format(verdicts.signed(row.diff, row.unit), row.n)
+      or "–"
     lines[#lines + 1] = ("| %s | %s | %s | %s | %s | %s | %s | %s | %s |"):format(row.case, row.column, row.unit,
       cell(row.a, row.unit), cell(row.b, row.unit), change, row.p and ("%.3g"):format(row.p) or "–",
-      row.q and ("%.3g"):format(row.q) or "–", verdict)
+      row.q and ("%.3g"):format(row.q) or "–", row.verdict)
   end
   lines[#lines + 1] = ""
-  lines[#lines + 1] = ("A: %s; B: %s; both in every repetition, A first in odd ones, B first in even ones (ABBA). "
-    .. "B/A: the median of the per-repetition ratios, 95 %% interval by bootstrap of the pairs; p: Wilcoxon "
+  lines[#lines + 1] = ("side A: %s; side B: %s; both in every repetition, A first in odd ones, B first in even ones "
+    .. "(ABBA). B/A: the median of the per-repetition ratios, 95 %% interval by bootstrap of the pairs; p: Wilcoxon "
     .. "signed-rank test of the log ratios (of B - A where a value is 0 or below: `B - A`); q: "
     .. "Benjamini-Hochberg over the %d rows judged. If nothing changed about %.1f rows would have p < %g by "
     .. "chance; %d row(s) have q <= %g."):format(
-    doc.ab.a ~= "" and doc.ab.a or "the run's own knobs", doc.ab.b ~= "" and doc.ab.b or "the run's own knobs",
-    #ps, #ps * opts.ALPHA, opts.ALPHA, called, opts.ALPHA)
-  return lines, failures, unjudged
+    name_a, name_b,
+    judged.judged, judged.judged * opts.ALPHA, opts.ALPHA, judged.called, opts.ALPHA)
+  if judged.same > 0 then
+    lines[#lines] = lines[#lines] .. (" %d row(s) the same within ±δ: the 90 %% t interval of the mean log ratio "
+      .. "inside ±δ (two one-sided tests), δ %s."):format(judged.same, opts.EQUIV and ("= EQUIV = %g %%"):format(
+      opts.EQUIV) or ("= the smallest change these pairs detect with 80 %% power (stated up to %d %%)"):format(
+      verdicts.SAME_MAX))
+  end
+  return lines, judged.failures, judged.unjudged
 end
 
 -- The paired table under a run's own table (markdown).
 function ab.markdown(plan, rows)
-  local lines = ab.report({ ab = { a = plan.a, b = plan.b }, rows = rows }, { ALPHA = 0.05, SEED = 1 })
+  local lines = ab.report({ ab = { a = plan.a, b = plan.b }, rows = rows }, { ALPHA = ab.ALPHA, SEED = 1 })
   if not lines then return "" end
   return "\n**AB: the paired change B/A**\n" .. table.concat(lines, "\n") .. "\n"
 end

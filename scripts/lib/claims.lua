@@ -13,6 +13,7 @@ local inference = require "inference"
 local json = require "json"
 local regimes = require "regimes"
 local stats = require "stats"
+local verdicts = require "verdicts"
 
 local claims = {}
 
@@ -256,52 +257,39 @@ local function cells_of(l)
   return out
 end
 
--- compare.lua's output, read by its header: the column that holds the
--- verdict ("verdict", else "change": "~" for no difference shown, "= ..."
--- for a constant row, "? ..." for a row it would not judge) and "p".
-local function compare_rows(text)
-  local rows, pairs_seen, at = {}, 0, nil
-  for l in text:gmatch("[^\n]+") do
-    if l:match("^old: ") then pairs_seen = pairs_seen + 1 end
-    local c = cells_of(l)
-    if c and c[1] == "case" and c[2] == "column" then
-      at = {}
-      for k, name in ipairs(c) do at[name] = k end
-      at.verdict = at.verdict or at.change
-    elseif c and at and at.verdict and c[1] ~= "" and not c[1]:match("^%-+$") then
-      rows[#rows + 1] = { pair = pairs_seen, case = c[1], column = c[2], verdict = c[at.verdict],
-        p = at.p and tonumber(c[at.p]), line = l }
+-- compare.lua's verdicts, the published run against each repeat, from
+-- the library that judges them for compare.lua (one run a side, no
+-- calibration: a published claim must not depend on what the machine
+-- reading it has calibrated): for "case column", a list of { verdict = "~"
+-- or "+12.3 % (worse)" ..., p = 0.03 }. text: compare.lua's own output, for
+-- the block that quotes it.
+function claims.verdicts(root, runs, ftrun)
+  local out, all = {}, {}
+  for j = 2, #runs do
+    local rows = verdicts.rows({ runs[1] }, { runs[j] })
+    for i, r in ipairs(rows) do
+      for k, v in pairs(verdicts.runs(r.old, r.new, nil, { ALPHA = 0.05, SEED = 1, i = i })) do r[k] = v end
+    end
+    verdicts.judge(rows, { ALPHA = 0.05 })
+    for _, r in ipairs(rows) do
+      local k = r.case .. " " .. r.column
+      out[k] = out[k] or {}
+      out[k][j - 1] = { pair = j - 1, case = r.case, column = r.column, verdict = r.verdict, p = r.p }
+      all[#all + 1] = out[k][j - 1]
     end
   end
-  return rows, pairs_seen
+  local paths = {}
+  for i, r in ipairs(runs) do paths[i] = "'" .. r.path:sub(#root + 2):gsub("'", "'\\''") .. "'" end
+  local p = assert(io.popen(("cd '%s' && CALIBRATIONS=/nonexistent %s compare.lua %s 2>&1"):format(
+    root:gsub("'", "'\\''"), ftrun, table.concat(paths, " "))))
+  out.text = p:read("a")
+  p:close()
+  out.pairs, out.rows = #runs - 1, all
+  return out
 end
 
 local function significant(verdict)
-  return verdict ~= "~" and not verdict:match("^=") and not verdict:match("^%?") and verdict ~= "–"
-end
-
--- compare.lua's verdicts, the published run against each repeat: for
--- "case column", a list of { verdict = "~" or "+12.3 % (worse)" ..., p = 0.03 }.
-function claims.verdicts(root, runs, ftrun)
-  local paths = {}
-  for i, r in ipairs(runs) do paths[i] = "'" .. r.path:sub(#root + 2):gsub("'", "'\\''") .. "'" end
-  local p = assert(io.popen(("cd '%s' && %s compare.lua %s 2>&1"):format(root:gsub("'", "'\\''"), ftrun,
-    table.concat(paths, " "))))
-  local text = p:read("a")
-  p:close()
-  local out = {}
-  local rows, pairs_seen = compare_rows(text)
-  for _, r in ipairs(rows) do
-    local k = r.case .. " " .. r.column
-    out[k] = out[k] or {}
-    out[k][r.pair] = r
-  end
-  if #runs > 1 and (pairs_seen ~= #runs - 1 or #rows == 0) then
-    error(("claims: compare.lua's output not understood (%d comparisons for %d runs, %d rows):\n%s"):format(
-      pairs_seen, #runs, #rows, text), 0)
-  end
-  out.text, out.pairs, out.rows = text, pairs_seen, rows
-  return out
+  return verdicts.kind(verdict) == "different"
 end
 
 -- "compare.lua, the published run against each repeat: no significant
@@ -310,8 +298,11 @@ local function verdict(v, key)
   local rows = v[key]
   if v.pairs == 0 then return "one run: nothing to compare" end
   if not rows then error("claims: compare.lua has no row " .. key, 0) end
-  local same = count(rows, function(r) return r.verdict == "~" or r.verdict:match("^=") ~= nil end)
-  local unjudged = count(rows, function(r) return r.verdict:match("^%?") ~= nil end)
+  local same = count(rows, function(r)
+    local kind = verdicts.kind(r.verdict)
+    return kind == "same" or kind == "undecided"
+  end)
+  local unjudged = count(rows, function(r) return verdicts.kind(r.verdict) == "unjudged" end)
   local details = {}
   for _, r in ipairs(rows) do
     local p = r.p and "p " .. R(r.p) or "no p"
@@ -435,11 +426,14 @@ function claims.compute(root, ftrun)
   local keep, shown = {}, 0
   for _, r in ipairs(v.rows) do
     if significant(r.verdict) then shown = shown + 1 end
-    if significant(r.verdict) or (r.case == "A" and r.column == "pass1") then keep[r.line] = true end
+    if significant(r.verdict) or (r.case == "A" and r.column == "pass1") then
+      keep[r.case .. " " .. r.column] = true
+    end
   end
   local lines = {}
   for l in v.text:gmatch("[^\n]+") do
-    if l:match("^old: ") or l:match("^new: ") or l:match("^geomean") or keep[l]
+    local c = cells_of(l)
+    if l:match("^old: ") or l:match("^new: ") or l:match("^geomean") or (c and keep[c[1] .. " " .. tostring(c[2])])
       or (cells_of(l) or {})[1] == "case" then
       lines[#lines + 1] = l
     end

@@ -18,6 +18,7 @@
 --   h:ratio("first_touch", { "THP=never", "pass1" }, { "THP=never", "retouch" })
 --   h:finish()
 local ab = require "ab"
+local sequential = require "sequential"
 local ft = require "ft"
 local knobs = require "knobs"
 local limits = require "limits"
@@ -129,7 +130,9 @@ function harness.start(opts, args)
   end
   spec[#spec + 1] = ab.knob()
   for _, k in ipairs(runfiles.spec()) do spec[#spec + 1] = k end
+  for _, k in ipairs(sequential.knobs()) do spec[#spec + 1] = k end
   local cfg = knobs.setup(script, opts.about, spec, quick, args or _G.arg or {})
+  sequential.drive(script, cfg, args or _G.arg or {}) -- UNTIL=decided: runs of this script, then exits
   local start_ns = ft.now_ns()
   local ab_plan = ab.plan(script, spec, cfg) -- AB's knobs checked before anything is mapped
   -- Every experiment measures under the machine's THP settings (a default or MADV_HUGEPAGE

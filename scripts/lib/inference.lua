@@ -561,14 +561,19 @@ function inference.t_upper_tail(t, df)
   return t >= 0 and p or 1 - p
 end
 
--- Student's t quantile (upper tail share q) by bisection.
+-- Student's t quantile (upper tail share q) by bisection, remembered:
+-- a simulation asks for the same few thousands of times.
+local t_quantiles = {}
 function inference.t_quantile(q, df)
+  local key = q .. ":" .. df
+  if t_quantiles[key] then return t_quantiles[key] end
   local lo, hi = 0, 1000
   for _ = 1, 200 do
     local mid = (lo + hi) / 2
     if inference.t_upper_tail(mid, df) > q then lo = mid else hi = mid end
   end
-  return (lo + hi) / 2
+  t_quantiles[key] = (lo + hi) / 2
+  return t_quantiles[key]
 end
 
 -- The Wilson score interval of a binomial share k / n at 95 %.

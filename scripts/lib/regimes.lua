@@ -12,14 +12,12 @@ local regimes = {}
 -- The level each change is tested at.
 regimes.LEVEL = 0.05
 
--- Units whose rows are measured times or rates (counts do not drift).
-local TIMED = { ["ns/page"] = true, ns = true, us = true, ms = true, ["GB/s"] = true, ["faults/s"] = true }
 
 -- The regimes of one row's values (its repetitions in order; a value that
 -- is no number is skipped and its repetition left out of every span), or
 -- nil. Each: {median, reps = {{first, last}, ...}, n, p}.
 function regimes.of(unit, values)
-  if not TIMED[unit] then return nil end
+  if not units.timed(unit) then return nil end
   local finite, rep = {}, {}
   for i, v in ipairs(values) do
     if type(v) == "number" then
@@ -39,7 +37,7 @@ end
 
 -- Whether a row could be tested (for the count of rows tested).
 function regimes.testable(row)
-  return TIMED[row.unit] and (row.n or 0) >= 6
+  return units.timed(row.unit) and (row.n or 0) >= 6
 end
 
 -- One sentence per row with regimes, then how many such rows chance alone

@@ -145,12 +145,11 @@ end
 -- What a reader must know before trusting the table, in words, as
 -- hyperfine says it: rows that vary a lot, cases often disturbed.
 local CV_WARN, NOISY_WARN = 10, 0.2
-local VARYING = { ["ns/page"] = true, ns = true, us = true, ms = true, ["GB/s"] = true, ["faults/s"] = true }
 
 local function warnings(h)
   local out, varying = {}, {}
   for _, row in ipairs(h.rows) do
-    if VARYING[row.unit] and row.n > 1 and row.cv > CV_WARN then
+    if units.timed(row.unit) and row.n > 1 and row.cv > CV_WARN then
       varying[#varying + 1] = ("%s %s (%s %%)"):format(row.case, row.column, units.cell(row.cv, "%"))
     end
   end

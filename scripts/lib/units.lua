@@ -6,24 +6,27 @@ local units = {}
 
 -- Each unit: how a raw repetition value becomes it (ns and bytes are the
 -- raw quantities), the statistic a table shows (the median, with its
--- interval; a column may ask for another), and the decimals.
+-- interval; a column may ask for another), the decimals, its kind (a
+-- measured "time" or "rate", which drifts with the machine; a "count" or a
+-- "share", which does not) and which way is better ("lower", "higher", or
+-- none: a count or a share is no cost).
 --   per_page: ns / pages    gbps: bytes / ns    scale: raw / scale
 local UNITS = {
-  ["ns/page"] = { convert = "per_page", shown = "median", decimals = 1 },
-  ["ns"] = { shown = "median", decimals = 0 },
-  ["us"] = { scale = 1e3, shown = "median", decimals = 1 },
-  ["ms"] = { scale = 1e6, shown = "median", decimals = 1 },
-  ["GB/s"] = { convert = "gbps", shown = "median", decimals = 2 },
-  ["faults"] = { shown = "median", decimals = "count" },
-  ["pages"] = { shown = "median", decimals = "count" },
-  ["count"] = { shown = "median", decimals = "count" },
-  ["bytes"] = { shown = "median", decimals = "count" },
-  ["faults/s"] = { shown = "median", decimals = 0 },
-  ["ops/s"] = { shown = "median", decimals = 0 },
-  ["%"] = { shown = "median", decimals = 2 },
-  ["ratio"] = { shown = "median", decimals = 2 },
-  ["GHz"] = { shown = "median", decimals = 3 },
-  ["cycles"] = { shown = "median", decimals = 0 },
+  ["ns/page"] = { convert = "per_page", shown = "median", decimals = 1, kind = "time", better = "lower" },
+  ["ns"] = { shown = "median", decimals = 0, kind = "time", better = "lower" },
+  ["us"] = { scale = 1e3, shown = "median", decimals = 1, kind = "time", better = "lower" },
+  ["ms"] = { scale = 1e6, shown = "median", decimals = 1, kind = "time", better = "lower" },
+  ["GB/s"] = { convert = "gbps", shown = "median", decimals = 2, kind = "rate", better = "higher" },
+  ["faults"] = { shown = "median", decimals = "count", kind = "count" },
+  ["pages"] = { shown = "median", decimals = "count", kind = "count" },
+  ["count"] = { shown = "median", decimals = "count", kind = "count" },
+  ["bytes"] = { shown = "median", decimals = "count", kind = "count" },
+  ["faults/s"] = { shown = "median", decimals = 0, kind = "rate", better = "higher" },
+  ["ops/s"] = { shown = "median", decimals = 0, kind = "rate", better = "higher" },
+  ["%"] = { shown = "median", decimals = 2, kind = "share" },
+  ["ratio"] = { shown = "median", decimals = 2, kind = "share" },
+  ["GHz"] = { shown = "median", decimals = 3, kind = "rate" },
+  ["cycles"] = { shown = "median", decimals = 0, kind = "time", better = "lower" },
 }
 
 function units.known(unit) return UNITS[unit] ~= nil end
@@ -41,6 +44,19 @@ function units.convert(unit, raw, bytes, pages)
   if u.convert == "gbps" then return bytes / raw end
   if u.scale then return raw / u.scale end
   return raw
+end
+
+-- "time", "rate", "count" or "share" (nil for a unit not in the table).
+function units.kind(unit) return UNITS[unit] and UNITS[unit].kind end
+
+-- "lower" or "higher" for a cost or a throughput, nil when neither side is
+-- better (or the unit is unknown).
+function units.better(unit) return UNITS[unit] and UNITS[unit].better end
+
+-- A measured time or rate: what drifts with the machine and what a
+-- comparison gates on.
+function units.timed(unit)
+  return UNITS[unit] ~= nil and UNITS[unit].better ~= nil
 end
 
 -- The statistic a table shows for the unit: "min" or "median".

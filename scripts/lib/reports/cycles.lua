@@ -314,13 +314,23 @@ function report.table(raw)
   put("| cycle | pass | unit | median [lo, hi] | min | cv % | faults (median / max) | cycles/page (of the min) "
     .. "| reps above stall threshold (worst) | noisy reps |")
   put("|---|---|---|---|---|---|---|---|---|---|")
+  -- an AB run: both sides' rows, each labelled with its side's knobs (the
+  -- cycle letter alone would read as a side)
+  local ab_a, ab_b = raw:match('\nknobs: [^\n]*AB="([^"|]*)|([^"|]*)"')
+  if ab_a then ab_a, ab_b = ab_a:match("^%s*(.-)%s*$"), ab_b:match("^%s*(.-)%s*$") end
+  local sides = ab_a and { { "", "side A: " .. (ab_a ~= "" and ab_a or "the run's own knobs") },
+    { " [B]", "side B: " .. (ab_b ~= "" and ab_b or "the run's own knobs") } } or { { "", nil } }
   for _, cr in ipairs(CYCLE_ROWS) do
-    local r = ix.row(cr[1], cr[2])
-    if r then
-      put(("| %s | %s | %s | %s | %s | %s | %s | %s | %s | %s |"):format(cr[1], cr[3] or r.label, r.unit, shown(r),
-        units.cell(r.min, r.unit), units.cell(r.cv, "%"), faults(ix, cr[1], cr[2]),
-        r.unit == "ns/page" and units.cell(r.min * ghz.x, "cycles") or "–", stalls_of(ix, cr[1], cr[2]),
-        summary.noisy(ix, cr[1])))
+    for _, side in ipairs(sides) do
+      local case = cr[1] .. side[1]
+      local r = ix.row(case, cr[2])
+      if r then
+        put(("| %s | %s | %s | %s | %s | %s | %s | %s | %s | %s |"):format(
+          side[2] and ("%s (%s)"):format(cr[1], side[2]) or cr[1], cr[3] or r.label, r.unit, shown(r),
+          units.cell(r.min, r.unit), units.cell(r.cv, "%"), faults(ix, case, cr[2]),
+          r.unit == "ns/page" and units.cell(r.min * ghz.x, "cycles") or "–", stalls_of(ix, case, cr[2]),
+          summary.noisy(ix, case)))
+      end
     end
   end
   put("")
@@ -332,18 +342,19 @@ function report.table(raw)
     put("")
   end
   local thp = ix.value("thp_page")
+  local obtained = thp and (ab_a and "side A: " .. (ab_a ~= "" and ab_a or "the run's own knobs") or "THP=" .. thp.asked)
   if thp and thp.folio_kb then -- multi-size THP: PTE-mapped folios, told by the faults and the size's counter
     -- a mixed page predicts no fault count: one size's figure would read as the run's
-    put(("Pages obtained (cycle A, THP=%s): pass 1 took %s faults and the %s kB size's anon_fault_alloc rose "
+    put(("Pages obtained (cycle A, %s): pass 1 took %s faults and the %s kB size's anon_fault_alloc rose "
       .. "by %s per rep (medians), so the page is %s."):format(
-      thp.asked, units.cell(thp.pass1_faults, "faults"), units.cell(thp.folio_kb, "count"),
+      obtained, units.cell(thp.pass1_faults, "faults"), units.cell(thp.folio_kb, "count"),
       units.cell(thp.folio_alloc, "count"), thp.mixed and "mixed (no fault count follows from it)"
       or ("%s bytes; the faults %s kB folios predict for pass 1: %s"):format(units.cell(thp.x, "bytes"),
         units.cell(thp.folio_kb, "count"), units.cell(thp.faults_expected, "faults"))))
     put("")
   elseif thp then
-    put(("Pages obtained (cycle A, THP=%s): %s of %s bytes in huge pages at the median, so the page is %s; "
-      .. "thp_fault_alloc per rep (median): %s."):format(thp.asked,
+    put(("Pages obtained (cycle A, %s): %s of %s bytes in huge pages at the median, so the page is %s; "
+      .. "thp_fault_alloc per rep (median): %s."):format(obtained,
       units.cell(thp.thp_bytes, "bytes"), units.cell(thp.bytes, "bytes"),
       thp.mixed and "mixed (no fault count follows from it)" or ("%s bytes; the faults this predicts for pass 1: %s")
         :format(units.cell(thp.x, "bytes"), units.cell(thp.faults_expected, "faults")),

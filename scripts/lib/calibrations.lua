@@ -1,0 +1,134 @@
+-- Calibrations: how far runs of one script and knobs differ by chance on
+-- one machine, stored per (machine fingerprint, script, knobs) in
+-- $CALIBRATIONS (default ~/.cache/ftrun/calibrations). A calibration is
+-- only worth what its fingerprint is: the same script on a PVM guest and on
+-- a KVM guest differ by a factor of six in a first touch, and by more than
+-- that in their run-to-run spread.
+local json = require "json"
+
+local calibrations = {}
+
+calibrations.KIND = "ftrun calibration"
+
+-- Knobs that say where files go, how cases are shuffled or how many runs
+-- to add: no difference in what ran.
+calibrations.WHERE = { RESULTS = true, README = true, PUBLISH = true, SEED = true, UNTIL = true, BASELINE = true,
+  MAX_RUNS = true }
+
+-- What must match, from a results JSON: the machine's fields (any field
+-- naming the hypervisor, whatever ft.machine() calls it), and the
+-- provenance's kernel build, CPU model and THP sizes.
+local MACHINE = { "cpu", "cpus", "kernel", "page_size", "thp_enabled", "thp_defrag" }
+local PROVENANCE = { "kernel", "cpu_vendor", "cpu_family", "cpu_model", "thp_sizes" }
+
+function calibrations.fingerprint(doc)
+  local fp, m, p = {}, doc.machine or {}, doc.provenance or {}
+  for _, k in ipairs(MACHINE) do fp["machine." .. k] = m[k] end
+  for k, v in pairs(m) do
+    if k:match("^hypervisor") and type(v) ~= "table" then fp["machine." .. k] = v end
+  end
+  for _, k in ipairs(PROVENANCE) do fp["provenance." .. k] = p[k] end
+  return fp
+end
+
+-- The knobs that define the measurement.
+function calibrations.knobs(doc)
+  local out = {}
+  for k, v in pairs(doc.knobs or {}) do
+    if not calibrations.WHERE[k] and type(v) ~= "table" then out[k] = v end
+  end
+  return out
+end
+
+local function canonical(t)
+  local keys = {}
+  for k in pairs(t) do keys[#keys + 1] = k end
+  table.sort(keys)
+  local parts = {}
+  for _, k in ipairs(keys) do parts[#parts + 1] = k .. "=" .. tostring(t[k]) end
+  return table.concat(parts, "\n")
+end
+
+-- FNV-1a, 64 bits: a file name per key, not a defence against anyone.
+local function fnv(s)
+  local h = -3750763034362895579 -- 0xcbf29ce484222325
+  for i = 1, #s do
+    h = h ~ s:byte(i)
+    h = h * 1099511628211
+  end
+  return ("%016x"):format(h)
+end
+
+function calibrations.dir()
+  local d = os.getenv("CALIBRATIONS")
+  if d and d ~= "" then return d end
+  return (os.getenv("HOME") or "/tmp") .. "/.cache/ftrun/calibrations"
+end
+
+-- The file a run's calibration lives in.
+function calibrations.path(doc, dir)
+  local key = canonical(calibrations.fingerprint(doc)) .. "\n--\n" .. doc.script .. "\n--\n"
+    .. canonical(calibrations.knobs(doc))
+  return ("%s/%s-%s.json"):format(dir or calibrations.dir(), (doc.script:gsub("%.lua$", "")), fnv(key))
+end
+
+-- A calibration file read and checked whole; nil and why when it is no
+-- calibration (truncated, another kind of file).
+function calibrations.load(path)
+  local f = io.open(path)
+  if not f then return nil, "cannot read it" end
+  local text = f:read("a") or ""
+  f:close()
+  local cal = json.decode(text)
+  if type(cal) ~= "table" or cal.kind ~= calibrations.KIND or type(cal.rows) ~= "table"
+    or type(cal.script) ~= "string" then
+    return nil, #text == 0 and "empty" or "not a calibration file of ftrun (truncated, or another file)"
+  end
+  for i, r in ipairs(cal.rows) do
+    if type(r) ~= "table" or type(r.case) ~= "string" or type(r.column) ~= "string"
+      or type(r.between_run_sd_log) ~= "number" or math.type(r.df) ~= "integer" or r.df < 1
+      or r.between_run_sd_log < 0 then
+      return nil, ("row %d has no case, column, between_run_sd_log or df (at least 1)"):format(i)
+    end
+  end
+  local rows = {}
+  for _, r in ipairs(cal.rows) do rows[r.case .. "\0" .. r.column] = r end
+  cal.by_row, cal.path = rows, path
+  return cal
+end
+
+-- Whether cal applies to a run: nil when it does, else why not.
+function calibrations.mismatch(cal, doc)
+  if cal.script ~= doc.script then
+    return ("it calibrates %s, not %s"):format(tostring(cal.script), doc.script)
+  end
+  local fp, want = calibrations.fingerprint(doc), cal.fingerprint or {}
+  local keys = {}
+  for k in pairs(fp) do keys[#keys + 1] = k end
+  for k in pairs(want) do if fp[k] == nil then keys[#keys + 1] = k end end
+  table.sort(keys)
+  for _, k in ipairs(keys) do
+    if want[k] ~= fp[k] then
+      return ("it was made on another machine (%s %s, %s has %s)"):format(k, tostring(want[k]), doc.path or "the run",
+        tostring(fp[k]))
+    end
+  end
+  local mine = calibrations.knobs(doc)
+  for _, t in ipairs { cal.knobs or {}, mine } do
+    for k in pairs(t) do
+      if (cal.knobs or {})[k] ~= mine[k] then
+        return ("it was made with %s=%s, %s has %s"):format(k, tostring((cal.knobs or {})[k]), doc.path or "the run",
+          tostring(mine[k]))
+      end
+    end
+  end
+end
+
+-- A run's wall time in s, from its own record (nil when it has none).
+function calibrations.run_seconds(doc)
+  for _, v in ipairs(doc.values or {}) do
+    if type(v) == "table" and v.value == "own_time" and type(v.wall_ms) == "number" then return v.wall_ms / 1000 end
+  end
+end
+
+return calibrations

@@ -1,0 +1,261 @@
+-- Run until decided: BASELINE=DIR UNTIL=decided MAX_RUNS=N ./ftrun SCRIPT
+-- adds runs of SCRIPT, one at a time, and after each compares all of them
+-- with the baseline's runs, until every timed row is "different" or "same
+-- within ±δ", or MAX_RUNS is reached ("undecided"). Looking after every run
+-- would spend ALPHA again at each look, so each look tests at its share of
+-- it: an O'Brien-Fleming-shaped spending function (Lan and DeMets) gives
+-- look i of N the increment a(i/N) - a((i-1)/N), a(t) = 2 - 2 Phi(z/sqrt t),
+-- and the increments add up to ALPHA (Chromium Pinpoint's same / different
+-- / more, with a cap).
+local calibrations = require "calibrations"
+local ft = require "ft"
+local json = require "json"
+local knobs = require "knobs"
+local report = require "report"
+local stats = require "stats"
+local units = require "units"
+local verdicts = require "verdicts"
+
+local sequential = {}
+
+sequential.ALPHA = 0.05
+
+knobs.parsers["until"] = function(value)
+  if value == "off" or value == "decided" then return value end
+  return nil, "decided (or off)"
+end
+
+function sequential.knobs()
+  return {
+    { name = "UNTIL", kind = "until", default = "off",
+      desc = "decided: run again and again until every timed row differs from BASELINE's runs or is the same "
+        .. "within ±δ (error rates held over the looks by alpha spending), at most MAX_RUNS runs" },
+    { name = "BASELINE", kind = "path", default = "none",
+      desc = "with UNTIL=decided: a directory of this script's runs (its *results.json) to compare against" },
+    { name = "MAX_RUNS", kind = "count", default = 10, desc = "with UNTIL=decided: the most runs it adds" },
+  }
+end
+
+local function quote(s) return "'" .. s:gsub("'", "'\\''") .. "'" end
+
+-- Φ^-1(1 - p) by bisection on the normal upper tail.
+local function z_upper(p)
+  local lo, hi = -10, 10
+  for _ = 1, 100 do
+    local mid = (lo + hi) / 2
+    if stats.upper_tail(mid) > p then lo = mid else hi = mid end
+  end
+  return (lo + hi) / 2
+end
+
+-- The share of alpha look i of n may spend.
+function sequential.spend(alpha, i, n)
+  local z = z_upper(alpha / 2)
+  local function a(t) return t <= 0 and 0 or 2 * stats.upper_tail(z / math.sqrt(t)) end
+  return a(i / n) - a((i - 1) / n)
+end
+
+-- A results JSON's rows, each its finite values; nil and why when it is none.
+local function load(path)
+  local f = io.open(path)
+  local doc = f and json.decode(f:read("a") or "")
+  if f then f:close() end
+  if type(doc) ~= "table" or type(doc.script) ~= "string" or type(doc.rows) ~= "table" then
+    return nil, ("%s: not an ftrun results JSON"):format(path)
+  end
+  if not report.clean_verdict(doc.verdict) then
+    return nil, ("%s: its verdict is '%s', not a clean run"):format(path, tostring(doc.verdict))
+  end
+  if type(doc.ab) == "table" then return nil, ("%s is an AB run, not a run of one setting"):format(path) end
+  for _, r in ipairs(doc.rows) do
+    r.finite = {}
+    for _, v in ipairs(type(r.values) == "table" and r.values or {}) do
+      if type(v) == "number" then r.finite[#r.finite + 1] = v end
+    end
+  end
+  doc.path = path
+  return doc
+end
+
+local function results_in(dir)
+  local p = io.popen("find " .. quote(dir) .. " -name '*results.json' -type f 2>/dev/null | LC_ALL=C sort")
+  local out = {}
+  for l in p:lines() do out[#out + 1] = l end
+  p:close()
+  return out
+end
+
+-- What must match between the baseline's machine and this one: a kernel
+-- comparison changes the kernel, not the CPU or the hypervisor.
+local SAME_MACHINE = { "cpu", "cpus", "page_size" }
+
+-- The baseline's runs, checked (exit 2 naming what is wrong, before anything runs).
+local function baseline(script, cfg)
+  local fail = function(msg) knobs.fail(script, msg) end
+  if not cfg.given.BASELINE then fail("UNTIL=decided needs BASELINE=DIR, a directory of this script's runs") end
+  local paths = results_in(cfg.BASELINE)
+  if #paths == 0 then fail(("BASELINE=%s: no *results.json in it (missing, or no runs)"):format(cfg.BASELINE)) end
+  local here = ft.machine()
+  local docs = {}
+  for i, p in ipairs(paths) do
+    local doc, why = load(p)
+    if not doc then fail(("BASELINE=%s: %s"):format(cfg.BASELINE, why)) end
+    if doc.script ~= script then
+      fail(("BASELINE=%s: %s is a run of %s, not %s"):format(cfg.BASELINE, p, doc.script, script))
+    end
+    local m = doc.machine or {}
+    for _, k in ipairs(SAME_MACHINE) do
+      if m[k] ~= here[k] then
+        fail(("BASELINE=%s: %s was run on another machine (%s %s, here %s)"):format(cfg.BASELINE, p, k,
+          tostring(m[k]), tostring(here[k])))
+      end
+    end
+    for k, v in pairs(m) do
+      if k:match("^hypervisor") and type(v) ~= "table" and here[k] ~= nil and v ~= here[k] then
+        fail(("BASELINE=%s: %s was run on another machine (%s %s, here %s)"):format(cfg.BASELINE, p, k,
+          tostring(v), tostring(here[k])))
+      end
+    end
+    docs[i] = doc
+  end
+  return docs
+end
+
+-- The calibration of the baseline's machine, script and knobs, if any; a
+-- file there that is no calibration or another machine's stops the run.
+local function calibration(script, docs)
+  local path = calibrations.path(docs[1])
+  local f = io.open(path)
+  if not f then return nil end
+  f:close()
+  local cal, bad = calibrations.load(path)
+  if not cal then knobs.fail(script, ("the calibration %s: %s"):format(path, bad)) end
+  local why = calibrations.mismatch(cal, docs[1])
+  if why then knobs.fail(script, ("the calibration %s: %s"):format(path, why)) end
+  return cal
+end
+
+-- A row still worth more runs: neither called nor the same within ±δ,
+-- and decidable within the cap (the runs a side its spread needs, when
+-- known, at most `left` more than it has): a row that no run within
+-- MAX_RUNS can decide stops nobody (futility, as Pinpoint's cap).
+function sequential.open(row, have, cap)
+  if row.called or row.eq or row.same then return false end
+  if row.need and row.need > cap and row.need > have then return false end
+  return true
+end
+
+-- One look: every row both sides have, judged at alpha. Returns the rows
+-- and whether every timed row is decided.
+local function look(old_docs, new_docs, cal, alpha, equiv, cap)
+  local order, by = {}, {}
+  for side, docs in pairs { old = old_docs, new = new_docs } do
+    for _, d in ipairs(docs) do
+      for _, r in ipairs(d.rows) do
+        if units.timed(r.unit) and #r.finite > 0 then
+          local key = r.case .. "\0" .. r.column
+          if not by[key] then
+            by[key] = { case = r.case, column = r.column, unit = r.unit, old = {}, new = {} }
+            order[#order + 1] = key
+          end
+          table.insert(by[key][side], r.finite)
+        end
+      end
+    end
+  end
+  table.sort(order)
+  local rows = {}
+  for i, key in ipairs(order) do
+    local row = by[key]
+    if #row.old > 0 and #row.new > 0 then
+      local c = cal and cal.by_row[key]
+      for k, v in pairs(verdicts.runs(row.old, row.new, c, { ALPHA = alpha, SEED = 1, i = i, EQUIV = equiv,
+        NEED_ALPHA = sequential.ALPHA })) do
+        row[k] = v
+      end
+      rows[#rows + 1] = row
+    end
+  end
+  local judged = verdicts.judge(rows, { ALPHA = alpha, what = "runs a side" })
+  local open = 0
+  for _, row in ipairs(rows) do if sequential.open(row, #new_docs, cap) then open = open + 1 end end
+  return rows, open == 0 and #rows > 0, judged
+end
+
+-- Runs the script until decided, then exits; returns when UNTIL is off.
+-- args: the script's own arguments (UNTIL, BASELINE and MAX_RUNS are left
+-- out of each run's, and out of its environment).
+function sequential.drive(script, cfg, args)
+  if cfg.UNTIL ~= "decided" then
+    for _, k in ipairs { "BASELINE", "MAX_RUNS" } do
+      if cfg.given[k] then knobs.fail(script, ("%s=%s: only with UNTIL=decided"):format(k, tostring(cfg[k]))) end
+    end
+    return
+  end
+  if cfg.PUBLISH then knobs.fail(script, "UNTIL=decided PUBLISH=1: runs until decided are never published") end
+  if cfg.AB and cfg.AB ~= "" then knobs.fail(script, "UNTIL=decided with AB: an AB run is decided alone") end
+  local old = baseline(script, cfg)
+  local cal = calibration(script, old)
+  local ftrun = os.getenv("FTRUN") or arg[-1]
+  if ftrun:sub(1, 1) ~= "/" and ftrun:find("/", 1, true) then ftrun = os.getenv("PWD") .. "/" .. ftrun end
+  local words = {}
+  for _, a in ipairs(args) do
+    local name = a:match("^([%u_][%u%d_]*)=")
+    if name ~= "UNTIL" and name ~= "BASELINE" and name ~= "MAX_RUNS" and name ~= "RESULTS" then
+      words[#words + 1] = quote(a)
+    end
+  end
+  local dir = cfg.given.RESULTS and cfg.RESULTS
+    or ("%s/results/runs/%s-until"):format(ft.project_dir, os.date("!%Y%m%dT%H%M%SZ"))
+  local say = function(fmt, ...) io.stderr:write(script, ": ", fmt:format(...), "\n") end
+  say("until decided against %d baseline run(s) in %s, at most %d runs, %s", #old, cfg.BASELINE, cfg.MAX_RUNS,
+    cal and "judged with the calibration " .. cal.path or "no calibration of the baseline (permutation test)")
+  local new, spent = {}, 0
+  local rows, decided, judged
+  for i = 1, cfg.MAX_RUNS do
+    local out = ("%s/run-%02d"):format(dir, i)
+    local cmd = ("env -u UNTIL -u BASELINE -u MAX_RUNS %s %s %s RESULTS=%s >%s.log 2>&1"):format(quote(ftrun),
+      quote(script), table.concat(words, " "), quote(out), quote(out))
+    assert(ft.mkdir(dir))
+    local ok, _, code = os.execute(cmd)
+    if not ok then
+      io.stderr:write(("%s: run %d failed (exit %s); its output is in %s.log\n"):format(script, i, tostring(code),
+        out))
+      os.exit(code == 130 and 130 or 1, true)
+    end
+    local paths = results_in(out)
+    local doc, why = nil, "no results JSON"
+    if paths[1] then doc, why = load(paths[1]) end
+    if not doc then
+      io.stderr:write(("%s: run %d: %s\n"):format(script, i, why))
+      os.exit(1, true)
+    end
+    new[#new + 1] = doc
+    local alpha = sequential.spend(sequential.ALPHA, i, cfg.MAX_RUNS)
+    spent = spent + alpha
+    rows, decided, judged = look(old, new, cal, alpha, nil, cfg.MAX_RUNS)
+    say("run %d of at most %d: %d row(s) different, %d the same, %d undecided (this look at alpha %.4g)", i,
+      cfg.MAX_RUNS, judged.called, judged.same, #rows - judged.called - judged.same, alpha)
+    if decided then break end
+  end
+  print(("%s against %d baseline run(s) (%s): %s after %d run(s)%s; each look at its share of ALPHA = %g (alpha "
+    .. "spending, O'Brien-Fleming shape over %d looks; %.4g spent)."):format(script, #old, cfg.BASELINE,
+    decided and "decided" or "undecided at MAX_RUNS", #new,
+    decided and " (every row different, the same, or beyond what MAX_RUNS runs could decide)" or "",
+    sequential.ALPHA, cfg.MAX_RUNS, spent))
+  print("")
+  print("| case | column | unit | change % [interval] | p | q | verdict |")
+  print("|---|---|---|---|---|---|---|")
+  for _, row in ipairs(rows) do
+    local change = row.ratio and ("%+.1f [%+.1f, %+.1f]"):format(100 * (row.ratio - 1), 100 * (row.lo - 1),
+      100 * (row.hi - 1)) or "–"
+    print(("| %s | %s | %s | %s | %s | %s | %s |"):format(row.case, row.column, row.unit, change,
+      row.p and ("%.3g"):format(row.p) or "–", row.q and ("%.3g"):format(row.q) or "–",
+      (row.called or row.eq or row.same) and row.verdict or "undecided: " .. row.verdict))
+  end
+  print("")
+  print(("the runs are in %s"):format(dir))
+  os.exit(0, true)
+end
+
+return sequential

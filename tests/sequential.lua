@@ -1,0 +1,79 @@
+-- UNTIL=decided: runs of a script added one at a time against BASELINE's
+-- runs until every timed row is decided or MAX_RUNS is reached, each look
+-- at its share of ALPHA; bad input (a missing or foreign baseline, MAX_RUNS=0,
+-- a calibration that is truncated or another machine's) refused with exit 2
+-- before anything runs or is written.
+local t = require "tap"
+local json = require "json"
+local calibrations = require "calibrations"
+local sequential = require "sequential"
+local q = t.quote
+
+-- The spending function: increments that add up to ALPHA, the first looks the stingiest.
+local sum, last = 0, 0
+for i = 1, 5 do
+  local a = sequential.spend(0.05, i, 5)
+  t.ok(a > last, ("look %d spends more than look %d"):format(i, i - 1), tostring(a))
+  sum, last = sum + a, a
+end
+t.ok(math.abs(sum - 0.05) < 1e-6, "the five looks spend ALPHA = 0.05 in all", tostring(sum))
+
+local dir = t.tmpdir()
+local KNOBS = "CYCLES=A MIB=8 REPS=4"
+for i = 1, 2 do
+  local _, code = t.ftrun_run(("cycles.lua %s RESULTS=%s"):format(KNOBS, q(dir .. "/base/r" .. i)))
+  t.is(code, 0, "a baseline run")
+end
+local caldir = dir .. "/cal"
+local env = "CALIBRATIONS=" .. q(caldir)
+
+local out, code = t.ftrun_run(("cycles.lua %s UNTIL=decided BASELINE=%s MAX_RUNS=2 RESULTS=%s"):format(KNOBS,
+  q(dir .. "/base"), q(dir .. "/until")), env)
+t.is(code, 0, "UNTIL=decided runs", out)
+t.like(out, "at most 2 runs", "says its cap")
+t.like(out, "| case | column | unit | change % [interval] | p | q | verdict |", "ends in a verdict per row")
+t.ok(out:find("decided after %d run") or out:find("undecided at MAX_RUNS after 2 run"), "and how many runs it took",
+  out)
+local runs = t.run("ls " .. q(dir .. "/until"))
+t.ok(runs:find("run-01", 1, true), "its runs kept, one directory each", runs)
+
+-- Bad input: exit 2, named, and nothing written.
+local other = dir .. "/other"
+t.ftrun_run(("first_touch.lua MIB=4 REPS=2 RESULTS=%s"):format(q(other)))
+local foreign = dir .. "/foreign"
+os.execute("mkdir -p " .. q(foreign) .. " && cp " .. q(dir .. "/base/r1/cycles-A-results.json") .. " " .. q(foreign))
+do
+  local path = foreign .. "/cycles-A-results.json"
+  local doc = json.decode(t.read(path))
+  doc.machine.cpu = "Intel Xeon"
+  t.write(path, json.encode(doc))
+end
+local doc = json.decode(t.read(dir .. "/base/r1/cycles-A-results.json"))
+local calpath = calibrations.path(doc, caldir)
+for _, c in ipairs {
+  { "UNTIL=decided", "UNTIL=decided needs BASELINE=DIR" },
+  { "UNTIL=decided BASELINE=" .. q(dir .. "/nothing"), "no *results.json in it" },
+  { "UNTIL=decided BASELINE=" .. q(other), "is a run of first_touch.lua, not cycles.lua" },
+  { "UNTIL=decided BASELINE=" .. q(foreign), "was run on another machine (cpu Intel Xeon" },
+  { "UNTIL=decided MAX_RUNS=0 BASELINE=" .. q(dir .. "/base"), "MAX_RUNS=0: expected a positive integer" },
+  { "BASELINE=" .. q(dir .. "/base"), "only with UNTIL=decided" },
+  { "UNTIL=sometimes", "UNTIL=sometimes: expected decided" },
+  { "UNTIL=decided BASELINE=" .. q(dir .. "/base"), "not a calibration file of ftrun", function()
+    os.execute("mkdir -p " .. q(caldir))
+    t.write(calpath, '{"kind": "ftrun calibration", "rows": [')
+  end },
+  { "UNTIL=decided BASELINE=" .. q(dir .. "/base"), "it was made on another machine", function()
+    t.write(calpath, json.encode { kind = "ftrun calibration", script = "cycles.lua", fingerprint = { cpu = "x" },
+      knobs = calibrations.knobs(doc), rows = {} })
+  end },
+} do
+  if c[3] then c[3]() end
+  local where = dir .. "/refused"
+  out, code = t.ftrun_run(("cycles.lua %s %s RESULTS=%s"):format(KNOBS, c[1], q(where)), env)
+  t.is(code, 2, c[1] .. ": exit 2")
+  t.like(out, c[2], "names it")
+  t.ok(not io.open(where), "and writes nothing", where)
+end
+
+os.execute("rm -rf " .. q(dir))
+t.done()
