@@ -20,6 +20,7 @@ local ft = require "ft"
 local inference = require "inference"
 local json = require "json"
 local knobs = require "knobs"
+local machines = require "machines"
 local provenance = require "provenance"
 local report = require "report"
 local stats = require "stats"
@@ -41,6 +42,9 @@ local SPEC = {
   { name = "CALIBRATION", kind = "path", default = "results/calibration-<script>.json beside ftrun",
     desc = "make calibrate's file: the run-to-run spread of this machine and script, used with one run a side "
       .. "when its machine, script and knobs match the runs compared" },
+  { name = "POOL", kind = "flag", default = false,
+    desc = "1: pool runs of machines with different fingerprints on one side (host, hypervisor, kernel, CPU, THP), "
+      .. "the machine then a level of the bootstrap (machine, run, repetition)" },
   { name = "SEED", kind = "count", default = 1,
     desc = "seed of the bootstrap's draws (the same seed, the same interval)" },
 }
@@ -217,6 +221,8 @@ end
 -- pooled as if they were the same measurement.
 local pooled_knobs = {} -- with FORCE=1: the knobs the runs of a side differ in
 local function replicates(docs, side)
+  local mixed = machines.check_side(docs, side, opts.POOL)
+  if mixed then fail(mixed) end
   local seen = {}
   for _, d in ipairs(docs) do
     if seen[d.text] then
@@ -354,6 +360,7 @@ local function common_rows(old_docs, new_docs)
           by[key] = row
           order[#order + 1] = row
         end
+        r.finite.machine = d.machine_label
         if #r.finite > 0 then table.insert(row[side], r.finite) end
       end
     end
@@ -391,6 +398,8 @@ local function compare(old_docs, new_docs)
   for _, d in ipairs(old_docs) do same_measurement(first, d) end
   for _, d in ipairs(new_docs) do same_measurement(first, d) end
   for _, l in ipairs(differences(old_docs[#old_docs], new_docs[1])) do print("  " .. l) end
+  local _, machine_lines, n_machines = machines.relation(old_docs, new_docs)
+  for _, l in ipairs(machine_lines) do print(l) end
   local rows, lonely = common_rows(old_docs, new_docs)
   if #rows == 0 then fail(("%s and %s have no row in common"):format(first.path, new_docs[1].path)) end
 
@@ -405,7 +414,11 @@ local function compare(old_docs, new_docs)
     row.old_cell, row.old_median = side_cell(row.old, row.unit, opts.SEED)
     row.new_cell, row.new_median = side_cell(row.new, row.unit, opts.SEED + 1)
     if pos then
-      row.ratio, row.lo, row.hi = inference.bootstrap_ratio(row.old, row.new, { seed = opts.SEED + i })
+      if n_machines > 1 then -- machine, run, repetition
+        row.ratio, row.lo, row.hi = machines.bootstrap_ratio(row.old, row.new, { seed = opts.SEED + i })
+      else
+        row.ratio, row.lo, row.hi = inference.bootstrap_ratio(row.old, row.new, { seed = opts.SEED + i })
+      end
     end
     if constant(row.old, row.new) then
       row.same = true -- one value on both sides: nothing to test, and no place in the family of tests

@@ -85,7 +85,9 @@ function provenance.collect()
     ftrun = ft.version, compiler = ft.build.compiler, cflags = ft.build.cflags, lua = _VERSION, glibc = glibc(),
     cpu_vendor = cpu.vendor, cpu_family = cpu.family, cpu_model = cpu.model, cpu_stepping = cpu.stepping,
     cpu_microcode = cpu.microcode,
-    kernel = line("/proc/sys/kernel/osrelease"), cmdline = line("/proc/cmdline"),
+    kernel = line("/proc/sys/kernel/osrelease"), kernel_version = line("/proc/sys/kernel/version"),
+    hostname = line("/proc/sys/kernel/hostname"),
+    cmdline = line("/proc/cmdline"),
     perf_event_paranoid = tonumber(line("/proc/sys/kernel/perf_event_paranoid") or ""),
     kptr_restrict = tonumber(line("/proc/sys/kernel/kptr_restrict") or ""),
     thp_enabled = selected(THP .. "/enabled"), thp_defrag = selected(THP .. "/defrag"),
@@ -101,8 +103,9 @@ end
 -- In the order the raw file lists them.
 provenance.ORDER = { "git_commit", "git_dirty", "git_changed", "git_diff_sha256", "allow_dirty", "ftrun", "lua",
   "compiler", "cflags", "glibc", "cpu_vendor", "cpu_family", "cpu_model", "cpu_stepping", "cpu_microcode",
-  "kernel", "cmdline", "perf_event_paranoid", "kptr_restrict", "thp_enabled", "thp_defrag", "thp_sizes",
-  "khugepaged_defrag", "khugepaged_pages_to_scan", "free_page_reporting", "cpufreq_driver", "loadavg" }
+  "hostname", "kernel", "kernel_version", "cmdline", "perf_event_paranoid", "kptr_restrict", "thp_enabled",
+  "thp_defrag", "thp_sizes", "khugepaged_defrag", "khugepaged_pages_to_scan", "free_page_reporting",
+  "cpufreq_driver", "loadavg" }
 
 -- The record in one line, for the files that have no room for the whole
 -- (a summary's foot, bench.txt, compare.lua's output, a plot's sources).
