@@ -78,6 +78,10 @@ Benjamini-Hochberg over the rows) and the verdict: the change when q <= ALPHA,
     file of this machine and script (make calibrate), else "? one run a side".
   AB run: the median of the per-repetition ratios B/A with a bootstrap
     interval, p from a Wilcoxon signed-rank test of their logs.
+Runs of machines with different fingerprints (host, hypervisor, kernel, CPU,
+THP) are not pooled on one side unless POOL=1 (then: machine, run, repetition);
+sides on different machines are said to differ; sides on the same machines are
+paired by machine.
 Exit status: 0, 1 (FAIL_ABOVE: a called row worse by more), 2 (bad usage or
 input, or a gate that cannot judge).]]
 

@@ -239,35 +239,37 @@ end
 
 -- Machines whose median lies beyond the others' by more than the bar:
 -- each machine against the median of the others, the bar the larger of
--- min_pct and z times the spread the others show between machines and
--- the runs show on one machine, and every run of the machine beyond every
--- run of the others (two regimes shared out between machines are no
--- outlier). The bar needs the runs' own spread: with fewer than two runs on
--- every machine nothing is named. Returns a list of { name, pct, threshold }
--- (pct: this machine against the others' median) and, when nothing could
--- be judged, why.
+-- min_pct and z times the spread the others show (between their machines
+-- and between runs on one machine, as sd of logs), and a gap of min_pct
+-- between every run of the machine and every run of the others: a machine
+-- whose runs all fell into a regime that another machine's runs also
+-- visit is no outlier. The bar needs the runs' own spread: with fewer than
+-- two runs on every machine nothing is named. Returns a list of { name,
+-- pct, threshold } (pct: this machine against the others' median; the
+-- threshold as a percent) and, when nothing could be judged, why.
 function machines.outliers(hosts, opts)
   opts = opts or {}
-  local z, min_pct = opts.z or 3, opts.min_pct or 10
+  local z, least = opts.z or 3, math.log(1 + (opts.min_pct or 10) / 100)
   local logs, out = machine_logs(hosts), {}
   if #logs < 3 then return out, "fewer than 3 machines" end
-  local all = machines.spread(hosts)
-  if not all.within then return out, "one run a machine: no spread between runs to set the bar by" end
+  if not machines.spread(hosts).within then
+    return out, "one run a machine: no spread between runs to set the bar by"
+  end
   for i, h in ipairs(logs) do
     local others, lo, hi = {}, math.huge, -math.huge
     for j, o in ipairs(logs) do
       if j ~= i then
-        others[#others + 1] = o
+        others[#others + 1] = { name = o.name, runs = stats.map(o.run_logs, function(l) return { math.exp(l) } end) }
         for _, l in ipairs(o.run_logs) do lo, hi = math.min(lo, l), math.max(hi, l) end
       end
     end
-    local om = stats.median(stats.map(others, function(o) return o.log_median end))
-    local raw = sd(stats.map(others, function(o) return o.log_median end)) or 0
-    local threshold = math.max(min_pct / 100, z * math.sqrt(raw ^ 2 + (all.within / 100) ^ 2))
+    local s = machines.spread(others)
+    local om = stats.median(stats.map(s.logs, function(o) return o.log_median end))
+    local bar = math.max(least, z * math.sqrt(((s.raw or 0) / 100) ^ 2 + ((s.within or 0) / 100) ^ 2))
     local d = h.log_median - om
-    local apart = stats.min(h.run_logs) > hi or stats.max(h.run_logs) < lo
-    if apart and math.abs(d) > math.log(1 + threshold) then
-      out[#out + 1] = { name = h.name, pct = 100 * (math.exp(d) - 1), threshold = 100 * threshold }
+    local gap = math.max(stats.min(h.run_logs) - hi, lo - stats.max(h.run_logs))
+    if gap > least and math.abs(d) > bar then
+      out[#out + 1] = { name = h.name, pct = 100 * (math.exp(d) - 1), threshold = 100 * (math.exp(bar) - 1) }
     end
   end
   return out
