@@ -69,9 +69,9 @@ local SPEC = {
       .. "summary, running nothing and contacting no host" },
 }
 local ABOUT = [[
-fleet.lua runs one ftrun script on every host of a ClusterShell node set over
-ssh (clush), RUNS runs a host, hosts in parallel unless SERIAL=1, and gathers
-every run's files into RESULTS/<host>/run-<i>/. A host without a usable ftrun
+fleet.lua runs one ftrun script on every host of a node set (clush over ssh)
+RUNS times a host, hosts in parallel unless SERIAL=1, and gathers every run's
+files into RESULTS/<host>/run-<i>/. A host without a usable ftrun
 gets the current build. The fleet summary (RESULTS/fleet-summary.md, also
 printed) gives each host's machine and status, and for every timed row each
 host's median, the spread between machines beside the spread between runs on
