@@ -289,11 +289,12 @@ if #ready > 0 then
   -- each host's folder out of its own copy (with a shared file system every
   -- copy holds every host's folder), named on the way when interrupted
   sh[#sh + 1] = ("for h in %s; do fo=$(sed -n 's/^fleet: folder //p' %s/run.out/$h 2>/dev/null | head -n 1); "
-    .. "src=%s/gather/%s.$h/$fo; if [ -n \"$fo\" ] && [ -d \"$src\" ] && mv \"$src\" %s/$h; then "
+    .. "src=%s/gather/%s.$h/$fo; if [ -n \"$fo\" ] && [ -d \"$src\" ] && mv \"$src\" %s/$h; then rm -f %s/$h/pid; "
     .. "[ $int = 1 ] && echo \"fleet: $h: interrupted: $(ls %s/$h | grep -c '^run-.*\\.rc$') of %d run(s) "
     .. "ended, kept in %s/$h\" >&2; "
     .. "else [ $int = 1 ] && echo \"fleet: $h: interrupted: nothing gathered\" >&2; fi; done"):format(
-    table.concat(ready, " "), q(work), q(work), remote_runs:match("[^/]+$"), q(out_dir), q(out_dir), cfg.RUNS,
+    table.concat(ready, " "), q(work), q(work), remote_runs:match("[^/]+$"), q(out_dir), q(out_dir), q(out_dir),
+    cfg.RUNS,
     out_dir)
   sh[#sh + 1] = ("clush -w %s </dev/null %s >/dev/null 2>&1"):format(q(table.concat(ready, ",")),
     q("rm -rf " .. q(remote_runs)))
