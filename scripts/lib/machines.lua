@@ -17,10 +17,11 @@ local function trim(s)
   return s ~= "" and s or nil
 end
 
--- A results JSON's machine: the hypervisor kind (a newer field naming PVM
--- or KVM as the kernel reports it when the run has one, else the CPUID
--- vendor), the kernel release and build, the CPU, the THP setting and the
--- hostname. A field a run did not record is nil, and matches anything.
+-- A results JSON's machine: the hypervisor (as the kernel names it, PVM or
+-- KVM, in runs that record CPUID's string apart as cpuid_hypervisor; older
+-- runs have CPUID's string there), the kernel release and build, the CPU,
+-- the THP setting and the hostname. A field a run did not record is nil,
+-- and matches anything.
 function machines.fingerprint(doc)
   local m, p = doc.machine or {}, doc.provenance or {}
   local cpu = trim(m.cpu)
@@ -32,8 +33,8 @@ function machines.fingerprint(doc)
   if thp and (m.thp_defrag or p.thp_defrag) then thp = thp .. ", defrag " .. (m.thp_defrag or p.thp_defrag) end
   return {
     host = trim(p.hostname or m.hostname),
-    hypervisor = trim(m.hypervisor_kind or m.virtualization or m.hypervisor_name or m.hypervisor)
-      or (m.hypervisor == "" and "none" or nil),
+    hypervisor = trim(m.hypervisor) or (m.hypervisor == "" and "none" or nil),
+    cpuid = trim(m.cpuid_hypervisor),
     kernel = trim(m.kernel or p.kernel),
     kernel_build = trim(p.kernel_version or m.kernel_version),
     cpu = cpu,
@@ -47,11 +48,17 @@ function machines.describe(fp)
   return table.concat(out, "; ")
 end
 
--- The fields two fingerprints disagree on (both recorded), or nil.
+-- The fields two fingerprints disagree on (both recorded), or nil. A run
+-- from before the kernel's name was recorded has CPUID's string as its
+-- hypervisor: it is held against the other run's CPUID string.
 function machines.conflict(a, b)
   local diff = {}
   for _, k in ipairs(machines.FIELDS) do
-    if a[k] and b[k] and a[k] ~= b[k] then diff[#diff + 1] = k end
+    local x, y = a[k], b[k]
+    if k == "hypervisor" and (a.cpuid == nil) ~= (b.cpuid == nil) then
+      x, y = a.cpuid or x, b.cpuid or y
+    end
+    if x and y and x ~= y then diff[#diff + 1] = k end
   end
   return #diff > 0 and diff or nil
 end
@@ -69,6 +76,7 @@ function machines.group(docs)
       home = { fp = fp, docs = {} }
       groups[#groups + 1] = home
     end
+    if fp.cpuid and not home.fp.cpuid then home.fp.hypervisor = fp.hypervisor end -- the kernel's name wins
     for k, v in pairs(fp) do home.fp[k] = home.fp[k] or v end
     home.docs[#home.docs + 1] = d
   end
