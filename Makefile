@@ -2,7 +2,8 @@
 # (results under results/runs/), `make test` runs the suite (SAN=1: on an
 # ASan+UBSan build; CC=clang: built with clang), `make bench` measures what
 # the runner itself costs, `make publish` writes the committed results and
-# the README's tables, `make fuzz` runs the API fuzz on the sanitizer build,
+# the README's tables, `make fleet-check` runs fleet.lua over ssh to four
+# loopback hosts, `make fuzz` runs the API fuzz on the sanitizer build,
 # `make lint` runs luacheck on the Lua and builds the C warning-free with
 # gcc and clang, `make numa` checks the placement claims in qemu guests with
 # several NUMA nodes.
@@ -254,6 +255,22 @@ lint: | $(LINT_TOOLS) $(DEPS)
 	  done; \
 	done
 	@echo "lint: luacheck clean; the C is warning-free under gcc and clang"
+
+# fleet.lua over real ssh, offline: an sshd of its own on 127.0.0.11-14
+# (four hosts node1..node4 with their own names and results folders, one
+# planted slow) and node5 unreachable, with keys made for the check and
+# removed after it (.ci/fleet-check). ClusterShell is the engine; openssh
+# the transport on both ends.
+FLEET_TOOLS := build/.fleet-tools
+$(FLEET_TOOLS):
+	@$(call need,command -v clush && command -v nodeset,clustershell,ClusterShell (clush) for make fleet-check)
+	@$(call need,command -v ssh && command -v ssh-keygen && command -v scp,openssh-client,ssh for make fleet-check)
+	@$(call need,test -x /usr/sbin/sshd,openssh-server,sshd for make fleet-check)
+	@mkdir -p $(@D) && touch $@
+
+.PHONY: fleet-check
+fleet-check: $(BIN) | $(FLEET_TOOLS)
+	.ci/fleet-check ./$(BIN)
 
 # README's two commands, as root in a chroot on a new minbase Debian root
 # with only git, make and ca-certificates (debootstrap): .ci/fresh-check.

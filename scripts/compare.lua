@@ -20,6 +20,7 @@ local ab = require "ab"
 local inference = require "inference"
 local json = require "json"
 local knobs = require "knobs"
+local machines = require "machines"
 local provenance = require "provenance"
 local report = require "report"
 local stats = require "stats"
@@ -46,6 +47,9 @@ local SPEC = {
   { name = "EQUIV", kind = "percent", default = "the smallest change the comparison detects",
     desc = "call a row 'same within ±EQUIV %' when the 90 % interval of its change lies inside (two one-sided "
       .. "tests)" },
+  { name = "POOL", kind = "flag", default = false,
+    desc = "1: pool runs of machines with different fingerprints on one side (host, hypervisor, kernel, CPU, THP), "
+      .. "the machine then a level of the bootstrap (machine, run, repetition)" },
   { name = "SEED", kind = "count", default = 1,
     desc = "seed of the bootstrap's draws (the same seed, the same interval)" },
 }
@@ -84,6 +88,10 @@ decide)" when neither, "?" when the runs given cannot judge the row.
   1 run a side without one: "? one run a side", and the command that calibrates.
   AB run: the median of the per-repetition ratios B/A with a bootstrap
     interval, p from a Wilcoxon signed-rank test of their logs.
+Runs of machines with different fingerprints (host, hypervisor, kernel, CPU,
+THP) are not pooled on one side unless POOL=1 (then: machine, run, repetition);
+sides on different machines are said to differ; sides on the same machines are
+paired by machine.
 Exit status: 0, 1 (FAIL_ABOVE: a called row worse by more), 2 (bad usage or
 input, or a gate that cannot judge).]]
 
@@ -245,6 +253,8 @@ end
 -- pooled as if they were the same measurement.
 local pooled_knobs = {} -- with FORCE=1: the knobs the runs of a side differ in
 local function replicates(docs, side)
+  local mixed = machines.check_side(docs, side, opts.POOL)
+  if mixed then fail(mixed) end
   local seen = {}
   for _, d in ipairs(docs) do
     if seen[d.text] then
@@ -357,6 +367,14 @@ local function compare(old_docs, new_docs)
   for _, d in ipairs(old_docs) do same_measurement(first, d) end
   for _, d in ipairs(new_docs) do same_measurement(first, d) end
   for _, l in ipairs(differences(old_docs[#old_docs], new_docs[1])) do print("  " .. l) end
+  local _, machine_lines, n_machines = machines.relation(old_docs, new_docs)
+  for _, l in ipairs(machine_lines) do print(l) end
+  -- each run's values carry their machine, for the machine-level bootstrap
+  for _, docs in ipairs { old_docs, new_docs } do
+    for _, d in ipairs(docs) do
+      for _, r in ipairs(d.rows) do if r.finite then r.finite.machine = d.machine_label end end
+    end
+  end
   local rows, lonely = verdicts.rows(old_docs, new_docs)
   if #rows == 0 then fail(("%s and %s have no row in common"):format(first.path, new_docs[1].path)) end
 
@@ -370,6 +388,9 @@ local function compare(old_docs, new_docs)
     for k, v in pairs(verdicts.runs(row.old, row.new, c, { ALPHA = opts.ALPHA, SEED = opts.SEED, i = i,
       EQUIV = opts.EQUIV })) do row[k] = v end
     if row.floor and not row.calibrated then floors[#floors + 1] = row.floor end
+    if n_machines > 1 and row.ratio and verdicts.positive(row.old) and verdicts.positive(row.new) then -- machine, run, repetition
+      row.ratio, row.lo, row.hi = machines.bootstrap_ratio(row.old, row.new, { seed = opts.SEED + i })
+    end
   end
   local judged = verdicts.judge(rows, { ALPHA = opts.ALPHA, FAIL_ABOVE = opts.FAIL_ABOVE, what = "runs a side" })
   if opts.FORCE then

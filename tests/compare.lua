@@ -308,9 +308,44 @@ out, code = cmp(join(old4) .. " -- " .. join(new4) .. " >/dev/full")
 t.is(code, 1, "the table written to a full disk: exit 1")
 t.like(out, "ftrun: write error: No space left on device", "saying so")
 
+-- Machines: a run of a KVM guest and one of a PVM guest on one side are no
+-- replicates (W3 of the 2026-12-03b reliability review); on opposite sides
+-- they are compared and said to differ; both sides on the same two machines
+-- are paired by machine.
+local function on(kind, host)
+  return function(d)
+    d.machine.hypervisor = kind
+    d.provenance.hostname = host
+  end
+end
+local kvm, pvm = {}, {}
+os.execute("mkdir -p " .. q(dir .. "/kvm") .. " " .. q(dir .. "/pvm"))
+for i = 1, 4 do
+  kvm[i] = fixture(("%s/kvm/r%d-results.json"):format(dir, i), 1, (i - 2.5) * 0.002, nil, on("KVMKVMKVM", "hostk"))
+  pvm[i] = fixture(("%s/pvm/r%d-results.json"):format(dir, i), 7, (i - 2.5) * 0.002, nil, on("PVM", "hostp"))
+end
+out, code = cmp(join { kvm[1], kvm[2], pvm[3], pvm[4] } .. " -- " .. join(new4))
+t.is(code, 2, "a KVM run and a PVM run on one side: exit 2")
+t.like(out, "old side: " .. kvm[1] .. " ran on [host hostk; hypervisor KVMKVMKVM;", "naming the first fingerprint")
+t.like(out, pvm[3] .. " on [host hostp; hypervisor PVM;", "and the second")
+t.like(out, "they differ in host, hypervisor", "and what differs")
+out, code = cmp(join { kvm[1], kvm[2], pvm[3], pvm[4] } .. " -- " .. join { kvm[3], kvm[4], pvm[1], pvm[2] }
+  .. " POOL=1")
+t.is(code, 0, "POOL=1 pools them")
+t.like(out, "machine hostk: 2 old run(s), 2 new run(s)", "each machine's runs named")
+t.like(out, "both sides on the same machines: the change is paired by machine", "and paired by machine")
+out, code = cmp(join(kvm) .. " -- " .. join(pvm))
+t.is(code, 0, "KVM runs against PVM runs: compared")
+t.ok(out:find("the machines differ: old on %[host hostk; hypervisor KVMKVMKVM;.-%], new on %[host hostp; "
+  .. "hypervisor PVM;") ~= nil, "and the machines said to differ", out)
+t.ok(out:find("| A | pass1 | ns/page |[^\n]*| %+600%.0 %[") ~= nil, "the change is the machines' (x7)", out)
+local nohost = fixture(dir .. "/nohost.json", 1, 0.003, nil, function(d) d.provenance.hostname = nil end)
+out, code = cmp(join { old4[1], old4[2], old4[3], nohost } .. " -- " .. join(new4))
+t.is(code, 0, "a run that recorded no hostname joins the others (a missing field matches)")
+
 out, code = cmp("--help")
 t.is(code, 0, "--help exits 0")
-for _, k in ipairs { "ALPHA", "FAIL_ABOVE", "FORCE", "CALIBRATION", "SEED", "OLD... -- NEW...", "AB=" } do
+for _, k in ipairs { "ALPHA", "FAIL_ABOVE", "FORCE", "CALIBRATION", "POOL", "SEED", "OLD... -- NEW...", "AB=" } do
   t.like(out, k, "--help explains " .. k)
 end
 

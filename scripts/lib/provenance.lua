@@ -92,7 +92,8 @@ function provenance.collect()
     ftrun = ft.version, compiler = ft.build.compiler, cflags = ft.build.cflags, lua = _VERSION, glibc = glibc(),
     cpu_vendor = cpu.vendor, cpu_family = cpu.family, cpu_model = cpu.model, cpu_stepping = cpu.stepping,
     cpu_microcode = cpu.microcode,
-    kernel = line("/proc/sys/kernel/osrelease"), cmdline = line("/proc/cmdline"),
+    kernel = line("/proc/sys/kernel/osrelease"), kernel_version = line("/proc/sys/kernel/version"),
+    hostname = line("/proc/sys/kernel/hostname"), cmdline = line("/proc/cmdline"),
     -- the kind of guest as the kernel names it (a PVM fault costs several of a KVM guest's)
     machine_kind = m.hypervisor, machine_kind_source = m.hypervisor_source,
     shadow_page_tables = m.shadow_page_tables, zero_page = m.zero_page,
@@ -112,8 +113,8 @@ end
 -- In the order the raw file lists them.
 provenance.ORDER = { "git_commit", "git_dirty", "git_changed", "git_diff_sha256", "allow_dirty", "ftrun", "lua",
   "compiler", "cflags", "glibc", "cpu_vendor", "cpu_family", "cpu_model", "cpu_stepping", "cpu_microcode",
-  "kernel", "cmdline", "machine_kind", "machine_kind_source", "shadow_page_tables", "zero_page",
-  "perf_event_paranoid", "kptr_restrict", "thp_enabled", "thp_defrag", "thp_sizes",
+  "hostname", "kernel", "kernel_version", "cmdline", "machine_kind", "machine_kind_source", "shadow_page_tables",
+  "zero_page", "perf_event_paranoid", "kptr_restrict", "thp_enabled", "thp_defrag", "thp_sizes",
   "khugepaged_defrag", "khugepaged_pages_to_scan", "free_page_reporting", "page_reporting", "cpufreq_driver",
   "loadavg" }
 

@@ -20,7 +20,7 @@ local function log_medians(runs)
   return stats.map(runs, function(r) return math.log(stats.median(r)) end)
 end
 
-local function positive(runs)
+function verdicts.positive(runs)
   for _, r in ipairs(runs) do
     for _, v in ipairs(r) do if v <= 0 then return false end end
   end
@@ -138,7 +138,7 @@ end
 function verdicts.runs(old, new, cal, opts)
   local ko, kn, alpha, i = #old, #new, opts.ALPHA, opts.i or 1
   local row = {}
-  local pos = positive(old) and positive(new)
+  local pos = verdicts.positive(old) and verdicts.positive(new)
   local calibrated = cal and pos and cal.between_run_sd_log and (cal.df or 0) >= 1
   if pos then
     row.between, row.within = verdicts.spreads(old, new)

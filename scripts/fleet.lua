@@ -1,0 +1,368 @@
+-- fleet.lua: one script on every host of a node set, through ClusterShell
+-- over ssh, the runs gathered into one folder per host and the machines
+-- compared as a level of the measurement.
+--   ./ftrun fleet.lua HOSTS='node[1-4]' [RUNS=k] [SERIAL=1] -- SCRIPT KNOBS...
+-- clush does the fan-out, the node sets and the copying both ways; this
+-- script only checks, runs, gathers and judges.
+local ft = require "ft"
+local json = require "json"
+local knobs = require "knobs"
+local reports = require "reports"
+
+local SCRIPT = "fleet.lua"
+local function fail(msg) knobs.fail(SCRIPT, msg) end
+local function q(s) return "'" .. tostring(s):gsub("'", "'\\''") .. "'" end
+
+local function run(cmd)
+  local p = assert(io.popen(cmd .. " 2>&1"))
+  local out = p:read("a")
+  local ok, _, code = p:close()
+  return out, ok and 0 or code
+end
+
+-- A node set as ClusterShell reads it (node[1-4], a,b, @group), expanded
+-- by nodeset itself so that no host is contacted to check it.
+knobs.parsers.nodeset = function(value)
+  if value:match("^%s*$") then return nil, "a non-empty ClusterShell node set such as node[1-4]" end
+  local out, code = run("nodeset -e -S '\\n' -- " .. q(value))
+  if code ~= 0 then
+    if code == 127 then return nil, "a node set, but nodeset is missing (apt-get install clustershell)" end
+    return nil, "a ClusterShell node set such as node[1-4] (nodeset: " .. out:gsub("%s+$", "") .. ")"
+  end
+  local hosts = {}
+  for h in out:gmatch("[^\n]+") do hosts[#hosts + 1] = h end
+  if #hosts == 0 then return nil, "a node set naming at least one host" end
+  return value
+end
+knobs.parsers.percent = function(value)
+  local v = tonumber(value)
+  if not v or v <= 0 or v ~= v or v == math.huge then return nil, "a percent above 0" end
+  return v
+end
+knobs.parsers.level = function(value)
+  local v = tonumber(value)
+  if not v or v <= 0 or v >= 1 then return nil, "a level between 0 and 1" end
+  return v
+end
+
+local SPEC = {
+  { name = "HOSTS", kind = "nodeset", default = "(none: required)",
+    desc = "the hosts, as a ClusterShell node set (node[1-4], a,b, @group); ssh reaches them as clush does" },
+  { name = "RUNS", kind = "count", default = 1, max = 1000,
+    desc = "runs of SCRIPT on each host, one after another (a host's runs never overlap)" },
+  { name = "SERIAL", kind = "flag", default = false,
+    desc = "1: one host at a time (clush -f 1), so that no two hosts share a noisy host machine's time" },
+  { name = "RESULTS", kind = "path", default = "results/runs/<time>-fleet",
+    desc = "folder the runs are gathered into, one folder per host" },
+  { name = "REMOTE", kind = "path", default = "/var/tmp/ftrun-fleet",
+    desc = "where the hosts keep the installed ftrun (REMOTE/bin/ftrun) and their runs until gathered" },
+  { name = "INSTALL", kind = "choice", default = "auto", choices = { "auto", "never" },
+    desc = "auto: a host without a usable ftrun gets this build (make install DESTDIR, then clush --copy); "
+      .. "never: such a host fails" },
+  { name = "OUTLIER_PCT", kind = "percent", default = 10,
+    desc = "least distance of a host's median from the others' median, in %, for it to be named an outlier "
+      .. "(the bar is also at least 3 times the spread the other hosts show)" },
+  { name = "ALPHA", kind = "level", default = 0.05,
+    desc = "false discovery rate of the rows whose hosts are called different (Benjamini-Hochberg)" },
+  { name = "SUMMARY", kind = "path", default = "(none)",
+    desc = "a folder already gathered (one folder of runs per host, as a Slurm array writes it): its fleet "
+      .. "summary, running nothing and contacting no host" },
+}
+local ABOUT = [[
+fleet.lua runs one ftrun script on every host of a node set (clush over ssh)
+RUNS times a host, hosts in parallel unless SERIAL=1, and gathers every run's
+files into RESULTS/<host>/run-<i>/. A host without a usable ftrun
+gets the current build. The fleet summary (RESULTS/fleet-summary.md, also
+printed) gives each host's machine and status, and for every timed row each
+host's median, the spread between machines beside the spread between runs on
+one machine, whether the hosts differ (a permutation test over the runs,
+Benjamini-Hochberg over the rows) and the outlier hosts with their distance.
+Exit status: 0 every host ran every run clean, 1 some host did not (each named),
+2 bad input (nothing contacted), 130 interrupted.]]
+
+-- The fleet's knobs come before `--`, the script and its knobs after.
+local mine, theirs, at = {}, {}, nil
+for i, a in ipairs { ... } do
+  if at then theirs[#theirs + 1] = a
+  elseif a == "--" then at = i
+  else mine[#mine + 1] = a end
+end
+local cfg = knobs.setup(SCRIPT, ABOUT, SPEC, {}, mine, "fleet.lua HOSTS='node[1-4]' [RUNS=k] [SERIAL=1] "
+  .. "[KNOB=value ...] -- SCRIPT [KNOB=value ...]")
+-- The fleet summary, from the gathered JSON alone.
+local function results_of(dir)
+  local docs = {}
+  local p = io.popen("find " .. q(dir) .. " -name '*results.json' -type f 2>/dev/null | LC_ALL=C sort")
+  for path in p:lines() do
+    local f = io.open(path)
+    local doc = f and json.decode(f:read("a") or "")
+    if f then f:close() end
+    if type(doc) == "table" and type(doc.rows) == "table" then
+      doc.path = path
+      docs[#docs + 1] = doc
+    end
+  end
+  p:close()
+  return docs
+end
+
+if cfg.given.SUMMARY then
+  if #theirs > 0 or cfg.given.HOSTS then fail("SUMMARY=DIR summarises runs already gathered: no HOSTS, no SCRIPT") end
+  local names = {}
+  local p = io.popen("ls -1 -- " .. q(cfg.SUMMARY) .. " 2>/dev/null")
+  for n in p:lines() do
+    local d = io.open(("%s/%s/."):format(cfg.SUMMARY, n))
+    if d then d:close(); names[#names + 1] = n end
+  end
+  p:close()
+  if #names == 0 then fail(("SUMMARY=%s: expected a folder with one folder of runs per host"):format(cfg.SUMMARY)) end
+  local fleet, script, knob_list, runs = {}, nil, {}, 0
+  for _, n in ipairs(names) do
+    local docs = results_of(cfg.SUMMARY .. "/" .. n)
+    fleet[#fleet + 1] = { name = n, docs = docs,
+      status = #docs > 0 and { state = "ok", why = ("%d run(s)"):format(#docs) } or { state = "no runs" } }
+    script = script or (docs[1] and docs[1].script)
+    runs = math.max(runs, #docs)
+  end
+  local text = reports.of(SCRIPT).summary(fleet, { script = script or "?", knobs = knob_list, runs = runs,
+    hosts = table.concat(names, ","), alpha = cfg.ALPHA, outlier_pct = cfg.OUTLIER_PCT, dir = cfg.SUMMARY })
+  assert(ft.write_files { { cfg.SUMMARY .. "/fleet-summary.md", text } })
+  io.write(text)
+  os.exit(0, true)
+end
+
+if not cfg.given.HOSTS then fail("HOSTS: expected a node set such as HOSTS='node[1-4]' (--help explains)") end
+local target = theirs[1]
+if not target then fail("no SCRIPT: expected fleet.lua HOSTS=... -- SCRIPT [KNOB=value ...]") end
+if not target:match("^[%w_]+%.lua$") then
+  fail(("SCRIPT=%s: expected the name of one of ftrun's scripts (cycles.lua), which every host has installed")
+    :format(target))
+end
+if target == SCRIPT then fail("SCRIPT=fleet.lua: a fleet does not run fleets") end
+local here = io.open(ft.project_dir .. "/scripts/" .. target)
+if not here then
+  fail(("SCRIPT=%s: no such script in %s/scripts, so none the hosts could be given"):format(target, ft.project_dir))
+end
+here:close()
+local script_knobs = {}
+for i = 2, #theirs do
+  local a = theirs[i]
+  if not a:match("^[%u_][%u%d_]*=[^'\n]*$") then
+    fail(("%s: expected KNOB=value for %s (without quotes or newlines)"):format(a, target))
+  end
+  if a:match("^RESULTS=") then fail(("%s: the fleet chooses where each host's runs go"):format(a)) end
+  script_knobs[#script_knobs + 1] = a
+end
+local installable = io.open(ft.project_dir .. "/Makefile")
+if installable then installable:close() end
+if cfg.INSTALL == "auto" and not installable then
+  fail(("INSTALL=auto: %s is no checkout with a Makefile, so a host without ftrun could not be given this "
+    .. "build (INSTALL=never runs only on hosts with their own ftrun)"):format(ft.project_dir))
+end
+if run("command -v clush") == "" then fail("clush is missing: apt-get install clustershell") end
+
+local hosts = {}
+for h in run("nodeset -e -S '\\n' -- " .. q(cfg.HOSTS)):gmatch("[^\n]+") do hosts[#hosts + 1] = h end
+local stamp = os.date("!%Y%m%dT%H%M%SZ")
+-- as a plain run's: under the checkout's results/runs/, else ./ftrun-runs/
+local out_dir = cfg.given.RESULTS and cfg.RESULTS or ("%s/%s-fleet"):format(installable
+  and ft.project_dir .. "/results/runs" or "ftrun-runs", stamp)
+local remote_ft = cfg.REMOTE .. "/bin/ftrun"
+local remote_runs = ("%s/runs/%s-%d"):format(cfg.REMOTE, stamp, math.random(1 << 30))
+assert(ft.mkdir(out_dir))
+local work = out_dir .. "/.clush"
+assert(ft.mkdir(work))
+
+local report = reports.of(SCRIPT)
+local status = {} -- host -> { state, why }
+local function note(h, state, why)
+  status[h] = { state = state, why = why }
+  io.stderr:write(("fleet: %s: %s%s\n"):format(h, state, why and (": " .. why) or ""))
+end
+
+-- clush over some hosts; its per-host stdout and stderr land in files
+-- (--outdir, --errdir) beside its labelled lines on the terminal.
+local function clush(nodes, args, tag, quiet)
+  local o, e = work .. "/" .. tag .. ".out", work .. "/" .. tag .. ".err"
+  local cmd = ("clush -w %s --outdir=%s --errdir=%s %s </dev/null"):format(q(table.concat(nodes, ",")), q(o), q(e),
+    args)
+  local _, code = run(("mkdir -p %s %s && %s%s"):format(q(o), q(e), cmd, quiet and " >/dev/null 2>&1" or ""))
+  local function read(dir, h)
+    local f = io.open(dir .. "/" .. h)
+    local s = f and f:read("a") or ""
+    if f then f:close() end
+    return s
+  end
+  return function(h) return read(o, h), read(e, h) end, code
+end
+
+local function last_line(s)
+  local l
+  for x in s:gmatch("[^\n]+") do l = x end
+  return l
+end
+
+-- 1. Which hosts answer, and which have an ftrun that has the script.
+local probe = ("for f in %s \"$(command -v ftrun)\"; do [ -x \"$f\" ] && \"$f\" %s --help >/dev/null 2>&1 && "
+  .. "{ echo \"fleet-ftrun $f $(\"$f\" --version 2>&1 | head -n 1)\"; exit 0; }; done; echo fleet-ftrun none")
+  :format(q(remote_ft), q(target))
+local function check(nodes)
+  local read = clush(nodes, q(probe), "probe-" .. #nodes, true)
+  local have, lack = {}, {}
+  for _, h in ipairs(nodes) do
+    local out, err = read(h)
+    local path, version = out:match("fleet%-ftrun (%S+) ?([^\n]*)")
+    if path == "none" then lack[#lack + 1] = h
+    elseif path then have[h] = { path = path, version = version }
+    else note(h, "unreachable", last_line(err) or "no answer through clush") end
+  end
+  return have, lack
+end
+io.stderr:write(("fleet: %d host(s) %s; %s %s, %d run(s) each, %s; gathered into %s\n"):format(#hosts,
+  cfg.HOSTS, target, table.concat(script_knobs, " "), cfg.RUNS, cfg.SERIAL and "one host at a time"
+  or "hosts in parallel", out_dir))
+local have, lack = check(hosts)
+
+-- 2. This build onto the hosts that lack one: installed into a staging
+-- root, then copied one host at a time (hosts sharing a file system would
+-- otherwise write the same files at once).
+if #lack > 0 then
+  if cfg.INSTALL == "never" then
+    for _, h in ipairs(lack) do note(h, "failed", ("no ftrun with %s (INSTALL=never)"):format(target)) end
+  else
+    local stage = work .. "/stage"
+    local out, code = run(("make -s -C %s install DESTDIR=%s PREFIX=%s"):format(q(ft.project_dir), q(stage),
+      q(cfg.REMOTE)))
+    if code ~= 0 then
+      for _, h in ipairs(lack) do note(h, "failed", "make install of this build failed: " .. (last_line(out) or "")) end
+    else
+      local parent = cfg.REMOTE:match("^(.*)/[^/]+$")
+      if not parent or parent == "" then parent = "/" end
+      io.stderr:write(("fleet: installing this build to %s on %s\n"):format(cfg.REMOTE, table.concat(lack, ",")))
+      clush(lack, "mkdir -p " .. q(parent), "mkdir", true)
+      clush(lack, ("-f 1 -c %s --dest %s"):format(q(stage .. cfg.REMOTE), q(parent)), "copy", true)
+      local now_have, still = check(lack)
+      for h, v in pairs(now_have) do have[h] = v end
+      for _, h in ipairs(still) do note(h, "failed", "installed, but its ftrun still cannot run " .. target) end
+    end
+  end
+end
+local ready = {}
+for _, h in ipairs(hosts) do
+  if have[h] then
+    ready[#ready + 1] = h
+    io.stderr:write(("fleet: %s: %s (%s)\n"):format(h, have[h].path, have[h].version))
+  end
+end
+
+-- 3. RUNS runs on every ready host. Each host makes its own folder (hosts
+-- may share a file system) and says which; an interrupt stops the runs on
+-- every host, and what they wrote is gathered all the same.
+local gathered = {}
+local interrupted = false
+if #ready > 0 then
+  local per_host = ("base=%s; mkdir -p \"$base\" && d=$(mktemp -d \"$base/host.XXXXXX\") || exit 97; "
+    .. "echo $$ > \"$d/pid\"; stop=0; trap 'stop=1' INT TERM HUP; echo \"fleet: folder ${d##*/}\"; i=1; "
+    .. "while [ $i -le %d ] && [ $stop = 0 ]; do s=$(date +%%s); echo \"fleet: run $i of %d started\"; "
+    .. "%s %s %s RESULTS=\"$d/run-$i\" "
+    .. ">\"$d/run-$i.log\" 2>&1; rc=$?; echo $rc >\"$d/run-$i.rc\"; "
+    .. "echo \"fleet: run $i of %d exit $rc in $(( $(date +%%s) - s )) s\"; i=$((i + 1)); done; "
+    .. "[ $stop = 0 ] || echo interrupted >\"$d/stopped\"")
+    :format(q(remote_runs), cfg.RUNS, cfg.RUNS, "\"$f\"", q(target), table.concat(script_knobs, " "), cfg.RUNS)
+  -- every host's own ftrun: the probe found it, and it may differ by host
+  local by_path = {}
+  for _, h in ipairs(ready) do
+    by_path[have[h].path] = by_path[have[h].path] or {}
+    table.insert(by_path[have[h].path], h)
+  end
+  local sh = { "#!/bin/sh", "int=0", "trap 'int=1' INT TERM", "rc=0" }
+  for path, nodes in pairs(by_path) do
+    sh[#sh + 1] = ("clush -w %s %s --outdir=%s --errdir=%s </dev/null %s || rc=$?"):format(
+      q(table.concat(nodes, ",")), cfg.SERIAL and "-f 1" or "", q(work .. "/run.out"), q(work .. "/run.err"),
+      q("f=" .. q(path) .. "; " .. per_host))
+  end
+  sh[#sh + 1] = ("if [ $int = 1 ]; then echo 'fleet: interrupted: stopping the runs on %s' >&2; "
+    .. "clush -w %s </dev/null %s >/dev/null 2>&1; fi"):format(table.concat(ready, ","), q(table.concat(ready, ",")),
+    q(("for p in %s/*/pid; do kill -INT -- -$(cat \"$p\") 2>/dev/null; done; sleep 2"):format(q(remote_runs))))
+  sh[#sh + 1] = ("clush -w %s --rcopy %s --dest %s </dev/null >/dev/null 2>%s"):format(q(table.concat(ready, ",")),
+    q(remote_runs), q(work .. "/gather"), q(work .. "/gather.err"))
+  -- each host's folder out of its own copy (with a shared file system every
+  -- copy holds every host's folder), named on the way when interrupted
+  sh[#sh + 1] = ("for h in %s; do fo=$(sed -n 's/^fleet: folder //p' %s/run.out/$h 2>/dev/null | head -n 1); "
+    .. "src=%s/gather/%s.$h/$fo; if [ -n \"$fo\" ] && [ -d \"$src\" ] && mv \"$src\" %s/$h; then rm -f %s/$h/pid; "
+    .. "[ $int = 1 ] && echo \"fleet: $h: interrupted: $(ls %s/$h | grep -c '^run-.*\\.rc$') of %d run(s) "
+    .. "ended, kept in %s/$h\" >&2; "
+    .. "else [ $int = 1 ] && echo \"fleet: $h: interrupted: nothing gathered\" >&2; fi; done"):format(
+    table.concat(ready, " "), q(work), q(work), remote_runs:match("[^/]+$"), q(out_dir), q(out_dir), q(out_dir),
+    cfg.RUNS,
+    out_dir)
+  sh[#sh + 1] = ("clush -w %s </dev/null %s >/dev/null 2>&1"):format(q(table.concat(ready, ",")),
+    q("rm -rf " .. q(remote_runs)))
+  sh[#sh + 1] = ("[ $int = 1 ] && { rm -rf %s; exit 130; }"):format(q(work))
+  sh[#sh + 1] = "exit $rc"
+  local path = work .. "/run.sh"
+  local f = assert(io.open(path, "w"))
+  f:write(table.concat(sh, "\n") .. "\n")
+  f:close()
+  assert(ft.mkdir(work .. "/gather"))
+  local _, _, code = os.execute("sh " .. q(path))
+  interrupted = code == 130
+
+  -- 4. Each host's folder, from its own copy of the runs' folder.
+  for _, h in ipairs(ready) do
+    local out = io.open(work .. "/run.out/" .. h)
+    local text = out and out:read("a") or ""
+    if out then out:close() end
+    local folder = text:match("fleet: folder (host%.[%w]+)")
+    local dst = out_dir .. "/" .. h
+    local there = io.open(dst .. "/.")
+    if there then there:close() end
+    if folder and there then
+      gathered[h] = dst
+      local runs_ok, why = 0, nil
+      for i = 1, cfg.RUNS do
+        local rcf = io.open(("%s/run-%d.rc"):format(dst, i))
+        local rc = rcf and tonumber(rcf:read("a"))
+        if rcf then rcf:close() end
+        if rc == 0 then runs_ok = runs_ok + 1
+        elseif not why then
+          local log = io.open(("%s/run-%d.log"):format(dst, i))
+          local l = log and last_line(log:read("a")) or nil
+          if log then log:close() end
+          why = rc and ("run %d exited %d: %s"):format(i, rc, l or "") or ("run %d never ran"):format(i)
+        end
+      end
+      os.remove(dst .. "/pid")
+      local stopped = io.open(dst .. "/stopped")
+      if stopped then stopped:close() end
+      if runs_ok == cfg.RUNS then note(h, "ok", ("%d run(s) in %s"):format(runs_ok, dst))
+      elseif stopped or interrupted then note(h, "interrupted", ("%d of %d run(s) done, kept in %s; %s"):format(
+        runs_ok, cfg.RUNS, dst, why or ""))
+      else note(h, "failed", ("%d of %d run(s) clean, kept in %s; %s"):format(runs_ok, cfg.RUNS, dst, why)) end
+    else
+      local err = io.open(work .. "/run.err/" .. h)
+      local e = err and last_line(err:read("a")) or nil
+      if err then err:close() end
+      note(h, interrupted and "interrupted" or "failed", folder and "its runs could not be gathered"
+        or ("no run started%s"):format(e and (": " .. e) or ""))
+    end
+  end
+end
+os.execute("rm -rf " .. q(work))
+
+-- 5. The fleet summary.
+local fleet = {}
+for _, h in ipairs(hosts) do
+  fleet[#fleet + 1] = { name = h, status = status[h] or { state = "failed" },
+    docs = gathered[h] and results_of(gathered[h]) or {} }
+end
+local text = report.summary(fleet, { script = target, knobs = script_knobs, runs = cfg.RUNS, hosts = cfg.HOSTS,
+  alpha = cfg.ALPHA, outlier_pct = cfg.OUTLIER_PCT, dir = out_dir, interrupted = interrupted })
+local ok, err = ft.write_files { { out_dir .. "/fleet-summary.md", text } }
+if not ok then io.stderr:write(("fleet.lua: the summary was not written: %s\n"):format(err)) end
+io.write(text)
+
+local all = true
+for _, h in ipairs(fleet) do if h.status.state ~= "ok" then all = false end end
+if interrupted then os.exit(130, true) end
+os.exit(all and 0 or 1, true)
