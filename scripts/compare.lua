@@ -388,7 +388,8 @@ local function compare(old_docs, new_docs)
     for k, v in pairs(verdicts.runs(row.old, row.new, c, { ALPHA = opts.ALPHA, SEED = opts.SEED, i = i,
       EQUIV = opts.EQUIV })) do row[k] = v end
     if row.floor and not row.calibrated then floors[#floors + 1] = row.floor end
-    if n_machines > 1 and row.ratio and verdicts.positive(row.old) and verdicts.positive(row.new) then -- machine, run, repetition
+    -- several machines: the interval from machine, run and repetition
+    if n_machines > 1 and row.ratio and verdicts.positive(row.old) and verdicts.positive(row.new) then
       row.ratio, row.lo, row.hi = machines.bootstrap_ratio(row.old, row.new, { seed = opts.SEED + i })
     end
   end

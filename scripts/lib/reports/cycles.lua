@@ -342,7 +342,8 @@ function report.table(raw)
     put("")
   end
   local thp = ix.value("thp_page")
-  local obtained = thp and (ab_a and "side A: " .. (ab_a ~= "" and ab_a or "the run's own knobs") or "THP=" .. thp.asked)
+  local obtained = thp
+    and (ab_a and "side A: " .. (ab_a ~= "" and ab_a or "the run's own knobs") or "THP=" .. thp.asked)
   if thp and thp.folio_kb then -- multi-size THP: PTE-mapped folios, told by the faults and the size's counter
     -- a mixed page predicts no fault count: one size's figure would read as the run's
     put(("Pages obtained (cycle A, %s): pass 1 took %s faults and the %s kB size's anon_fault_alloc rose "
