@@ -134,6 +134,14 @@ local function complete_svg(text)
   return text ~= nil and #text > 0 and text:match("</svg>%s*$") ~= nil
 end
 
+-- The SVG says which commit made its data, in a comment after the XML
+-- declaration (a comment may not hold "--").
+local function svg_stamped(svg, prov)
+  local note = "<!-- ftrun " .. provenance.describe(prov):gsub("%-%-+", "-") .. " -->\n"
+  local decl = svg:match("^<%?xml.-%?>\n")
+  return decl and decl .. note .. svg:sub(#decl + 1) or note .. svg
+end
+
 -- Draws a run's plots without touching dir: returns every file they make
 -- ({path, text}: data, gnuplot script and SVG of each) and their count, to be
 -- renamed into dir in the same step as the run's other files. gnuplot runs in
@@ -192,7 +200,7 @@ function plots.render(doc, dir, prefix, attached, mark)
       end
       out[#out + 1] = { ("%s/%s.dat"):format(dir, spec.name), spec.data }
       out[#out + 1] = { ("%s/%s.gp"):format(dir, spec.name), spec.script }
-      out[#out + 1] = { ("%s/%s.svg"):format(dir, spec.name), svg }
+      out[#out + 1] = { ("%s/%s.svg"):format(dir, spec.name), svg_stamped(svg, doc.provenance) }
     end
   end)
   local cleaned, why = pcall(clean)
