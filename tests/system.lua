@@ -32,6 +32,15 @@ do
   out, code = t.ftrun_run("-e 'print(ft.clock_estimate())'", "CLOCK_GHZ=fast")
   t.like(out, "CLOCK_GHZ=fast: expected a clock rate in GHz", "bad CLOCK_GHZ named")
   t.is(code, 1, "bad CLOCK_GHZ exits 1")
+  out, code = t.ftrun_run("-e 'print(ft.clock_estimate())'", "CLOCK_GHZ=measured")
+  t.like(out, "\tmeasured", "CLOCK_GHZ=measured asks for the estimate")
+  t.is(code, 0, "and exits 0")
+  local dir = t.tmpdir()
+  out, code = t.ftrun_run("first_touch.lua MIB=1 REPS=1 RESULTS=" .. t.quote(dir .. "/r"), "CLOCK_GHZ=measured")
+  t.is(code, 0, "a script run with CLOCK_GHZ=measured in the environment (its knob's own value) exits 0", out)
+  t.ok((t.read(dir .. "/r/exp-first_touch-raw.txt") or ""):find("value=clock_ghz unit=GHz x=[%d.]+ source=measured"),
+    "and measures")
+  os.execute("rm -rf " .. t.quote(dir))
 end
 
 do
