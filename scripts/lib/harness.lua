@@ -65,6 +65,7 @@ end
 
 -- b:method(...) timed in C, its faults read around it.
 function Record:pass(key, b, method, ...)
+  if key then self._h.pass_keys[key] = true end -- a pass over pages: the stall warning looks at it
   return keep(self, key, self._h.meter:pass(b, method, ...))
 end
 
@@ -138,7 +139,9 @@ function harness.start(opts, args)
 
   local h = setmetatable({ script = script, about = opts.about, cfg = cfg, spec = spec, meter = meter,
     warmup = opts.warmup or 0, cases = {}, cols = {}, values = {}, notes = {}, start_ns = start_ns,
-    ab = ab_plan, ghz = ghz, ghz_source = ghz_source, provenance = prov }, H)
+    ab = ab_plan, ghz = ghz, ghz_source = ghz_source, provenance = prov, pass_keys = {} }, H)
+  -- The estimate's own spread at the start, to tell a moved clock at the end from noise.
+  if ghz_source == "measured" then h.ghz_start = { ghz, (ft.clock_estimate()), (ft.clock_estimate()) } end
   if opts.shuffle then
     if not cfg.given.SEED then cfg.SEED = ft.now_ns() % (1 << 40) + 1 end
     h.seed = cfg.SEED
@@ -166,7 +169,7 @@ function harness.start(opts, args)
     h.warmup > 0 and " after " .. h.warmup .. " warm-up" or "")
   h.header, h.machine = report.header(h.title, h.clock, h.ghz, h.ghz_source)
   for _, k in ipairs(provenance.ORDER) do h.header = h.header .. k .. ": " .. tostring(h.provenance[k]) .. "\n" end
-  io.stderr:write(h.title .. "\n")
+  if not cfg.QUIET then io.stderr:write(h.title .. "\n") end
   h.meter.on_mismatch = function(msg) results.failed(h, msg) end
   return h
 end
@@ -255,7 +258,12 @@ function H:note(text)
 end
 
 function H:progress(fmt, ...)
-  io.stderr:write(self.script, ": ", fmt:format(...), "\n")
+  if not self.cfg.QUIET then io.stderr:write(self.script, ": ", fmt:format(...), "\n") end
+end
+
+-- The progress line's pieces, unless QUIET=1.
+local function say(self, ...)
+  if not self.cfg.QUIET then io.stderr:write(...) end
 end
 
 -- Whether a case runs in repetition rep: not once it was found unsupported, nor after its
@@ -268,7 +276,7 @@ end
 -- skipped as unsupported or run once writes nothing, so it leaves no separator either).
 local function run_case(self, case, rep, timed, first)
   if not runs(case, rep) then return false end
-  io.stderr:write(first and " " or "; ", case.name)
+  say(self, first and " " or "; ", case.name)
   io.stderr:flush()
   local r = setmetatable({ _h = self }, Record)
   local before = provenance.snapshot()
@@ -280,9 +288,9 @@ local function run_case(self, case, rep, timed, first)
   r._h = nil
   if ok == false then -- what disturbed a case that did not run is no news
     case.unsupported = tostring(why)
-    io.stderr:write(" (not supported: ", case.unsupported, ")")
+    say(self, " (not supported: ", case.unsupported, ")")
   else
-    if r.noise.flagged then io.stderr:write(" (noisy)") end
+    if r.noise.flagged then say(self, " (noisy)") end
     if timed then case.records[#case.records + 1] = setmetatable(r, nil) end
   end
   return true
@@ -320,7 +328,7 @@ local function repetition(self, rep, timed)
     local sides = 0
     ab.repetition(self.ab, self.cfg, rep, function(side)
       sides = sides + 1
-      io.stderr:write(sides > 1 and " | " or " ", side, ":")
+      say(self, sides > 1 and " | " or " ", side, ":")
       local first = true
       local slot = ab.order(math.max(rep, 1))[1] == side and 1 or 2
       for _, case in ipairs(order(self)) do
@@ -331,7 +339,7 @@ local function repetition(self, rep, timed)
           if case.records[n + 1] then case.records[n + 1].ab = { rep = rep, side = side, slot = slot } end
         end
       end
-      if first then io.stderr:write(" no case left to run") end
+      if first then say(self, " no case left to run") end
     end)
   else
     local first = true
@@ -352,14 +360,15 @@ function H:run()
       timed and ("rep %d/%d"):format(i - self.warmup, self.cfg.REPS) or "warm-up")
     local rep = timed and i - self.warmup or 0
     local none = none_left(self, rep)
+    local quiet = self.cfg.QUIET
     if none then -- said as it is, rather than an empty line timed at 0.0 s
-      io.stderr:write(head .. " " .. none .. "\n") -- one write, a whole line
+      say(self, head .. " " .. none .. "\n") -- one write, a whole line
     else
-      io.stderr:write(head)
-      ft.stderr_line(true) -- a signal or a message of the runner's ends it first
+      say(self, head)
+      if not quiet then ft.stderr_line(true) end -- a signal or a message of the runner's ends it first
       repetition(self, rep, timed)
-      io.stderr:write((" (%.1f s)\n"):format((ft.now_ns() - t0) / 1e9))
-      ft.stderr_line(false)
+      say(self, (" (%.1f s)\n"):format((ft.now_ns() - t0) / 1e9))
+      if not quiet then ft.stderr_line(false) end
     end
   end
 end

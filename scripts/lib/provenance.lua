@@ -111,7 +111,8 @@ function provenance.collect()
 end
 
 -- In the order the raw file lists them.
-provenance.ORDER = { "git_commit", "git_dirty", "git_changed", "git_diff_sha256", "git_source", "allow_dirty", "ftrun", "lua",
+provenance.ORDER = { "git_commit", "git_dirty", "git_changed", "git_diff_sha256", "git_source", "allow_dirty",
+  "ftrun", "lua",
   "compiler", "cflags", "glibc", "cpu_vendor", "cpu_family", "cpu_model", "cpu_stepping", "cpu_microcode",
   "kernel", "cmdline", "perf_event_paranoid", "kptr_restrict", "thp_enabled", "thp_defrag", "thp_sizes",
   "khugepaged_defrag", "khugepaged_pages_to_scan", "free_page_reporting", "cpufreq_driver", "loadavg" }

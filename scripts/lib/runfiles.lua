@@ -35,6 +35,10 @@ function runfiles.spec()
     { name = "RESULTS", kind = "path", default = "results/runs/<UTC time>-<run> (PUBLISH=1: results/)",
       desc = "directory for the results files" },
     { name = "README", kind = "path", default = "results/README.md", desc = "README pasted into on PUBLISH=1" },
+    { name = "FORMAT", kind = "choice", choices = { "md", "csv", "tsv", "json" }, default = "md", shown_only = true,
+      desc = "the table on stdout: md (at most 200 columns), or every row as one csv, tsv or json table" },
+    { name = "QUIET", kind = "flag", default = false, shown_only = true,
+      desc = "1: no progress on stderr (warnings and errors still)" },
   }
 end
 
@@ -60,7 +64,7 @@ end
 -- script: "cycles.lua"; run: the run's name ("main", "thp-always", "exp-thp");
 -- cfg: the knobs read. Returns the plan every later write follows.
 function runfiles.plan(script, run, cfg)
-  local plan = { script = script, run = run, publish = cfg.PUBLISH }
+  local plan = { script = script, run = run, publish = cfg.PUBLISH, quiet = cfg.QUIET }
   if cfg.PUBLISH then
     plan.dir = cfg.given.RESULTS and cfg.RESULTS or runfiles.root .. "/results"
     plan.readme = cfg.given.README and cfg.README or runfiles.root .. "/results/README.md"
@@ -167,8 +171,10 @@ function runfiles.write(plan, files, pastes, draw)
     while until_ns and ft.now_ns() < until_ns do end
     link_latest()
     -- one write a line: the lines of two runs sharing a terminal do not interleave
-    io.stderr:write(plan.script .. ": wrote " .. table.concat(names, ", ") .. "\n")
-    if drawn > 0 then io.stderr:write(("%s: drew %d plot(s) in %s\n"):format(plan.script, drawn, plan.dir)) end
+    if not plan.quiet then
+      io.stderr:write(plan.script .. ": wrote " .. table.concat(names, ", ") .. "\n")
+      if drawn > 0 then io.stderr:write(("%s: drew %d plot(s) in %s\n"):format(plan.script, drawn, plan.dir)) end
+    end
   end
   local called, ok, err = pcall(function()
     local written, why = ft.write_files(list)
