@@ -156,10 +156,7 @@ for _, c in ipairs(report.COLUMNS) do c.optional = true end
 h:columns(report.COLUMNS) -- what a row of the table is
 h:run()
 -- the last repetition's per-page samples, for the page map
-for pass, s in pairs(samples or {}) do
-  h:attach(("C-%s-samples.i32"):format(pass), report.pack_samples(s), ("cycle C %s, the last repetition's ns per page "
-    .. "(store + one timestamp), one little-endian int32 a page in page order"):format(pass))
-end
+for pass, s in pairs(samples or {}) do h:attach(("C-%s-samples.i32"):format(pass), report.pack_samples(s, pass)) end
 
 -- The headline ratios, each within every repetition (the other figures: reports/cycles.lua).
 local pass1 = { "A", "pass1" }

@@ -9,6 +9,17 @@ local display = {}
 display.WIDTH = 200
 display.FORMATS = { "md", "csv", "tsv", "json" }
 
+-- The knobs of what a harness script prints (shown_only: not in the
+-- results' knob list, since they change nothing measured).
+function display.spec()
+  return {
+    { name = "FORMAT", kind = "choice", choices = display.FORMATS, default = "md", shown_only = true,
+      desc = "the table on stdout: md (at most 200 columns), or every row as one csv, tsv or json table" },
+    { name = "QUIET", kind = "flag", default = false, shown_only = true,
+      desc = "1: no progress on stderr (warnings and errors still)" },
+  }
+end
+
 local function len(s) return utf8.len(s) or #s end
 
 local function cells(line)

@@ -18,6 +18,7 @@
 --   h:ratio("first_touch", { "THP=never", "pass1" }, { "THP=never", "retouch" })
 --   h:finish()
 local ab = require "ab"
+local display = require "display"
 local ft = require "ft"
 local knobs = require "knobs"
 local measure = require "measure"
@@ -124,6 +125,7 @@ function harness.start(opts, args)
   end
   spec[#spec + 1] = ab.knob()
   for _, k in ipairs(runfiles.spec()) do spec[#spec + 1] = k end
+  for _, k in ipairs(display.spec()) do spec[#spec + 1] = k end
   local cfg = knobs.setup(script, opts.about, spec, quick, args or _G.arg or {})
   local start_ns = ft.now_ns()
   local ab_plan = ab.plan(script, spec, cfg) -- AB's knobs checked before anything is mapped

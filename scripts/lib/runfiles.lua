@@ -35,10 +35,6 @@ function runfiles.spec()
     { name = "RESULTS", kind = "path", default = "results/runs/<UTC time>-<run> (PUBLISH=1: results/)",
       desc = "directory for the results files" },
     { name = "README", kind = "path", default = "results/README.md", desc = "README pasted into on PUBLISH=1" },
-    { name = "FORMAT", kind = "choice", choices = { "md", "csv", "tsv", "json" }, default = "md", shown_only = true,
-      desc = "the table on stdout: md (at most 200 columns), or every row as one csv, tsv or json table" },
-    { name = "QUIET", kind = "flag", default = false, shown_only = true,
-      desc = "1: no progress on stderr (warnings and errors still)" },
   }
 end
 
