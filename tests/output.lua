@@ -91,6 +91,21 @@ do -- QUIET=1: no progress, no file list; the table still
   t.like(out, "pass 1: first touch", "stdout holds the table")
 end
 
+do -- cycle C's page maps: the right axis spans a bin's pages, the key is above the plot, not on the x label
+  local dir = t.tmpdir()
+  local _, code = t.ftrun_run("cycles.lua QUICK=1 MIB=4 REPS=2 CYCLES=C QUIET=1 RESULTS=" .. q(dir) .. " >/dev/null")
+  t.is(code, 0, "a cycle C run")
+  for _, pass in ipairs { "pass1", "pass2" } do
+    local gp = t.read(dir .. "/quick-C-" .. pass .. "-pages.gp") or ""
+    t.like(gp, "set y2range [0:1.1]\n", pass .. ": the right axis runs from 0 to a bin's 1 page and a tenth")
+    t.like(gp, 'set xlabel "page index (bins of 1 pages; ', pass .. ": the x label names the bin width")
+    t.like(gp, "set xrange [0:1024]\n", pass .. ": the x axis ends at the last page")
+    t.ok(gp:find("set key above", 1, true) and not gp:find("set key below", 1, true),
+      pass .. ": the key is above the plot, not under it where the x label is")
+  end
+  os.execute("rm -rf " .. q(dir))
+end
+
 do -- display.narrow alone: a narrow table is left as it is; a wide one fits, legend and all
   local narrow = "| a | b |\n|---|---|\n| 1 | 2 |\n"
   t.is(display.narrow(narrow), narrow, "a table that fits is kept byte for byte")
