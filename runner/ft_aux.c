@@ -301,6 +301,26 @@ static int interrupt_message(lua_State *L, const char *core)
 	return 1;
 }
 
+/* An error raised inside the scripts' shared library (scripts/lib/) on
+ * behalf of a script's call: "SRC:LINE: " of the innermost line of a file
+ * outside it, pushed, so a script writer reads their own line first; NULL
+ * when the error came from outside the library or no such line exists. */
+static const char *script_position(lua_State *L)
+{
+	lua_Debug ar;
+	bool in_lib = false;
+	for (int level = 1; lua_getstack(L, level, &ar); level++) {
+		if (!lua_getinfo(L, "Sl", &ar) || ar.currentline <= 0 || ar.source[0] != '@')
+			continue;
+		if (strstr(ar.source, "/scripts/lib/")) {
+			in_lib = true;
+			continue;
+		}
+		return in_lib ? lua_pushfstring(L, "%s:%d: ", ar.short_src, ar.currentline) : NULL;
+	}
+	return NULL;
+}
+
 int ft_msghandler(lua_State *L)
 {
 	const char *msg = lua_tostring(L, 1);
@@ -312,6 +332,11 @@ int ft_msghandler(lua_State *L)
 			return 1;
 		msg = lua_pushfstring(L, "(error object is a %s value)", luaL_typename(L, 1));
 	}
+	/* a message that already starts with a line outside the library keeps it */
+	const char *rest = after_position(msg);
+	const char *where = !rest || memmem(msg, (size_t)(rest - msg), "/scripts/lib/", 13) ? script_position(L) : NULL;
+	if (where)
+		msg = lua_pushfstring(L, "%s%s", where, msg);
 	luaL_traceback(L, L, msg, 1);
 	return 1;
 }

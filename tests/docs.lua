@@ -47,7 +47,8 @@ for _, s in ipairs(scripts) do
   local help, code = t.ftrun_run(path .. " --help")
   t.is(code, 0, s .. " --help exits 0")
   local entry = man_entry(s)
-  t.ok(entry ~= nil, s .. " has an entry in the man page's SCRIPTS")
+  local regenerate = "`make claims` regenerates the man page's SCRIPTS from every script's --help"
+  t.ok(entry ~= nil, s .. " has an entry in the man page's SCRIPTS", regenerate)
   entry = entry or ""
   if #declared > 0 then
     local in_help = {}
@@ -57,13 +58,13 @@ for _, s in ipairs(scripts) do
     t.ok(same(declared, in_help), s .. ": --help lists exactly the knobs it declares", select(2, same(declared, in_help)))
     local in_man = names(entry, "\n%.B ([%u%d_]+)\n")
     t.ok(same(declared, in_man), s .. ": the man page lists exactly the knobs it declares",
-      select(2, same(declared, in_man)))
+      tostring(select(2, same(declared, in_man))) .. "\n" .. regenerate)
   else
     -- a script with its own arguments: its usage line is its documentation
     local usage = (help:match("^usage: ([^\n]*)") or ""):gsub("%s+", " ")
     t.ok(usage ~= "", s .. ": --help gives a usage line")
     local flat = entry:gsub("\n", " "):gsub("\\%-", "-"):gsub("\\e", "\\"):gsub("\\&", ""):gsub("%s+", " ")
-    t.ok(flat:find(usage, 1, true) ~= nil, s .. ": the man page has its usage line", flat)
+    t.ok(flat:find(usage, 1, true) ~= nil, s .. ": the man page has its usage line", flat .. "\n" .. regenerate)
   end
 end
 

@@ -38,6 +38,13 @@ H.__index = H
 -- under `key` and its faults under `key_faults` (no key: not kept).
 local Record = {}
 Record.__index = Record
+-- Every field a case sets, nil included, for the check of the columns
+-- after the first repetition.
+function Record.__newindex(r, k, v)
+  local h = rawget(r, "_h")
+  if h and h.first_keys then h.first_keys[k] = true end
+  rawset(r, k, v)
+end
 
 local function keep(r, key, ns, faults, counted)
   if key then
@@ -227,6 +234,8 @@ end
 -- A field no case records is an error at the end of the run (a misspelt
 -- name), unless the column is optional = true (recorded by some runs only).
 function H:columns(list)
+  local caller = debug.getinfo(2, "Sl")
+  local at = caller and caller.currentline > 0 and ("%s:%d"):format(caller.short_src, caller.currentline) or self.script
   for _, c in ipairs(list) do
     text_ok("column name", c[1])
     text_ok("column label", c[2])
@@ -234,7 +243,7 @@ function H:columns(list)
     assert(c.shown == nil or ({ min = 1, median = 1, max = 1, mean = 1 })[c.shown],
       ("column %s: shown = %s, expected min, median, max or mean"):format(c[1], tostring(c.shown)))
     self.cols[#self.cols + 1] = { name = c[1], label = c[2], unit = c[3], from = c[4] or c[1],
-      shown = c.shown or units.shown(c[3]), optional = c.optional }
+      shown = c.shown or units.shown(c[3]), optional = c.optional, at = at }
   end
 end
 
@@ -351,11 +360,19 @@ local function repetition(self, rep, timed)
   end
 end
 
--- The warm-up, then REPS repetitions of every case.
+-- The warm-up, then REPS repetitions of every case. The columns declared
+-- by then are checked against the fields the first repetition set (the
+-- warm-up, where there is one): a misspelt name stops the run at once.
 function H:run()
   self.ran = true
   local total = self.warmup + self.cfg.REPS
+  self.first_keys = {}
   for i = 1, total do
+    if i == 2 then
+      local keys = self.first_keys
+      self.first_keys = nil
+      results.check_first(self, keys)
+    end
     local timed = i > self.warmup
     local t0 = ft.now_ns()
     local head = ("%s: %s:"):format(self.script,

@@ -63,6 +63,18 @@ end
 -- silent '–' in every line of the table: an error naming what was recorded.
 -- Checked when every case ran (one not supported may be the column's); a
 -- column declared optional (recorded only by some runs) is exempt.
+local function misspelt(h, recorded, has_row, when)
+  for _, col in ipairs(h.cols) do
+    if type(col.from) == "string" and not col.optional and not has_row[col.name] and not recorded[col.from] then
+      local names = {}
+      for k in pairs(recorded) do names[#names + 1] = k end
+      table.sort(names)
+      error(("%s: column %s names the field '%s', which no case records (they record: %s)%s")
+        :format(col.at or h.script, col.name, col.from, table.concat(names, ", "), when), 0)
+    end
+  end
+end
+
 local function check_columns(h, rows)
   local ran, recorded = false, {}
   for _, case in ipairs(h.cases) do
@@ -75,15 +87,21 @@ local function check_columns(h, rows)
   if not ran then return end
   local has_row = {}
   for _, row in ipairs(rows) do has_row[row.column] = true end
-  for _, col in ipairs(h.cols) do
-    if type(col.from) == "string" and not col.optional and not has_row[col.name] and not recorded[col.from] then
-      local names = {}
-      for k in pairs(recorded) do names[#names + 1] = k end
-      table.sort(names)
-      error(("%s: column %s names the field '%s', which no case records (they record: %s)")
-        :format(h.script, col.name, col.from, table.concat(names, ", ")), 0)
-    end
+  misspelt(h, recorded, has_row, "")
+end
+
+-- The same check after the first repetition, before the others run: the
+-- fields its cases set (nil included). Not when a case did not run in it.
+function results.check_first(h, keys)
+  for _, case in ipairs(h.cases) do
+    if case.unsupported then return end
   end
+  local recorded = {}
+  for k in pairs(keys) do
+    if type(k) == "string" and k ~= "_h" then recorded[k] = true end
+  end
+  recorded.noise = true
+  if next(keys) then misspelt(h, recorded, {}, h.warmup > 0 and " after the warm-up" or " after the first repetition") end
 end
 
 -- The rows: a case's column over the repetitions, with its statistics.
