@@ -101,7 +101,9 @@ function results.check_first(h, keys)
     if type(k) == "string" and k ~= "_h" then recorded[k] = true end
   end
   recorded.noise = true
-  if next(keys) then misspelt(h, recorded, {}, h.warmup > 0 and " after the warm-up" or " after the first repetition") end
+  if next(keys) then
+    misspelt(h, recorded, {}, h.warmup > 0 and " after the warm-up" or " after the first repetition")
+  end
 end
 
 -- The rows: a case's column over the repetitions, with its statistics.

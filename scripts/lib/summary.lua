@@ -102,8 +102,9 @@ function summary.ratios(ix, out)
         out[#out + 1] = ""
         any = true
       end
+      local minima = v.of_minima and (" (of the minima: %s)"):format(units.cell(v.of_minima, "ratio")) or ""
       out[#out + 1] = ("- %s: **%s [%s, %s]**%s"):format(v.value, units.cell(v.x, "ratio"), units.cell(v.lo, "ratio"),
-        units.cell(v.hi, "ratio"), v.of_minima and (" (of the minima: %s)"):format(units.cell(v.of_minima, "ratio")) or "")
+        units.cell(v.hi, "ratio"), minima)
     end
   end
   if any then out[#out + 1] = "" end
