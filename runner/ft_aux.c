@@ -32,7 +32,8 @@ void ft_check_method_nargs(lua_State *L, int max)
 		luaL_error(L, "too many arguments: got %d, expected %d", n - 1, max - 1);
 }
 
-/* luaL_checkoption compares with strcmp, so "dontneed\0x" would pass. */
+/* luaL_checkoption compares with strcmp, so "dontneed\0x" would pass; and
+ * its refusal does not say what would have been taken: this one lists it. */
 int ft_check_option(lua_State *L, int arg, const char *const names[])
 {
 	size_t len;
@@ -40,7 +41,23 @@ int ft_check_option(lua_State *L, int arg, const char *const names[])
 	if (strlen(s) != len)
 		return luaL_argerror(L, arg, lua_pushfstring(L,
 			"invalid option '%s' (it holds an embedded NUL)", s));
-	return luaL_checkoption(L, arg, NULL, names);
+	for (int i = 0; names[i]; i++)
+		if (strcmp(names[i], s) == 0)
+			return i;
+	luaL_Buffer b;
+	luaL_buffinit(L, &b);
+	lua_pushfstring(L, "invalid option '%s' (expected ", s);
+	luaL_addvalue(&b);
+	for (int i = 0; names[i]; i++) {
+		if (i > 0)
+			luaL_addstring(&b, names[i + 1] ? ", " : " or ");
+		luaL_addchar(&b, '"');
+		luaL_addstring(&b, names[i]);
+		luaL_addchar(&b, '"');
+	}
+	luaL_addchar(&b, ')');
+	luaL_pushresult(&b);
+	return luaL_argerror(L, arg, lua_tostring(L, -1));
 }
 
 const char *ft_check_path(lua_State *L, int arg)
@@ -405,6 +422,8 @@ void ft_new_resource_meta(lua_State *L, const char *name, lua_CFunction release,
 	if (methods) {
 		lua_newtable(L);
 		luaL_setfuncs(L, methods, 0);
+		lua_pushvalue(L, -1); /* the REPL completes b:<Tab> from it */
+		lua_setfield(L, -3, "__methods");
 		if (fields) {
 			lua_pushcfunction(L, fields);
 			lua_pushstring(L, name);
