@@ -22,7 +22,7 @@ local function say(fmt, ...)
   io.stdout:flush()
 end
 
-local function quote(s) return "'" .. s:gsub("'", "'\\''") .. "'" end
+local quote = require("shell").quote
 
 local function run(cmd)
   local p = assert(io.popen(cmd))

@@ -180,4 +180,20 @@ do -- ft.write_files: all or nothing
   os.execute("chmod 755 " .. t.quote(ro) .. "; rm -rf " .. t.quote(d))
 end
 
+do -- ft.list_dir and shell.list: a directory's names, sorted, without . and ..; a refusal as a value
+  local dir = t.tmpdir()
+  for _, n in ipairs { "b.lua", "a.json", "c results.json", ".hidden" } do t.write(dir .. "/" .. n, "x") end
+  t.is(table.concat(ft.list_dir(dir), "|"), ".hidden|a.json|b.lua|c results.json", "every name, sorted")
+  local shell = require "shell"
+  t.is(table.concat(shell.list(dir, "results%.json$"), "|"), "c results.json", "shell.list filters by a pattern")
+  t.is(shell.quote("it's"), [['it'\''s']], "shell.quote: one quoted word")
+  local none, msg, errno = ft.list_dir(dir .. "/nope")
+  t.is(none, nil, "a missing directory: nil")
+  t.like(msg, "cannot list " .. dir .. "/nope: No such file or directory", "with the reason")
+  t.is(errno, 2, "and ENOENT")
+  t.is(#shell.list(dir .. "/nope"), 0, "shell.list of it: empty")
+  t.errors(function() ft.list_dir("a\0b") end, "NUL", "a path with a NUL is an error")
+  os.execute("rm -rf " .. t.quote(dir))
+end
+
 t.done()

@@ -81,14 +81,8 @@ local function count(xs, pred)
   return k
 end
 
-local function ls(dir, pattern)
-  local p = io.popen("ls -1 '" .. dir:gsub("'", "'\\''") .. "' 2>/dev/null")
-  local out = {}
-  for name in p:lines() do if name:match(pattern) then out[#out + 1] = name end end
-  p:close()
-  table.sort(out)
-  return out
-end
+local shell = require "shell"
+local ls, sh = shell.list, shell.quote
 
 -- Two separated groups among one row's repetitions, or nil. The rule: sort
 -- the values and take their logarithms (a factor is the same distance at
@@ -284,8 +278,8 @@ end
 -- "case column", a list of { verdict = "~" or "+12.3 % (worse)" ..., p = 0.03 }.
 function claims.verdicts(root, runs, ftrun)
   local paths = {}
-  for i, r in ipairs(runs) do paths[i] = "'" .. r.path:sub(#root + 2):gsub("'", "'\\''") .. "'" end
-  local p = assert(io.popen(("cd '%s' && %s compare.lua %s 2>&1"):format(root:gsub("'", "'\\''"), ftrun,
+  for i, r in ipairs(runs) do paths[i] = sh(r.path:sub(#root + 2)) end
+  local p = assert(io.popen(("cd %s && %s compare.lua %s 2>&1"):format(sh(root), ftrun,
     table.concat(paths, " "))))
   local text = p:read("a")
   p:close()
@@ -692,8 +686,6 @@ local function lines_of(cmd)
   return out
 end
 
-local function sh(s) return "'" .. s:gsub("'", "'\\''") .. "'" end
-
 -- The tracked files outside results/, by directory; results/ in one line.
 function claims.layout(root)
   local files = lines_of("git -C " .. sh(root) .. " ls-files 2>/dev/null")
@@ -779,7 +771,7 @@ end
 -- Every script's --help, parsed: { {script, usage, about, knobs = {{name, text}}} }.
 function claims.script_help(root, ftrun)
   local out = {}
-  for _, f in ipairs(lines_of("ls -1 " .. sh(root .. "/scripts"))) do
+  for _, f in ipairs(ls(root .. "/scripts")) do
     if f:match("%.lua$") then
       -- stdout alone: a start-up warning on stderr is no part of the help
       local help = lines_of(("%s %s --help 2>/dev/null"):format(ftrun, sh(root .. "/scripts/" .. f)))

@@ -126,7 +126,7 @@ local function gnuplot_missing(dir)
   return true
 end
 
-local function shell_quoted(s) return "'" .. tostring(s):gsub("'", "'\\''") .. "'" end
+local shell_quoted = require("shell").quote
 
 -- An SVG gnuplot finished: not empty, its last tag closed (a full disk or a
 -- killed gnuplot leaves it short).

@@ -24,7 +24,7 @@ end
 
 local THP = "/sys/kernel/mm/transparent_hugepage"
 
-local function quote(s) return "'" .. s:gsub("'", "'\\''") .. "'" end
+local quote = require("shell").quote
 
 -- What the published files are made from is the tree less what the publish
 -- step itself writes (results/, and the blocks it pastes into README.md,
