@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <lauxlib.h>
@@ -62,7 +63,8 @@ static const char usage_text[] =
 	"exit status: 0 success, 1 Lua error (message and traceback on stderr)\n"
 	"or a changed system setting that would not go back, 2 usage error,\n"
 	"130 interrupted (SIGINT, also when started with it ignored, as a\n"
-	"shell's background job is). Settings changed by ft.set_folio and\n"
+	"shell's background job is), 128+N stopped by signal N (143 SIGTERM,\n"
+	"129 SIGHUP, 131 SIGQUIT, 141 SIGPIPE). Settings changed by ft.set_folio and\n"
 	"ft.set_hugetlb_pages are restored at exit and on SIGINT, SIGTERM, SIGHUP,\n"
 	"SIGQUIT and SIGPIPE; a run killed otherwise is undone by the next start.\n"
 	"A run changing them holds /run/lock/ftrun-settings.lock: another waits,\n"
@@ -76,7 +78,7 @@ static const char usage_text[] =
 	"FTRUN_TEST_PUBLISHED_PAUSE=SECONDS holds a run's write after them;\n"
 	"FTRUN_TEST_REPL_COMPILES=1 prints how many chunks the REPL compiled.\n"
 	"\n"
-	"The main job: `./ftrun cycles.lua` (see README.md for its knobs).\n";
+	"The main job: `./ftrun cycles.lua` (its knobs: `./ftrun cycles.lua --help`, man ftrun).\n";
 
 static int is_script(const struct dirent *e)
 {
@@ -358,6 +360,11 @@ int main(int argc, char **argv)
 	if (script && !from_stdin && ft_find_script(argv[script], path, sizeof path) != 0) {
 		fprintf(stderr, "ftrun: cannot open script '%s' (looked for %s)\n", argv[script], path);
 		return EXIT_USAGE;
+	}
+	struct stat st;
+	if (script && !from_stdin && stat(path, &st) == 0 && S_ISDIR(st.st_mode)) {
+		fprintf(stderr, "ftrun: '%s' is a directory, not a script\ntry 'ftrun --help'\n", path);
+		return EXIT_USAGE; /* a mistyped command line, as a missing script is */
 	}
 
 	ft_settings_guard(); /* before any setting can change */
