@@ -107,6 +107,12 @@ do -- cycle C's page maps: the right axis spans a bin's pages, the key is above 
   os.execute("rm -rf " .. q(dir))
 end
 
+do -- no plot puts its key below the plot, where gnuplot draws it over the x label
+  local root = require("ft").project_dir
+  local found = t.run("grep -rln 'set key below' " .. q(root .. "/scripts") .. " 2>/dev/null")
+  t.is(found, "", "no gnuplot script of scripts/ sets its key below the plot")
+end
+
 do -- display.narrow alone: a narrow table is left as it is; a wide one fits, legend and all
   local narrow = "| a | b |\n|---|---|\n| 1 | 2 |\n"
   t.is(display.narrow(narrow), narrow, "a table that fits is kept byte for byte")
