@@ -131,14 +131,28 @@ static void interrupt_hook(lua_State *L, lua_Debug *ar)
 		hook_pending = 0;
 		/* level 0 in a hook is the function it interrupted (a C one when
 		 * the hook is a call's): the innermost Lua line goes with the
-		 * message through any pcall that raises it again */
+		 * message through any pcall that raises it again; inside the
+		 * scripts' shared library (scripts/lib/), the script's line that
+		 * called into it, which says where the run was */
 		lua_Debug where;
-		for (int level = 0; lua_getstack(L, level, &where); level++)
-			if (lua_getinfo(L, "Sl", &where) && where.currentline > 0) {
+		int found = 0;
+		char inner[LUA_IDSIZE + 24];
+		for (int level = 0; lua_getstack(L, level, &where); level++) {
+			if (!lua_getinfo(L, "Sl", &where) || where.currentline <= 0)
+				continue;
+			int in_lib = where.source[0] == '@' && strstr(where.source, "/scripts/lib/") != NULL;
+			if (!found++)
+				snprintf(inner, sizeof inner, "%s:%d", where.short_src, where.currentline);
+			if (!in_lib) {
 				/* not luaL_error: it would put the caller's position first */
 				lua_pushfstring(L, "interrupted at %s:%d", where.short_src, where.currentline);
 				lua_error(L);
 			}
+		}
+		if (found) {
+			lua_pushfstring(L, "interrupted at %s", inner);
+			lua_error(L);
+		}
 		luaL_error(L, "interrupted");
 	}
 }
