@@ -31,23 +31,15 @@ end
 
 local function rule(row) return row:match("^|[%s:|-]*$") ~= nil and row:find("-", 1, true) ~= nil end
 
--- A table's lines padded to their columns' widths.
+-- A table's lines as markdown writes them: cells unpadded, so a line
+-- grepped for ("| case | not supported: ... |") reads as in the file.
 local function draw(head, body)
-  local w = {}
-  for _, r in ipairs { head, table.unpack(body) } do
-    for i, c in ipairs(r) do w[i] = math.max(w[i] or 3, len(c)) end
-  end
   local function line(r)
     local out = {}
-    for i = 1, #w do
-      local c = r[i] or ""
-      out[i] = c .. (" "):rep(w[i] - len(c))
-    end
+    for i = 1, #head do out[i] = r[i] or "" end
     return "| " .. table.concat(out, " | ") .. " |"
   end
-  local dashes = {}
-  for i = 1, #w do dashes[i] = ("-"):rep(w[i]) end
-  local lines = { line(head), "| " .. table.concat(dashes, " | ") .. " |" }
+  local lines = { line(head), "|" .. ("---|"):rep(#head) }
   for _, r in ipairs(body) do lines[#lines + 1] = line(r) end
   return lines
 end
@@ -65,8 +57,6 @@ local function narrow_table(rows, width)
   if widest(rows) <= width then return rows end -- as the file has it
   local head, body = cells(rows[1]), {}
   for i = 3, #rows do body[#body + 1] = cells(rows[i]) end
-  local lines = draw(head, body)
-  if widest(lines) <= width then return lines end
   local legend, short = {}, {}
   local order = {}
   for i = 2, #head do order[#order + 1] = i end
