@@ -90,9 +90,21 @@ $(DEPS):
 $(BIN): $(OBJS)
 	$(CC) $(LDFLAGS) -rdynamic -o $@ $^ $(LUA_LIBS) -lreadline -lm -lpthread
 
+# The commit the binary is built from and whether the tree differed from it
+# (outside what publishing writes, as provenance.lua's PATHSPEC), so a run
+# where git cannot answer (installed, or a checkout another user owns: git's
+# safe.directory) still records it. The state file is rewritten only when
+# it changes, so a new HEAD or an edit rebuilds ft.o and nothing else does.
+GIT_COMMIT := $(or $(shell git rev-parse HEAD 2>/dev/null),unknown)
+GIT_DIRTY  := $(if $(shell git status --porcelain --untracked-files=normal -- . ':(exclude)results' \
+                ':(exclude)README.md' ':(exclude)bench/README.md' ':(exclude)doc/ftrun.1' 2>/dev/null),1,0)
+GIT_STATE  := $(BUILD)/git-state
+$(shell mkdir -p $(BUILD) && { [ "$$(cat $(GIT_STATE) 2>/dev/null)" = "$(GIT_COMMIT) $(GIT_DIRTY)" ] \
+  || echo "$(GIT_COMMIT) $(GIT_DIRTY)" > $(GIT_STATE); })
+
 $(BUILD)/core/kernels.o: CFLAGS += $(KERNEL_CFLAGS)
-$(BUILD)/runner/ft.o: DEFS = -DFT_CFLAGS='"$(CFLAGS)"'
-$(BUILD)/runner/ft.o: Makefile
+$(BUILD)/runner/ft.o: DEFS = -DFT_CFLAGS='"$(CFLAGS)"' -DFT_GIT_COMMIT='"$(GIT_COMMIT)"' -DFT_GIT_DIRTY=$(GIT_DIRTY)
+$(BUILD)/runner/ft.o: Makefile $(GIT_STATE)
 $(BUILD)/%.o: %.c | $(DEPS)
 	@mkdir -p $(@D)
 	$(CC) $(CFLAGS) $(DEFS) $(LUA_CFLAGS) -MMD -MP -c -o $@ $<
@@ -163,7 +175,7 @@ claims: all
 # published run has them, and the committed results stay small).
 repeats: all
 	d=results/repeats/$$(date -u +%Y%m%dT%H%M%SZ); RESULTS=$$d ./$(BIN) cycles.lua && \
-	  rm -f $$d/*.i32 $$d/*.dat $$d/*.gp $$d/*.svg
+	  rm -f $$d/*.i32 $$d/*.i32.txt $$d/*.dat $$d/*.gp $$d/*.svg
 
 # Every SVG of the published results, redrawn from their files alone.
 plots: all
@@ -171,7 +183,9 @@ plots: all
 
 # make install PREFIX=/usr/local DESTDIR=: the executable in bin/, its
 # scripts and their Lua library in share/ftrun/scripts/ (where the runner
-# looks, relative to its own directory), the man page in share/man/man1/.
+# looks, relative to its own directory), the man page in share/man/man1/,
+# the scripting reference its SEE ALSO names in share/doc/ftrun/. claims.lua
+# and its library stay behind: they rewrite this checkout's documents.
 PREFIX  ?= /usr/local
 INSTALL_BIN   = $(DESTDIR)$(PREFIX)/bin
 INSTALL_SHARE = $(DESTDIR)$(PREFIX)/share/ftrun
@@ -185,17 +199,21 @@ define check_install_paths
 	  echo "make: PREFIX='$$PREFIX' DESTDIR='$$DESTDIR': only letters, digits and / . _ + @ % , : ~ - are taken" \
 	    "(a blank or a shell character would split or change the install paths)" >&2; exit 2;; esac
 endef
+INSTALL_DOC   = $(DESTDIR)$(PREFIX)/share/doc/ftrun
+MAINTAINER_SCRIPTS := scripts/claims.lua scripts/lib/claims.lua
 install: $(BIN)
 	$(check_install_paths)
-	install -d $(INSTALL_BIN) $(INSTALL_SHARE)/scripts $(INSTALL_MAN)
+	install -d $(INSTALL_BIN) $(INSTALL_SHARE)/scripts $(INSTALL_MAN) $(INSTALL_DOC)
 	install -m 755 $(BIN) $(INSTALL_BIN)/ftrun
-	find scripts -name '*.lua' -exec install -D -m 644 {} $(INSTALL_SHARE)/{} \;
+	for f in $(filter-out $(MAINTAINER_SCRIPTS),$(shell find scripts -name '*.lua')); do \
+	  install -D -m 644 $$f $(INSTALL_SHARE)/$$f || exit 1; done
 	install -m 644 doc/ftrun.1 $(INSTALL_MAN)/ftrun.1
+	install -m 644 doc/ft.md $(INSTALL_DOC)/ft.md
 
 uninstall:
 	$(check_install_paths)
 	rm -f $(INSTALL_BIN)/ftrun $(INSTALL_MAN)/ftrun.1
-	rm -rf $(INSTALL_SHARE)
+	rm -rf $(INSTALL_SHARE) $(INSTALL_DOC)
 
 FUZZ_SECONDS ?= 60
 fuzz:

@@ -30,7 +30,7 @@ local function say(fmt, ...)
   io.stdout:flush()
 end
 
-local function quote(s) return "'" .. s:gsub("'", "'\\''") .. "'" end
+local quote = require("shell").quote
 
 local tmp = os.tmpname()
 os.remove(tmp)

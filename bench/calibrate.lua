@@ -56,7 +56,7 @@ local FTRUN = os.getenv("FTRUN") or arg[-1]
 if FTRUN:sub(1, 1) ~= "/" then FTRUN = os.getenv("PWD") .. "/" .. FTRUN end
 local ALPHA, POWER = 0.05, 0.80
 
-local function quote(s) return "'" .. s:gsub("'", "'\\''") .. "'" end
+local quote = require("shell").quote
 local function say(fmt, ...) io.stderr:write(NAME, ": ", fmt:format(...), "\n") end
 
 local work = os.tmpname()
@@ -77,9 +77,8 @@ local function run(label, extra)
   local ok = true
   if not cfg.given.REUSE then ok = os.execute("mkdir -p " .. quote(dir) .. " && " .. cmd) end
   local wall = (ft.now_ns() - t0) / 1e9
-  local p = io.popen("ls " .. quote(dir) .. "/*results.json 2>/dev/null")
-  local path = p:read("l")
-  p:close()
+  local found = require("shell").list(dir, "results%.json$")[1]
+  local path = found and dir .. "/" .. found
   local f = path and io.open(path)
   local doc = f and json.decode(f:read("a"))
   if f then f:close() end

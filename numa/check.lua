@@ -79,6 +79,9 @@ end
 
 -- The guest's provenance, and its table: page counts per node, no times.
 local m, p = doc.machine, doc.provenance
+-- the guest has no git: its ftrun records the commit its build did, which must be the host's
+local host = require("provenance").built_tree(ft.project_dir)
+t.is(p.git_commit, host.commit, "the guest's JSON records the commit the host's ftrun was built from")
 local qemu = command("qemu-system-x86_64 --version | head -n 1")
 local balancing = "not recorded"
 for _, v in ipairs(doc.values) do if v.value == "numa_balancing" then balancing = v.x end end
@@ -91,7 +94,7 @@ local lines = {
   ("- settings: THP %s, kernel.numa_balancing %s; %s"):format(p.thp_enabled,
     tostring(balancing),
     ("placement.lua MIB=%s REPS=%s"):format(doc.knobs.MIB, doc.knobs.REPS)),
-  ("- host: ftrun %s at %s"):format(command("git -C " .. t.quote(ft.project_dir) .. " rev-parse --short HEAD"),
+  ("- host: ftrun %s at %s"):format(host.commit:sub(1, 7) .. (host.dirty and " + uncommitted changes" or ""),
     os.date("!%Y-%m-%d %H:%M UTC")),
   "- times: meaningless (TCG emulation, many times slower than the host, another clocksource);"
     .. " only page counts and nodes are shown", "",
@@ -119,7 +122,7 @@ local f = assert(io.open(dir .. "/provenance.json", "w"))
 f:write(json.encode { kernel = p.kernel, kernel_image = kernel:match("[^/]+$"), qemu = qemu, accel = "tcg",
   node_mib = mems, numa_nodes = m.numa_nodes, cpus = m.cpus, cmdline = p.cmdline, thp = p.thp_enabled,
   numa_balancing = balancing, placement_knobs = doc.knobs,
-  host_commit = command("git -C " .. t.quote(ft.project_dir) .. " rev-parse HEAD"),
+  host_commit = host.commit, host_dirty = host.dirty, guest_commit = p.git_commit, guest_dirty = p.git_dirty,
   times = "meaningless: TCG emulation; only page counts and nodes mean anything" }, "\n")
 f:close()
 f = assert(io.open(dir .. "/guest.md", "w"))

@@ -6,18 +6,25 @@
 #ifndef FT_CFLAGS
 #define FT_CFLAGS "unknown"
 #endif
+#ifndef FT_GIT_COMMIT
+#define FT_GIT_COMMIT "unknown"
+#define FT_GIT_DIRTY 0
+#endif
 
 /* ft.version, and how this binary was built, for every run's provenance. */
 static void open_build(lua_State *L)
 {
 	ft_set_string(L, "version", FT_VERSION);
-	lua_createtable(L, 0, 2);
+	lua_createtable(L, 0, 4);
 #ifdef __clang__
 	ft_set_string(L, "compiler", __VERSION__);
 #else
 	ft_set_string(L, "compiler", "gcc " __VERSION__);
 #endif
 	ft_set_string(L, "cflags", FT_CFLAGS);
+	ft_set_string(L, "commit", FT_GIT_COMMIT);
+	lua_pushboolean(L, FT_GIT_DIRTY);
+	lua_setfield(L, -2, "dirty");
 	lua_setfield(L, -2, "build");
 }
 

@@ -32,7 +32,8 @@ void ft_check_method_nargs(lua_State *L, int max)
 		luaL_error(L, "too many arguments: got %d, expected %d", n - 1, max - 1);
 }
 
-/* luaL_checkoption compares with strcmp, so "dontneed\0x" would pass. */
+/* luaL_checkoption compares with strcmp, so "dontneed\0x" would pass; and
+ * its refusal does not say what would have been taken: this one lists it. */
 int ft_check_option(lua_State *L, int arg, const char *const names[])
 {
 	size_t len;
@@ -40,7 +41,23 @@ int ft_check_option(lua_State *L, int arg, const char *const names[])
 	if (strlen(s) != len)
 		return luaL_argerror(L, arg, lua_pushfstring(L,
 			"invalid option '%s' (it holds an embedded NUL)", s));
-	return luaL_checkoption(L, arg, NULL, names);
+	for (int i = 0; names[i]; i++)
+		if (strcmp(names[i], s) == 0)
+			return i;
+	luaL_Buffer b;
+	luaL_buffinit(L, &b);
+	lua_pushfstring(L, "invalid option '%s' (expected ", s);
+	luaL_addvalue(&b);
+	for (int i = 0; names[i]; i++) {
+		if (i > 0)
+			luaL_addstring(&b, names[i + 1] ? ", " : " or ");
+		luaL_addchar(&b, '"');
+		luaL_addstring(&b, names[i]);
+		luaL_addchar(&b, '"');
+	}
+	luaL_addchar(&b, ')');
+	luaL_pushresult(&b);
+	return luaL_argerror(L, arg, lua_tostring(L, -1));
 }
 
 const char *ft_check_path(lua_State *L, int arg)
@@ -330,6 +347,26 @@ static int interrupt_message(lua_State *L, const char *core)
 	return 1;
 }
 
+/* An error raised inside the scripts' shared library (scripts/lib/) on
+ * behalf of a script's call: "SRC:LINE: " of the innermost line of a file
+ * outside it, pushed, so a script writer reads their own line first; NULL
+ * when the error came from outside the library or no such line exists. */
+static const char *script_position(lua_State *L)
+{
+	lua_Debug ar;
+	bool in_lib = false;
+	for (int level = 1; lua_getstack(L, level, &ar); level++) {
+		if (!lua_getinfo(L, "Sl", &ar) || ar.currentline <= 0 || ar.source[0] != '@')
+			continue;
+		if (strstr(ar.source, "/scripts/lib/")) {
+			in_lib = true;
+			continue;
+		}
+		return in_lib ? lua_pushfstring(L, "%s:%d: ", ar.short_src, ar.currentline) : NULL;
+	}
+	return NULL;
+}
+
 int ft_msghandler(lua_State *L)
 {
 	const char *msg = lua_tostring(L, 1);
@@ -341,6 +378,11 @@ int ft_msghandler(lua_State *L)
 			return 1;
 		msg = lua_pushfstring(L, "(error object is a %s value)", luaL_typename(L, 1));
 	}
+	/* a message that already starts with a line outside the library keeps it */
+	const char *rest = after_position(msg);
+	const char *where = !rest || memmem(msg, (size_t)(rest - msg), "/scripts/lib/", 13) ? script_position(L) : NULL;
+	if (where)
+		msg = lua_pushfstring(L, "%s%s", where, msg);
 	luaL_traceback(L, L, msg, 1);
 	return 1;
 }
@@ -409,6 +451,8 @@ void ft_new_resource_meta(lua_State *L, const char *name, lua_CFunction release,
 	if (methods) {
 		lua_newtable(L);
 		luaL_setfuncs(L, methods, 0);
+		lua_pushvalue(L, -1); /* the REPL completes b:<Tab> from it */
+		lua_setfield(L, -3, "__methods");
 		if (fields) {
 			lua_pushcfunction(L, fields);
 			lua_pushstring(L, name);

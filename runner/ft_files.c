@@ -1,5 +1,6 @@
-/* The results' plumbing: ft.mkdir, ft.symlink, ft.write_files and
- * ft.project_dir (the directory holding the executable). */
+/* The results' plumbing: ft.mkdir, ft.symlink, ft.list_dir, ft.write_files
+ * and ft.project_dir (the directory holding the executable). */
+#include <dirent.h>
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
@@ -35,6 +36,31 @@ static int l_mkdir(lua_State *L)
 	if (err)
 		return ft_fail_errno(L, err, "mkdir %s failed", path);
 	lua_pushboolean(L, 1);
+	return 1;
+}
+
+static int not_dots(const struct dirent *e)
+{
+	return strcmp(e->d_name, ".") != 0 && strcmp(e->d_name, "..") != 0;
+}
+
+/* ft.list_dir(path) -> {names, sorted} | nil, message, errno: what scripts
+ * read a directory with, instead of ls in a shell. */
+static int l_list_dir(lua_State *L)
+{
+	ft_check_nargs(L, 1);
+	const char *path = ft_check_path(L, 1);
+	struct dirent **names;
+	int n = scandir(path, &names, not_dots, alphasort);
+	if (n < 0)
+		return ft_fail_errno(L, errno, "cannot list %s", path);
+	lua_createtable(L, n, 0);
+	for (int i = 0; i < n; i++) {
+		lua_pushstring(L, names[i]->d_name);
+		lua_rawseti(L, -2, i + 1);
+		free(names[i]);
+	}
+	free(names);
 	return 1;
 }
 
@@ -103,6 +129,7 @@ void ft_open_files(lua_State *L)
 	static const luaL_Reg functions[] = {
 		{ "mkdir", l_mkdir },
 		{ "symlink", l_symlink },
+		{ "list_dir", l_list_dir },
 		{ "write_files", l_write_files },
 		{ "temporary", l_temporary },
 		{ NULL, NULL }

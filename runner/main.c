@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <lauxlib.h>
@@ -63,7 +64,8 @@ static const char usage_text[] =
 	"results not written (the message alone) or a changed system setting\n"
 	"that would not go back, 2 usage error,\n"
 	"130 interrupted (SIGINT, also when started with it ignored, as a\n"
-	"shell's background job is). Settings changed by ft.set_folio and\n"
+	"shell's background job is), 128+N stopped by signal N (143 SIGTERM,\n"
+	"129 SIGHUP, 131 SIGQUIT, 141 SIGPIPE). Settings changed by ft.set_folio and\n"
 	"ft.set_hugetlb_pages are restored at exit and on SIGINT, SIGTERM, SIGHUP,\n"
 	"SIGQUIT and SIGPIPE; a run killed otherwise is undone by the next start.\n"
 	"A run changing them holds the settings lock alone, an experiment holds it\n"
@@ -78,7 +80,7 @@ static const char usage_text[] =
 	"FTRUN_TEST_PUBLISHED_PAUSE=SECONDS holds a run's write after them;\n"
 	"FTRUN_TEST_REPL_COMPILES=1 prints how many chunks the REPL compiled.\n"
 	"\n"
-	"The main job: `./ftrun cycles.lua` (see README.md for its knobs).\n";
+	"The main job: `./ftrun cycles.lua` (its knobs: `./ftrun cycles.lua --help`, man ftrun).\n";
 
 static int is_script(const struct dirent *e)
 {
@@ -135,14 +137,28 @@ static void interrupt_hook(lua_State *L, lua_Debug *ar)
 		lua_pop(L, 1);
 		/* level 0 in a hook is the function it interrupted (a C one when
 		 * the hook is a call's): the innermost Lua line goes with the
-		 * message through any pcall that raises it again */
+		 * message through any pcall that raises it again; inside the
+		 * scripts' shared library (scripts/lib/), the script's line that
+		 * called into it, which says where the run was */
 		lua_Debug where;
-		for (int level = 0; lua_getstack(L, level, &where); level++)
-			if (lua_getinfo(L, "Sl", &where) && where.currentline > 0) {
+		int found = 0;
+		char inner[LUA_IDSIZE + 24];
+		for (int level = 0; lua_getstack(L, level, &where); level++) {
+			if (!lua_getinfo(L, "Sl", &where) || where.currentline <= 0)
+				continue;
+			int in_lib = where.source[0] == '@' && strstr(where.source, "/scripts/lib/") != NULL;
+			if (!found++)
+				snprintf(inner, sizeof inner, "%s:%d", where.short_src, where.currentline);
+			if (!in_lib) {
 				/* not luaL_error: it would put the caller's position first */
 				lua_pushfstring(L, "interrupted at %s:%d", where.short_src, where.currentline);
 				lua_error(L);
 			}
+		}
+		if (found) {
+			lua_pushfstring(L, "interrupted at %s", inner);
+			lua_error(L);
+		}
 		luaL_error(L, "interrupted");
 	}
 }
@@ -388,6 +404,11 @@ int main(int argc, char **argv)
 	if (script && !from_stdin && ft_find_script(argv[script], path, sizeof path) != 0) {
 		fprintf(stderr, "ftrun: cannot open script '%s' (looked for %s)\n", argv[script], path);
 		return EXIT_USAGE;
+	}
+	struct stat st;
+	if (script && !from_stdin && stat(path, &st) == 0 && S_ISDIR(st.st_mode)) {
+		fprintf(stderr, "ftrun: '%s' is a directory, not a script\ntry 'ftrun --help'\n", path);
+		return EXIT_USAGE; /* a mistyped command line, as a missing script is */
 	}
 
 	ft_settings_guard(); /* before any setting can change */

@@ -233,6 +233,19 @@ static void chunk_add(struct chunk *c, const char *s, size_t len)
 /* Compiles "return LINE" so expressions print; else LINE itself, reading
  * more lines while the statement is unfinished. Leaves a function or an
  * error message; returns the status, END at end of input, or NOTHING. */
+/* "local" at the start of a chunk: its names end with it, which a REPL
+ * user does not expect (said once a session). */
+static void note_locals(const char *text)
+{
+	static int noted;
+	text += strspn(text, " \t\n");
+	if (noted || strncmp(text, "local", 5) != 0 || !strchr(" \t", text[5]))
+		return;
+	noted = 1;
+	fputs("ftrun: note: each line is a chunk of its own, so its locals end with it; "
+	      "leave 'local' out to keep a name for the next line\n", stderr);
+}
+
 static int load_chunk(lua_State *L, int interactive, const char *history)
 {
 	size_t len;
@@ -283,8 +296,11 @@ static int load_chunk(lua_State *L, int interactive, const char *history)
 		free(more);
 		lines++;
 	}
-	if (status == LUA_OK)
+	if (status == LUA_OK) {
 		remember(interactive, history, c.p);
+		if (interactive)
+			note_locals(c.p);
+	}
 	free(c.p);
 	return status;
 }
@@ -367,42 +383,65 @@ static void print_results(lua_State *L, ft_docall docall, ft_report report)
 	report(L, docall(L, n, 0));
 }
 
-/* Tab completion: globals, or the fields of ft after "ft.". */
+/* The table a name's fields come from after "name." or "name:": a table's
+ * own, or, for a value with a metatable (a buffer, a samples object), its
+ * methods (__methods, or an __index table). Pushes it, or returns 0. */
+static int fields_of(lua_State *L, const char *name, size_t len)
+{
+	lua_pushglobaltable(L);
+	lua_pushlstring(L, name, len);
+	lua_rawget(L, -2);
+	lua_remove(L, -2);
+	if (lua_istable(L, -1))
+		return 1;
+	if (lua_getmetatable(L, -1)) {
+		lua_remove(L, -2);
+		if (lua_getfield(L, -1, "__methods") == LUA_TTABLE ||
+		    (lua_pop(L, 1), lua_getfield(L, -1, "__index") == LUA_TTABLE)) {
+			lua_remove(L, -2);
+			return 1;
+		}
+		lua_pop(L, 1);
+	}
+	lua_pop(L, 1);
+	return 0;
+}
+
+/* Tab completion: globals, or after "name." the fields of a table and
+ * after "name:" (or "name." on a buffer) its methods. */
 static char *complete_name(const char *text, int state)
 {
 	static int index;
 	lua_State *L = repl_state;
 	if (state == 0)
 		index = 0;
-	const char *dot = strchr(text, '.');
-	int in_ft = dot && dot - text == 2 && strncmp(text, "ft", 2) == 0;
-	if (dot && !in_ft)
+	size_t base = strcspn(text, ".:");
+	int method = text[base] == ':';
+	const char *prefix = text[base] ? text + base + 1 : text;
+	if (text[base] && strpbrk(prefix, ".:"))
 		return NULL;
-	const char *prefix = in_ft ? dot + 1 : text;
-	size_t plen = strlen(prefix);
-	if (in_ft) {
-		lua_getglobal(L, "ft");
-		if (!lua_istable(L, -1)) {
-			lua_pop(L, 1);
+	if (text[base]) {
+		if (!fields_of(L, text, base))
 			return NULL;
-		}
 	} else {
 		lua_pushglobaltable(L);
 	}
+	size_t plen = strlen(prefix);
 	/* the n-th matching key, counted afresh each call: tables are small */
 	int seen = 0;
 	char *match = NULL;
 	lua_pushnil(L);
 	while (lua_next(L, -2)) {
+		int is_function = lua_isfunction(L, -1);
 		lua_pop(L, 1);
-		if (lua_type(L, -1) != LUA_TSTRING)
+		if (lua_type(L, -1) != LUA_TSTRING || (method && !is_function))
 			continue;
 		const char *k = lua_tostring(L, -1);
-		if (strncmp(k, prefix, plen) == 0 && seen++ == index) {
-			size_t klen = strlen(k);
-			match = malloc(klen + 4);
+		if (strncmp(k, "__", 2) != 0 && strncmp(k, prefix, plen) == 0 && seen++ == index) {
+			size_t size = base + 1 + strlen(k) + 1;
+			match = malloc(size);
 			if (match)
-				snprintf(match, klen + 4, "%s%s", in_ft ? "ft." : "", k);
+				snprintf(match, size, "%.*s%s", (int)(text[base] ? base + 1 : 0), text, k);
 			lua_pop(L, 1);
 			break;
 		}
@@ -418,6 +457,28 @@ static char **complete(const char *text, int start, int end)
 	rl_attempted_completion_over = 1; /* no file names */
 	return rl_completion_matches(text, complete_name);
 }
+
+/* `help`, typed at the prompt: what to try first, and where the rest is
+ * (doc/ft.md in a checkout, share/doc/ftrun/ft.md installed). */
+static const char help_source[] =
+	"local dir = require('ft').project_dir\n"
+	"local doc = dir .. '/doc/ft.md'\n"
+	"local f = io.open(doc)\n"
+	"if f then f:close() else doc = dir .. '/../doc/ftrun/ft.md' end\n"
+	"local text = table.concat({\n"
+	"  'Each line runs as Lua 5.4, with ft loaded. To try first:',\n"
+	"  '  b = ft.mmap(64 << 20)     a fresh 64 MiB anonymous mapping (ft.mmap(n, {thp = \"always\"}) and more)',\n"
+	"  '  b:touch(1)                stores 1 into every page; returns its ns (the first touch takes the faults)',\n"
+	"  '  f = ft.faults(); b:touch(2); print(ft.faults() - f)   the faults a pass took',\n"
+	"  '  b:sum_bytes(), b:unmap()  reads one byte a page back; releases the mapping',\n"
+	"  '  ft.machine(), ft.clock()  this machine; the clocks\\' tick and cost',\n"
+	"  'Tab completes names: ft.<Tab> the functions, b:<Tab> a buffer\\'s methods.',\n"
+	"  'Each line is a chunk of its own: a local ends with its line; leave local out to keep a name.',\n"
+	"  'Ctrl-C stops what runs, Ctrl-D leaves. Scripts: ftrun cycles.lua --help; man ftrun.',\n"
+	"  'The reference of every ft function and of the harness: ' .. doc,\n"
+	"}, '\\n')\n"
+	"help = setmetatable({}, { __tostring = function() return text end,\n"
+	"  __call = function() print(text) end })\n";
 
 void ft_repl(lua_State *L, ft_docall docall, ft_report report)
 {
@@ -437,6 +498,10 @@ void ft_repl(lua_State *L, ft_docall docall, ft_report report)
 	}
 	int status;
 	lua_settop(L, 0);
+	if (luaL_loadbuffer(L, help_source, sizeof help_source - 1, "=help") == LUA_OK)
+		report(L, docall(L, 0, 0));
+	else
+		report(L, LUA_ERRSYNTAX);
 	for (;;) {
 		ft_interrupted = 0; /* a Ctrl-C of the last pass is spent */
 		status = load_chunk(L, interactive, history);

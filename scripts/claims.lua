@@ -22,7 +22,7 @@ local self = arg and arg[-1] or "ftrun"
 -- compare.lua runs from ROOT, under the ftrun running this script
 if not self:find("/", 1, true) then self = ft.project_dir .. "/ftrun"
 elseif self:sub(1, 1) ~= "/" then self = os.getenv("PWD") .. "/" .. self end
-local ftrun = "'" .. self:gsub("'", "'\\''") .. "'"
+local ftrun = require("shell").quote(self)
 
 local ok, result = pcall(cfg.CHECK and claims.check or claims.write, root, ftrun)
 if not ok then

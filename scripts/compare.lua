@@ -118,7 +118,7 @@ local function expand(path, into)
   local _, _, code = f:read(0)
   f:close()
   if code == 21 then -- EISDIR
-    local p = assert(io.popen("find " .. ("'" .. path:gsub("'", "'\\''") .. "'")
+    local p = assert(io.popen("find " .. require("shell").quote(path)
       .. " -name '*results.json' -type f 2>/dev/null | LC_ALL=C sort"))
     local found = 0
     for line in p:lines() do

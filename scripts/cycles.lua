@@ -159,7 +159,7 @@ for _, c in ipairs(report.COLUMNS) do c.optional = true end
 h:columns(report.COLUMNS) -- what a row of the table is
 h:run()
 -- the last repetition's per-page samples, for the page map, and where its slow pages sit by index
-for pass, s in pairs(samples or {}) do h:attach(("C-%s-samples.i32"):format(pass), report.pack_samples(s)) end
+for pass, s in pairs(samples or {}) do h:attach(("C-%s-samples.i32"):format(pass), report.pack_samples(s, pass)) end
 if samples then period.note(h, "Cycle C", { { 1, samples.pass1 }, { 2, samples.pass2, cfg.SLOW_NS } }) end
 
 -- The headline ratios, each within every repetition (the other figures: reports/cycles.lua).

@@ -37,12 +37,9 @@ local read = require("textfile").read
 -- Every run first: a JSON that is not one, lacks what the plots read, or has
 -- a verdict that is not clean stops before anything is drawn.
 local runs = {}
-local p = io.popen("ls -1 '" .. dir:gsub("'", "'\\''") .. "' 2>/dev/null")
-for name in p:lines() do
-  local prefix = name:match("^(.-)results%.json$")
-  if prefix then runs[#runs + 1] = { prefix = prefix, path = dir .. "/" .. name } end
+for _, name in ipairs(require("shell").list(dir, "results%.json$")) do
+  runs[#runs + 1] = { prefix = name:match("^(.-)results%.json$"), path = dir .. "/" .. name }
 end
-p:close()
 if #runs == 0 then knobs.fail(SCRIPT, ("RUN_DIR=%s: no *results.json there"):format(dir)) end
 for _, run in ipairs(runs) do
   local text = read(run.path) or ""

@@ -117,6 +117,8 @@ do -- misuse of a mapping
   t.errors(function() b:peek(MIB) end, "outside the buffer", "peek out of range")
   t.errors(function() b:madvise("dontneed\0x") end, "embedded NUL", "advice with an embedded NUL")
   t.errors(function() b:madvise("hugepages") end, "invalid option 'hugepages'", "unknown advice")
+  t.errors(function() b:madvise("hugepages") end, '(expected "normal", "random", ', "its refusal lists the advice taken")
+  t.errors(function() b:madvise("hugepages") end, '"hugepage", "nohugepage", ', "the one meant among them")
   t.errors(function() b:touch_timed(1, ft.samples(10)) end,
     "samples hold 10 entries, the pass needs 256", "samples too small")
   t.errors(function() b:touch_timed(1, {}) end, "ft.samples expected", "samples of the wrong type")

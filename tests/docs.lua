@@ -47,7 +47,8 @@ for _, s in ipairs(scripts) do
   local help, code = t.ftrun_run(path .. " --help")
   t.is(code, 0, s .. " --help exits 0")
   local entry = man_entry(s)
-  t.ok(entry ~= nil, s .. " has an entry in the man page's SCRIPTS")
+  local regenerate = "`make claims` regenerates the man page's SCRIPTS from every script's --help"
+  t.ok(entry ~= nil, s .. " has an entry in the man page's SCRIPTS", regenerate)
   entry = entry or ""
   if #declared > 0 then
     local in_help = {}
@@ -57,13 +58,13 @@ for _, s in ipairs(scripts) do
     t.ok(same(declared, in_help), s .. ": --help lists exactly the knobs it declares", select(2, same(declared, in_help)))
     local in_man = names(entry, "\n%.B ([%u%d_]+)\n")
     t.ok(same(declared, in_man), s .. ": the man page lists exactly the knobs it declares",
-      select(2, same(declared, in_man)))
+      tostring(select(2, same(declared, in_man))) .. "\n" .. regenerate)
   else
     -- a script with its own arguments: its usage line is its documentation
     local usage = (help:match("^usage: ([^\n]*)") or ""):gsub("%s+", " ")
     t.ok(usage ~= "", s .. ": --help gives a usage line")
     local flat = entry:gsub("\n", " "):gsub("\\%-", "-"):gsub("\\e", "\\"):gsub("\\&", ""):gsub("%s+", " ")
-    t.ok(flat:find(usage, 1, true) ~= nil, s .. ": the man page has its usage line", flat)
+    t.ok(flat:find(usage, 1, true) ~= nil, s .. ": the man page has its usage line", flat .. "\n" .. regenerate)
   end
 end
 
@@ -158,6 +159,28 @@ do -- the README's shape
     t.like(readme, "(" .. doc .. ")", "README links " .. doc)
     t.ok(t.read(ROOT .. "/" .. doc) ~= nil, doc .. " exists")
   end
+end
+
+do -- what the documents say about outputs, exits and comparing agrees with what ftrun does
+  local readme = t.read(ROOT .. "/README.md") or ""
+  t.ok(readme:find("\n%./ftrun compare%.lua [^\n]* %-%- ") ~= nil, "README shows a compare.lua command line")
+  t.like(readme, "`quick-raw.txt`", "README names a QUICK run's files as written")
+  t.like(readme, "`results/runs/latest-<script>`", "README explains the latest-<script> links")
+  t.like(readme, "PREFIX/share/doc/ftrun", "README says where make install puts doc/ft.md")
+  local env = MAN:match("\n%.SH ENVIRONMENT\n(.-)\n%.SH ") or ""
+  for _, name in ipairs { "NOWAIT", "FTRUN_TIMER", "FTRUN_PROC_SYS", "FTRUN_TRACEFS" } do
+    t.like(env, "\n.B " .. name .. "\n", "the man page's ENVIRONMENT has " .. name)
+  end
+  local exits = MAN:match("\n%.SH EXIT STATUS\n(.-)\n%.SH ") or ""
+  t.like(exits, "\n.B 128+N\n", "the man page's EXIT STATUS has 128+N")
+  t.like(MAN, ".IR quick\\-raw.txt", "the man page names a QUICK run's raw file")
+  local help = t.ftrun_run("--help")
+  t.ok(not help:find("README.md for its knobs", 1, true), "ftrun --help sends to --help and man for the knobs, "
+    .. "not to a README that does not list them")
+  t.like(help, "128+N stopped by signal N", "and names the 128+N exits")
+  local out, code = t.ftrun_run("/tmp")
+  t.is(code, 2, "./ftrun /tmp is a usage error (exit 2)")
+  t.like(out, "'/tmp' is a directory, not a script", "saying so")
 end
 
 t.done()

@@ -72,7 +72,8 @@ do
   if huge == 64 << 20 then
     t.ok(faults <= 32 + 4, "thp always on 64 MiB: at most 32 faults plus a few")
   else
-    t.ok(true, "thp always: the kernel granted " .. huge .. " bytes of huge pages")
+    t.ok(huge >= 0 and huge < 64 << 20 and huge % (2 << 20) == 0,
+      "thp always: the kernel granted part of 64 MiB in huge pages, a whole number of 2 MiB pages", huge)
   end
 end
 
@@ -84,7 +85,8 @@ do
   t.is(r("MAP_POPULATE", "pass_faults"), 0, "MAP_POPULATE: the first pass takes none")
   local refused = ix.unsupported["madvise(MADV_POPULATE_WRITE)"]
   if refused then
-    t.ok(true, "MADV_POPULATE_WRITE refused by this kernel: " .. refused)
+    t.like(refused, "madvise(populate_write) failed", "MADV_POPULATE_WRITE refused by this kernel: the refusal "
+      .. "names the call")
   else
     t.is(r("madvise(MADV_POPULATE_WRITE)", "step_faults"), pages, "MADV_POPULATE_WRITE: the madvise call takes them")
   end

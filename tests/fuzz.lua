@@ -17,4 +17,7 @@ local s, n, m, e = out:match("fuzz: seed (%-?%d+), (%d+) sequences, (%d+) calls,
 t.ok(s == tostring(seed), "summary line names the seed", out:sub(-3000))
 t.ok(tonumber(n or 0) >= 1, "at least one sequence ran")
 t.ok(tonumber(m or 0) > 0 and tonumber(e or 0) > 0, "calls made and errors raised")
+local tr, at = out:match("fuzz: reached ft.trace (%d+) times, ft.touch_timed_at (%d+) times")
+t.ok(tonumber(tr or 0) > 0, "the fuzz reaches ft.trace", out:sub(-3000))
+t.ok(tonumber(at or 0) > 0, "and ft.touch_timed_at")
 t.done()

@@ -209,7 +209,10 @@ if root then -- hugetlb 2 MiB: reserve, map, touch, release
     t.is(f4 - f3, 0, "fill after the touch takes no fault")
     local n = b:nodes(512)
     t.is(n.sampled, 4, "nodes: one sample per huge page at step 512")
-    t.ok(b:unmap() >= 0, "unmap of a hugetlb buffer")
+    local unmap_ns = b:unmap()
+    t.ok(math.type(unmap_ns) == "integer" and unmap_ns > 0, "unmap of a hugetlb buffer returns its ns", unmap_ns)
+    t.like(tostring(b), "released", "and the buffer is released")
+    t.is(ft.hugetlb_pages(2048).free, pool.free + 4, "its 4 huge pages are free again")
     local p = assert(ft.mmap(4 * MiB, { hugetlb = "2M", populate = true }))
     f0 = ft.faults()
     p:touch(1)
@@ -236,7 +239,7 @@ if root then -- hugetlb 2 MiB: reserve, map, touch, release
     if got ~= giant.nr + 1 then
       skip("1 GiB hugetlb", "the kernel granted no 1 GiB page (nr " .. tostring(got) .. ")")
     else
-      t.ok(true, "a 1 GiB page reserved")
+      t.is(ft.hugetlb_pages(1 << 20).nr, giant.nr + 1, "a 1 GiB page reserved, as the pool reads back")
       local b <close> = assert(ft.mmap(1 << 30, { hugetlb = "1G" }))
       t.is(ft.hugetlb_pages(1 << 20).resv, giant.resv + 1, "a 1 GiB mapping reserves it")
       if os.getenv("FTRUN_TEST_1G_TOUCH") == "1" then

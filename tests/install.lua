@@ -17,12 +17,14 @@ end
 
 local out, code = make("install")
 t.is(code, 0, "make install exits 0", out)
-for _, f in ipairs { "bin/ftrun", "share/man/man1/ftrun.1" } do
+for _, f in ipairs { "bin/ftrun", "share/man/man1/ftrun.1", "share/doc/ftrun/ft.md" } do
   t.ok(t.read(prefix .. "/" .. f) ~= nil, "installed: " .. f)
 end
-local sources = t.run("cd " .. q(ROOT) .. " && find scripts -name '*.lua' | sort")
+t.is(t.read(prefix .. "/share/doc/ftrun/ft.md"), t.read(ROOT .. "/doc/ft.md"),
+  "the scripting reference the man page's SEE ALSO names is doc/ft.md")
+local sources = t.run("cd " .. q(ROOT) .. " && find scripts -name '*.lua' ! -name claims.lua | sort")
 t.is(t.run("cd " .. q(prefix .. "/share/ftrun") .. " && find scripts -name '*.lua' | sort"), sources,
-  "every script and library file, subdirectories included, under share/ftrun")
+  "every script and library file, subdirectories included, under share/ftrun, but the maintainer's claims.lua")
 t.is(t.run("test -x " .. q(prefix .. "/bin/ftrun") .. " && echo x"), "x\n", "the executable is executable")
 t.is(t.read(prefix .. "/share/man/man1/ftrun.1"), t.read(ROOT .. "/doc/ftrun.1"), "the man page is doc/ftrun.1")
 
@@ -35,7 +37,10 @@ local dir = out:match("wrote (" .. work:gsub("%p", "%%%0") .. "/ftrun%-runs/[^/]
 t.ok(dir ~= nil, "it writes under ./ftrun-runs/ in the directory it ran from", out)
 local raw = dir and t.read(dir .. "/quick-raw.txt") or ""
 t.like(raw, "CHECKSUMS OK", "its raw file ends clean")
-t.like(raw, "git_commit: unknown (not a git checkout)", "and says it ran from no checkout")
+local built = t.run(t.ftrun .. " -e 'io.write(ft.build.commit)'")
+t.ok(built:match("^%x+$") ~= nil, "the build recorded its commit", built)
+t.like(raw, "git_commit: " .. built .. "\n", "the installed run records the commit it was built from")
+t.like(raw, "git_source: the build (git could not read ", "and says the build, not git, told it")
 t.is(t.run("ls -A " .. q(prefix .. "/bin")), "ftrun\n", "nothing written beside the installed executable")
 
 out, code = make("uninstall")

@@ -80,6 +80,15 @@ do -- a script's own error that quotes the interrupt stays the script's; a rethr
   -- where the binding stopped, not the line the pending hook reached after the pcall
   out = sigint('local function f()\n  ft.sleep(5)\nend\nlocal ok, e = pcall(f)\nerror(e, 0)')
   t.like(out, "ftrun: interrupted at (command line):2\nexit 130", "a binding's, rethrown: its own line", out)
+  -- a loop in scripts/lib/ (stats.map, called over and over): the script's line that called it
+  local spin_dir = t.tmpdir()
+  t.write(spin_dir .. "/spin.lua", 'local stats = require "stats"\nlocal xs = {}\nfor i = 1, 20000 do xs[i] = i end\n'
+    .. "while true do stats.map(xs, function(x) return x + 1 end) end\n")
+  out = t.run(("%s %s 2>&1 & pid=$!; sleep 0.5; kill -INT $pid; wait $pid; echo \"exit $?\""):format(q(t.ftrun),
+    q(spin_dir .. "/spin.lua")))
+  t.like(out, "ftrun: interrupted at " .. spin_dir .. "/spin.lua:4\nexit 130",
+    "interrupted inside the shared library: the script's line is named, not the library's", out)
+  os.execute("rm -rf " .. q(spin_dir))
 end
 
 do -- a real error keeps its traceback

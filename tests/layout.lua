@@ -73,8 +73,10 @@ do
   local missing, extra, results = layout_gaps(files, text("README.md"))
   t.ok(missing ~= nil, "README.md has its layout block", extra)
   missing, extra = missing or {}, extra or {}
-  t.ok(#missing == 0, "README's layout names every tracked file outside results/", table.concat(missing, "\n"))
-  t.ok(#extra == 0, "and names no file git does not track", table.concat(extra, "\n"))
+  local regenerate = "\n(`make claims` regenerates README.md's layout block from git ls-files)"
+  t.ok(#missing == 0, "README's layout names every tracked file outside results/",
+    #missing > 0 and table.concat(missing, "\n") .. regenerate or nil)
+  t.ok(#extra == 0, "and names no file git does not track", #extra > 0 and table.concat(extra, "\n") .. regenerate or nil)
   t.ok(results, "results/ has its line")
   -- the rule on made-up trees
   local gone = layout_gaps({ "a.txt", "new/b.lua", "results/x.json" }, "<!-- ftrun claims layout: begin -->\n```\n"
@@ -325,6 +327,28 @@ do
     .. 'matches the case "pool: a mapping touched on CPU 0" with "^pool: a mapping"\nnames plot.lua in "see plot.lua"\n'
     .. 'names cycles.lua\'s report module in "reports.cycles"',
     "a script's name and a case's pattern are found; a comment and a unit named like a script are not")
+end
+
+do -- a string becomes a shell word in one place (shell.quote), and no script lists a directory through ls
+  local function shell_faults(path, src)
+    local out = {}
+    if path ~= "scripts/lib/shell.lua" and src:find([[gsub("'", "'\\'']], 1, true) then
+      out[#out + 1] = path .. " quotes for the shell by hand (use shell.quote)"
+    end
+    for cmd in src:gmatch("popen%(([^\n]*)") do
+      if cmd:match("^%(?[\"']ls[ \"']") then out[#out + 1] = path .. " lists a directory through ls (use shell.list)" end
+    end
+    return out
+  end
+  local faults = {}
+  for _, f in ipairs(files) do
+    if f:match("^scripts/.*%.lua$") or f:match("^bench/.*%.lua$") then
+      for _, x in ipairs(shell_faults(f, text(f))) do faults[#faults + 1] = x end
+    end
+  end
+  t.is(table.concat(faults, "\n"), "", "no hand-written shell quoting or ls listing outside scripts/lib/shell.lua")
+  t.is(#shell_faults("x.lua", [[local q = "'" .. s:gsub("'", "'\\''") .. "'"
+local p = io.popen("ls -1 " .. d)]]), 2, "the rule finds both in a made-up file")
 end
 
 t.done()

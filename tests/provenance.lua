@@ -80,6 +80,31 @@ do -- a scratch repository: clean, dirty (tracked, untracked), results/ ignored,
   t.is(provenance.tree(dir).commit, "unknown (not a git checkout)", "no git checkout: said so")
 end
 
+do -- a checkout another user owns: git refuses it (safe.directory), and the build's record answers
+  local dir = t.tmpdir()
+  local clone = dir .. "/p"
+  local built = ft.build.commit
+  t.ok(built:match("^%x+$") ~= nil, "the build recorded the commit it was built from", built)
+  t.run(("git clone -q --shared %s %s && cp %s %s/ && cp -r %s/scripts %s/"):format(q(ROOT), q(clone), q(t.ftrun),
+    q(clone), q(ROOT), q(clone)))
+  local exe = q(clone .. "/" .. t.ftrun:match("([^/]+)$"))
+  local who = t.run("id -u"):match("%d+")
+  if who ~= "0" then
+    t.ok(true, "# SKIP chown needs root")
+  else
+    t.run("chown -R nobody " .. q(clone))
+    local _, refused = t.run("git -C " .. q(clone) .. " rev-parse HEAD")
+    t.ok(refused ~= 0, "git refuses the checkout another user owns")
+    local out = t.run(exe .. [[ -e 'local p = require("provenance").collect()
+      io.write(p.git_commit, "|", tostring(p.git_source), "|", require("provenance").describe(p))']])
+    local commit, source, line = out:match("^([^|]*)|([^|]*)|(.*)$")
+    t.is(commit, built, "its run records the commit the build recorded", out)
+    t.like(source or "", "the build (git could not read " .. clone, "and says where it came from")
+    t.like(line or "", "commit " .. built, "the one-line record names it")
+  end
+  os.execute("rm -rf " .. q(dir))
+end
+
 do -- make publish runs the gate before any run
   local out = t.run("make -s -n -C " .. q(ROOT) .. " publish 2>/dev/null")
   local gate_at = out:find("check_clean", 1, true)
@@ -90,11 +115,17 @@ end
 do -- every file of a run records the commit: raw, summary, JSON, plot data and script; and compare.lua's output
   local dir = t.tmpdir()
   local commit = provenance.collect().git_commit
-  local _, code = t.ftrun_run("cycles.lua QUICK=1 MIB=4 REPS=3 CYCLES=AC RESULTS=" .. q(dir))
+  local _, code = t.ftrun_run("cycles.lua QUICK=1 MIB=4 REPS=3 CYCLES=AC SLOW_NS=2000 RESULTS=" .. q(dir))
   t.is(code, 0, "a quick run")
-  for _, f in ipairs { "quick-raw.txt", "quick-summary.md", "quick-results.json", "quick-reps.dat", "quick-reps.gp" } do
+  for _, f in ipairs { "quick-raw.txt", "quick-summary.md", "quick-results.json", "quick-reps.dat", "quick-reps.gp",
+    "quick-reps.svg", "quick-C-pass1-pages.svg", "quick-C-cdf.svg", "quick-C-pass1-samples.i32.txt",
+    "quick-C-pass2-samples.i32.txt" } do
     t.like(t.read(dir .. "/" .. f) or "", commit, f .. " records the commit")
   end
+  local _, bad = t.run("xmllint --noout " .. q(dir .. "/quick-reps.svg") .. " 2>&1")
+  t.is(bad, 0, "the stamped SVG is still XML")
+  t.like(t.read(dir .. "/quick-C-pass1-samples.i32.txt") or "", "little-endian int32",
+    "the samples' sidecar says what the bytes are")
   local json = require "json"
   local doc = json.decode(t.read(dir .. "/quick-results.json") or "{}")
   t.is(doc.provenance and doc.provenance.cpu_model, provenance.collect().cpu_model, "the JSON has the CPU model")

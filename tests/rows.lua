@@ -7,9 +7,14 @@ local t = require "tap"
 local json = require "json"
 local q = t.quote
 
-local SCRIPTS = { "cycles", "first_touch", "thp", "populate", "zeropage", "placement", "scaling", "recycle",
-  "coldness", "pagesize", "attribution", "faults", "host", "actouch" }
 local root = t.ftrun:gsub("[^/]+$", "")
+-- every script that runs through the harness, found, so a new one is not left out
+local SCRIPTS = {}
+for name in t.run("cd " .. q(root .. "scripts") .. " && grep -l 'require[ (]*\"harness\"' *.lua | sort"):gmatch("([%w_]+)%.lua") do
+  SCRIPTS[#SCRIPTS + 1] = name
+end
+t.ok(#SCRIPTS >= 13 and table.concat(SCRIPTS, " "):find("slowpages", 1, true) ~= nil,
+  "the scripts through the harness are found, slowpages among them", table.concat(SCRIPTS, " "))
 local list_path = root .. "tests/rows.txt"
 local dir = t.tmpdir()
 

@@ -32,6 +32,15 @@ do
   out, code = t.ftrun_run("-e 'print(ft.clock_estimate())'", "CLOCK_GHZ=fast")
   t.like(out, "CLOCK_GHZ=fast: expected a clock rate in GHz", "bad CLOCK_GHZ named")
   t.is(code, 1, "bad CLOCK_GHZ exits 1")
+  out, code = t.ftrun_run("-e 'print(ft.clock_estimate())'", "CLOCK_GHZ=measured")
+  t.like(out, "\tmeasured", "CLOCK_GHZ=measured asks for the estimate")
+  t.is(code, 0, "and exits 0")
+  local dir = t.tmpdir()
+  out, code = t.ftrun_run("first_touch.lua MIB=1 REPS=1 RESULTS=" .. t.quote(dir .. "/r"), "CLOCK_GHZ=measured")
+  t.is(code, 0, "a script run with CLOCK_GHZ=measured in the environment (its knob's own value) exits 0", out)
+  t.ok((t.read(dir .. "/r/exp-first_touch-raw.txt") or ""):find("value=clock_ghz unit=GHz x=[%d.]+ source=measured"),
+    "and measures")
+  os.execute("rm -rf " .. t.quote(dir))
 end
 
 do
@@ -169,6 +178,22 @@ do -- ft.write_files: all or nothing
   t.is(read(d .. "/i2"), nil, "interrupted: the second target was not created")
   t.is(temps(d), "0\n", "interrupted: no temporary left")
   os.execute("chmod 755 " .. t.quote(ro) .. "; rm -rf " .. t.quote(d))
+end
+
+do -- ft.list_dir and shell.list: a directory's names, sorted, without . and ..; a refusal as a value
+  local dir = t.tmpdir()
+  for _, n in ipairs { "b.lua", "a.json", "c results.json", ".hidden" } do t.write(dir .. "/" .. n, "x") end
+  t.is(table.concat(ft.list_dir(dir), "|"), ".hidden|a.json|b.lua|c results.json", "every name, sorted")
+  local shell = require "shell"
+  t.is(table.concat(shell.list(dir, "results%.json$"), "|"), "c results.json", "shell.list filters by a pattern")
+  t.is(shell.quote("it's"), [['it'\''s']], "shell.quote: one quoted word")
+  local none, msg, errno = ft.list_dir(dir .. "/nope")
+  t.is(none, nil, "a missing directory: nil")
+  t.like(msg, "cannot list " .. dir .. "/nope: No such file or directory", "with the reason")
+  t.is(errno, 2, "and ENOENT")
+  t.is(#shell.list(dir .. "/nope"), 0, "shell.list of it: empty")
+  t.errors(function() ft.list_dir("a\0b") end, "NUL", "a path with a NUL is an error")
+  os.execute("rm -rf " .. t.quote(dir))
 end
 
 t.done()

@@ -82,14 +82,8 @@ local function count(xs, pred)
   return k
 end
 
-local function ls(dir, pattern)
-  local p = io.popen("ls -1 '" .. dir:gsub("'", "'\\''") .. "' 2>/dev/null")
-  local out = {}
-  for name in p:lines() do if name:match(pattern) then out[#out + 1] = name end end
-  p:close()
-  table.sort(out)
-  return out
-end
+local shell = require "shell"
+local ls, sh = shell.list, shell.quote
 
 -- Two separated groups among one row's repetitions, or nil. The rule: sort
 -- the values and take their logarithms (a factor is the same distance at
@@ -321,64 +315,66 @@ end
 -- first touch / second pass ratio and the touched / fresh fill ratio.
 claims.SEED = { first_touch_ratio = 155, fill_ratio = 5.0 }
 
--- Every block, by file and marker name.
-function claims.compute(root, ftrun)
-  local runs = claims.runs(root)
-  local pub, n = runs[1], #runs
-  local v = claims.verdicts(root, runs, ftrun)
-  local others = { table.unpack(runs, 2) }
-  local function medians(case, column)
-    return #others == 0 and "" or (" (%s in the repeats)"):format(list(others, function(d)
-      return R(row(d, case, column).median) end))
-  end
-  local function vmedians(name)
-    return #others == 0 and "" or (" (%s in the repeats)"):format(list(others, function(d)
-      return R(value(d, name).x) end))
-  end
-  local pages, kib, mib = pub.pages, pub.page_size // 1024, pub.bytes >> 20
-  local R_ = {}
+-- The claims, one function a paragraph of results/README.md (or a block of
+-- README.md), each given the context c: the runs (c.pub the published one,
+-- c.others the repeats), compare.lua's verdicts (c.v) and the figures
+-- derived once (c.pages, c.kib, c.mib); a paragraph that finds a figure
+-- another one needs keeps it in c (c.one_fault, c.always, ...), so the
+-- order below matters.
+local P = {}
 
-  local p1 = row(pub, "A", "pass1")
-  local one_fault = count(runs, function(d)
+function P.first_touch(c)
+  local p1 = row(c.pub, "A", "pass1")
+  c.p1 = p1
+  c.one_fault = count(c.runs, function(d)
     local r = row(d, "A", "pass1_faults")
     return r.min == d.pages and r.max == d.pages
   end)
-  R_["first-touch"] = ("Pass 1 took one fault per page, %d faults for the %d MiB, in every repetition, %s. "
+  return ("Pass 1 took one fault per page, %d faults for the %d MiB, in every repetition, %s. "
     .. "Its median cost was **%s ns per %d KiB page** in the published run%s, the interval in brackets; "
     .. "%s s to bring in the whole buffer at the median. %s.")
-    :format(pages, mib, held(one_fault, n), interval(p1), kib, medians("A", "pass1"),
-      R(p1.median * pages / 1e9), verdict(v, "A pass1"))
+    :format(c.pages, c.mib, held(c.one_fault, c.n), interval(p1), c.kib, c.medians("A", "pass1"),
+      R(p1.median * c.pages / 1e9), verdict(c.v, "A pass1"))
+end
 
-  local ft_ratio = value(pub, "first_touch")
-  local above = count(runs, function(d) return value(d, "first_touch").lo > 100 end)
-  local seed_in = count(runs, function(d)
+function P.headline_ratio(c)
+  c.ft_ratio = value(c.pub, "first_touch")
+  c.above = count(c.runs, function(d) return value(d, "first_touch").lo > 100 end)
+  local seed_in = count(c.runs, function(d)
     local x = value(d, "first_touch")
     return x.lo <= claims.SEED.first_touch_ratio and claims.SEED.first_touch_ratio <= x.hi
   end)
-  R_["headline-ratio"] = ("Taken within each repetition, pass 1 cost **%s times** pass 2 repeated in the "
+  return ("Taken within each repetition, pass 1 cost **%s times** pass 2 repeated in the "
     .. "published run%s: more than a hundred later passes at the interval's lower end %s. The seed's %s lies "
     .. "inside the interval %s. Pass 2 repeated: %s ns per page; %s.")
-    :format(vinterval(ft_ratio), vmedians("first_touch"), held(above, n), R(claims.SEED.first_touch_ratio),
-      held(seed_in, n), interval(row(pub, "A", "pass2r")), verdict(v, "A pass2r"))
+    :format(vinterval(c.ft_ratio), c.vmedians("first_touch"), held(c.above, c.n), R(claims.SEED.first_touch_ratio),
+      held(seed_in, c.n), interval(row(c.pub, "A", "pass2r")), verdict(c.v, "A pass2r"))
+end
 
+function P.fill(c)
+  local pub, n = c.pub, c.n
   local fill = value(pub, "fill_bandwidth")
-  local fill_above = count(runs, function(d) return value(d, "fill_bandwidth").lo > 1 end)
+  local fill_above = count(c.runs, function(d) return value(d, "fill_bandwidth").lo > 1 end)
   local fresh = value(pub, "fresh_fill_time")
-  local fresh_below = count(runs, function(d) return value(d, "fresh_fill_time").hi < 1 end)
-  R_["fill"] = ("Filling touched pages ran at %s GB/s, filling a fresh mapping (its %d faults inside) at %s "
+  local fresh_below = count(c.runs, function(d) return value(d, "fresh_fill_time").hi < 1 end)
+  return ("Filling touched pages ran at %s GB/s, filling a fresh mapping (its %d faults inside) at %s "
     .. "GB/s; within each repetition the touched fill was **%s times** the fresh one%s, above 1 %s "
     .. "(the seed: %s). The fresh fill took %s of the time of pass 1 plus the touched fill%s: below 1 "
     .. "(faulting while writing is cheaper than faulting first and writing after) %s. Touched fill: %s; "
     .. "fresh fill: %s.")
     :format(interval(row(pub, "A", "fill")), row(pub, "B", "fill_faults").median, interval(row(pub, "B", "fill")),
-      vinterval(fill), vmedians("fill_bandwidth"), held(fill_above, n), R(claims.SEED.fill_ratio),
-      vinterval(fresh), vmedians("fresh_fill_time"), held(fresh_below, n), verdict(v, "A fill"), verdict(v, "B fill"))
+      vinterval(fill), c.vmedians("fill_bandwidth"), held(fill_above, n), R(claims.SEED.fill_ratio),
+      vinterval(fresh), c.vmedians("fresh_fill_time"), held(fresh_below, n), verdict(c.v, "A fill"),
+      verdict(c.v, "B fill"))
+end
 
+function P.stalls(c)
+  local pub, n, runs = c.pub, c.n, c.runs
   local function stalls(d, column) return value(d, "stalls", "column", column) end
   local threshold = value(pub, "stall_threshold")
   local stalled = count(runs, function(d) return stalls(d, "pass2").x > 0 end)
   local clean2r = count(runs, function(d) return stalls(d, "pass2r").x == 0 end)
-  R_["stalls"] = ("With the stall threshold at %s ns per page, pass 2 had a stalled repetition %s (%s of %d; "
+  return ("With the stall threshold at %s ns per page, pass 2 had a stalled repetition %s (%s of %d; "
     .. "the worst at %s ns per page), the second touch after malloc %s (%s; the worst at %s), and pass 2 "
     .. "repeated stayed below it in every repetition, %s. Passes 2 and the second touch took no counted fault "
     .. "in any repetition %s. Cycle C: %s %% of "
@@ -391,92 +387,116 @@ function claims.compute(root, ftrun)
       held(count(runs, function(d) return row(d, "A", "pass2_faults").max == 0 and row(d, "D", "touch2_faults").max == 0
         end), n),
       interval(row(pub, "C", "pass2_slow_pct")), value(pub, "slow_ns").x, interval(row(pub, "C", "pass2_slow_mean")))
+end
 
+function P.malloc(c)
+  local pub, n, runs = c.pub, c.n, c.runs
   local same = value(pub, "same_block")
   local all_same = count(runs, function(d) local s = value(d, "same_block"); return s.x == s.of end)
-  local minus_one = count(runs, function(d)
+  c.minus_one = count(runs, function(d)
     local r = row(d, "D", "touch1_faults")
     return r.min == d.pages - 1 and r.max == d.pages - 1
   end)
   local mft = value(pub, "malloc_first_touch")
-  local contains_one = count(runs, function(d)
+  c.contains_one = count(runs, function(d)
     local x = value(d, "malloc_first_touch")
     return x.lo <= 1 and 1 <= x.hi
   end)
-  R_["malloc"] = ("malloc returned the address just freed in %d of %d repetitions of the published run, and in "
+  return ("malloc returned the address just freed in %d of %d repetitions of the published run, and in "
     .. "every repetition, %s; the first touch after it took %d faults (one fewer than the pages: malloc's chunk "
     .. "header is in the first) in every repetition, %s, and cost **%s times** the first touch after mmap in the "
     .. "same repetition%s, an interval holding 1 %s. free took %s ms. %s.")
-    :format(same.x, same.of, held(all_same, n), pages - 1, held(minus_one, n), vinterval(mft),
-      vmedians("malloc_first_touch"), held(contains_one, n), interval(ms(row(pub, "D", "free"))),
-      verdict(v, "D touch1"))
+    :format(same.x, same.of, held(all_same, n), c.pages - 1, held(c.minus_one, n), vinterval(mft),
+      c.vmedians("malloc_first_touch"), held(c.contains_one, n), interval(ms(row(pub, "D", "free"))),
+      verdict(c.v, "D touch1"))
+end
 
-  local mun = value(pub, "munmap_share")
-  R_["munmap"] = ("munmap returned the pages at %s ns per page, %s of what pass 1 cost per page%s.")
-    :format(interval(row(pub, "A", "munmap")), vinterval(mun), vmedians("munmap_share"))
+function P.munmap(c)
+  local mun = value(c.pub, "munmap_share")
+  return ("munmap returned the pages at %s ns per page, %s of what pass 1 cost per page%s.")
+    :format(interval(row(c.pub, "A", "munmap")), vinterval(mun), c.vmedians("munmap_share"))
+end
 
-  local own = value(pub, "own_time")
-  R_["runner"] = ("The runner itself took %s %% of the published run's %s s (the rest: the timed windows, the "
+function P.runner(c)
+  local own = value(c.pub, "own_time")
+  return ("The runner itself took %s %% of the published run's %s s (the rest: the timed windows, the "
     .. "map and release calls and the read-backs)%s.")
-    :format(R(own.x), R(own.wall_ms / 1e3), #others == 0 and "" or (", %s %% in the repeats"):format(list(others,
+    :format(R(own.x), R(own.wall_ms / 1e3), #c.others == 0 and "" or (", %s %% in the repeats"):format(list(c.others,
       function(d) return R(value(d, "own_time").x) end)))
+end
 
-  -- compare.lua's table cut to what it found: every row significant in any
-  -- comparison, and pass 1's.
+-- compare.lua's table cut to what it found: every row significant in any
+-- comparison, and pass 1's.
+function P.compare(c)
   local keep, shown = {}, 0
-  for _, r in ipairs(v.rows) do
+  for _, r in ipairs(c.v.rows) do
     if significant(r.verdict) then shown = shown + 1 end
     if significant(r.verdict) or (r.case == "A" and r.column == "pass1") then
       keep[r.case .. " " .. r.column] = true
     end
   end
   local lines = {}
-  for l in v.text:gmatch("[^\n]+") do
-    local c = cells_of(l)
-    if l:match("^old: ") or l:match("^new: ") or l:match("^geomean") or (c and keep[c[1] .. " " .. tostring(c[2])])
+  for l in c.v.text:gmatch("[^\n]+") do
+    local cells = cells_of(l)
+    if l:match("^old: ") or l:match("^new: ") or l:match("^geomean")
+      or (cells and keep[cells[1] .. " " .. tostring(cells[2])])
       or (cells_of(l) or {})[1] == "case" then
       lines[#lines + 1] = l
     end
   end
-  R_["compare"] = ("`./ftrun compare.lua results/results.json results/repeats/*/results.json`, cut to pass 1's "
+  return ("`./ftrun compare.lua results/results.json results/repeats/*/results.json`, cut to pass 1's "
     .. "rows and every row with a significant change, %d over the comparisons (the whole output: "
     .. "`results/repeats/compare.txt`):\n\n"
     .. "```\n%s\n```"):format(shown, table.concat(lines, "\n"))
+end
 
-  -- THP, the seed's page size, and the seed's predictions.
-  local always = load(root .. "/results/thp-always-results.json")
-  local k16 = load(root .. "/results/thp-16K-results.json")
-  local f4k, f2m, f16 = row(pub, "A", "pass1_faults").median, row(always, "A", "pass1_faults").median,
-    row(k16, "A", "pass1_faults").median
-  R_["thp"] = ("With `THP=always` pass 1 took %d faults for the %d MiB (%d KiB pages obtained; %d times fewer "
+-- THP, and the seed's page size.
+function P.thp(c)
+  c.always = load(c.root .. "/results/thp-always-results.json")
+  c.k16 = load(c.root .. "/results/thp-16K-results.json")
+  local always, k16 = c.always, c.k16
+  c.f4k, c.f2m = row(c.pub, "A", "pass1_faults").median, row(always, "A", "pass1_faults").median
+  local f16 = row(k16, "A", "pass1_faults").median
+  return ("With `THP=always` pass 1 took %d faults for the %d MiB (%d KiB pages obtained; %d times fewer "
     .. "than with 4 KiB pages) and cost %s ns per 4 KiB of memory; within each repetition, %s times pass 2 "
     .. "repeated. With `THP=16K` (the seed's page size): %d faults, %s ns per 4 KiB, %s times pass 2 repeated. "
     .. "Each from one run.")
-    :format(f2m, always.bytes >> 20, value(always, "thp_page").x // 1024, f4k // f2m,
+    :format(c.f2m, always.bytes >> 20, value(always, "thp_page").x // 1024, c.f4k // c.f2m,
       interval(row(always, "A", "pass1")), vinterval(value(always, "first_touch")), f16,
       interval(row(k16, "A", "pass1")), vinterval(value(k16, "first_touch")))
+end
 
-  R_["bimodal"] = claims.bimodal { { "the default run", pub, lead = "In the default run" },
-    { "`THP=always`", always, lead = "With `THP=always`" }, { "`THP=16K`", k16, lead = "With `THP=16K`" } }
+function P.bimodal(c)
+  return claims.bimodal { { "the default run", c.pub, lead = "In the default run" },
+    { "`THP=always`", c.always, lead = "With `THP=always`" }, { "`THP=16K`", c.k16, lead = "With `THP=16K`" } }
+end
 
-  local pop = load(root .. "/results/exp-populate-results.json")
+-- The seed's predictions for Linux, each held or not by the runs.
+function P.predictions(c)
+  local pop = load(c.root .. "/results/exp-populate-results.json")
   local pop_map, pop_pass = row(pop, "MAP_POPULATE", "map_faults"), row(pop, "MAP_POPULATE", "pass_faults")
   local moved = pop_map.min == pop.pages and pop_pass.max == 0
-  local gib_faults = (1 << 30) // pub.page_size
-  local predictions = {
-    ("1. A GiB takes %d faults with %d KiB pages: %s (pass 1 took %d for %d MiB, %s)."):format(gib_faults, kib,
-      one_fault == n and f4k * (1024 // mib) == gib_faults and "held" or "did not hold", f4k, mib, held(one_fault, n)),
+  local gib_faults = (1 << 30) // c.pub.page_size
+  local n, f4k, f2m = c.n, c.f4k, c.f2m
+  return table.concat({
+    ("1. A GiB takes %d faults with %d KiB pages: %s (pass 1 took %d for %d MiB, %s)."):format(gib_faults, c.kib,
+      c.one_fault == n and f4k * (1024 // c.mib) == gib_faults and "held" or "did not hold", f4k, c.mib,
+      held(c.one_fault, n)),
     ("2. With THP the fault count drops by 512: %s (%d faults against %d, a factor of %d; one run)."):format(
       f4k // f2m == 512 and "held" or "did not hold", f2m, f4k, f4k // f2m),
     ("3. glibc returns the block on free, so the first touch after malloc costs what pass 1 costs: %s "
       .. "(every page but the first faulted again %s; the ratio's interval holds 1 %s)."):format(
-      (minus_one == n and contains_one == n) and "held" or "held only in part", held(minus_one, n),
-      held(contains_one, n)),
+      (c.minus_one == n and c.contains_one == n) and "held" or "held only in part", held(c.minus_one, n),
+      held(c.contains_one, n)),
     ("4. MAP_POPULATE moves the faults into the mmap call: %s (%d faults in the call, %d in the pass after; "
       .. "one run of populate.lua)."):format(moved and "held" or "did not hold", pop_map.median, pop_pass.max),
-  }
-  -- attribution.lua: every case's stage shares, as its values give them.
-  local attr = load(root .. "/results/exp-attribution-results.json")
+    claims.placement(c.root),
+  }, "\n")
+end
+
+-- attribution.lua: every case's stage shares, as its values give them.
+function P.attribution(c)
+  local attr = load(c.root .. "/results/exp-attribution-results.json")
   local stages, order = {}, {}
   for _, x in ipairs(attr.values) do
     if x.value == "stage" then
@@ -489,12 +509,14 @@ function claims.compute(root, ftrun)
     attr_lines[#attr_lines + 1] = ("- %s (%d samples): %s"):format(case, value(attr, "samples", "case", case).x,
       table.concat(stages[case], ", "))
   end
-  R_["attribution"] = ("The share of each stage in each case's samples, pooled over the %s repetitions of one run "
+  return ("The share of each stage in each case's samples, pooled over the %s repetitions of one run "
     .. "(cpu-clock samples, so time with interrupts off lands where they come back on):\n\n%s")
     :format(tostring(attr.knobs and attr.knobs.REPS or "?"), table.concat(attr_lines, "\n"))
+end
 
-  -- pagesize.lua: the line through each size's cost per fault, over the minima and over the medians.
-  local ps = load(root .. "/results/exp-pagesize-results.json")
+-- pagesize.lua: the line through each size's cost per fault, over the minima and over the medians.
+function P.pagesize(c)
+  local ps = load(c.root .. "/results/exp-pagesize-results.json")
   local function fit(stat)
     local fixed, zero = value(ps, "fit_fixed", "stat", stat), value(ps, "fit_zeroing", "stat", stat)
     local worst, at = 0, "none"
@@ -508,20 +530,19 @@ function claims.compute(root, ftrun)
   end
   local k4 = value(ps, "fit_fixed", "stat", "min")
   local base = k4.x + ps.page_size * k4.per_byte_ns
-  R_["pagesize"] = ("Over the minima a fault cost %s; over the medians, %s. By the minima's line a %d KiB fault "
+  return ("Over the minima a fault cost %s; over the medians, %s. By the minima's line a %d KiB fault "
     .. "costs %s ns, %s %% of it the fixed part. One run, %s repetitions.")
-    :format(fit("min"), fit("median"), kib, R(base), R(100 * k4.x / base),
+    :format(fit("min"), fit("median"), c.kib, R(base), R(100 * k4.x / base),
       tostring(ps.knobs and ps.knobs.REPS or "?"))
+end
 
-  predictions[#predictions + 1] = claims.placement(root)
-  R_["predictions"] = table.concat(predictions, "\n")
-
-  local rec = load(root .. "/results/exp-recycle-results.json")
+function P.recycle(c)
+  local rec = load(c.root .. "/results/exp-recycle-results.json")
   local function rrow(case, column) return row(rec, case, column) end
   local free2, plain2 = rrow("madvise(MADV_FREE)", "second"), rrow("nothing released (a plain second pass)", "second")
   local again = rrow("munmap, then a fresh mmap", "second_faults").min == rec.pages
     and rrow("madvise(MADV_DONTNEED)", "second_faults").min == rec.pages
-  R_["recycle"] = ("After munmap and a fresh mmap, and after MADV_DONTNEED, the second touch took %d and %d faults "
+  return ("After munmap and a fresh mmap, and after MADV_DONTNEED, the second touch took %d and %d faults "
     .. (again and "(every page again, in every repetition) " or "")
     .. "and cost %s and %s ns per page, against %s for the first. After MADV_FREE it took %d "
     .. "faults and cost %s ns per page, %s times a plain second pass (%s). One run, %d repetitions.")
@@ -530,9 +551,11 @@ function claims.compute(root, ftrun)
       interval(rrow("madvise(MADV_DONTNEED)", "second")), interval(rrow("munmap, then a fresh mmap", "first")),
       rrow("madvise(MADV_FREE)", "second_faults").max, interval(free2), R(free2.median / plain2.median),
       interval(plain2), free2.n)
+end
 
-  -- slowpages.lua: the seed's open question, pass 2's slow pages, by the guest's events in their windows.
-  local sp = load(root .. "/results/exp-slowpages-results.json")
+-- slowpages.lua: the seed's open question, pass 2's slow pages, by the guest's events in their windows.
+function P.slowpages(c)
+  local sp = load(c.root .. "/results/exp-slowpages-results.json")
   local function spv(name, want)
     for _, item in ipairs(sp.values) do
       local ok = item.value == name
@@ -551,23 +574,27 @@ function claims.compute(root, ftrun)
   end
   local runs2 = spv("runs", { case = "THP=never", pass = 2 })
   local cost = spv("trace_cost", { thp = "never", pass = 1 })
-  R_["slowpages"] = ("Pass 2 after pass 1 (THP never, %d MiB, %d repetitions of one run): %d of %d page stores "
+  return ("Pass 2 after pass 1 (THP never, %d MiB, %d repetitions of one run): %d of %d page stores "
     .. "(%s %%) took more than %d ns, with %d events lost. By the guest's events in their windows: %s. Of the %d "
     .. "runs of slow pages that span two pages or more, %d have one cause throughout. A cause `host` is given only "
     .. "where the steal counter moved during the pass. Tracing made pass 1 %s %% dearer than the untraced case "
     .. "interleaved with it (median of the per-repetition ratios), so `cycles.lua` traces only with `CAUSES=1`.")
     :format(sp.bytes >> 20, slow2.reps, slow2.x, slow2.reps * sp.pages, R(100 * slow2.x / (slow2.reps * sp.pages)),
       slow2.slow_ns, slow2.lost, table.concat(shares, "; "), runs2.multi, runs2.single_cause, R(cost.x))
+end
 
+-- README.md's headline: the sentence, the machine, and a column per run.
+local function headline(c)
+  local pub, runs, n = c.pub, c.runs, c.n
   local m = pub.machine or {}
   local machine = ("Measured on %s (%s CPUs, hypervisor %s), kernel %s, %d KiB pages, THP %s, %s NUMA node(s), "
-    .. "clocksource %s."):format(tostring(m.cpu), tostring(m.cpus), tostring(m.hypervisor), tostring(m.kernel), kib,
+    .. "clocksource %s."):format(tostring(m.cpu), tostring(m.cpus), tostring(m.hypervisor), tostring(m.kernel), c.kib,
     tostring(m.thp_enabled), tostring(m.numa_nodes), tostring(m.clocksource))
-  local headline = ("On this machine the first touch of a page cost **%s ns** (median [95 %% interval], %d KiB "
+  local text = ("On this machine the first touch of a page cost **%s ns** (median [95 %% interval], %d KiB "
     .. "pages, %d MiB, %d repetitions), **%s times** a later pass over the same page, taken within each "
     .. "repetition. The ratio's lower end was above a hundred %s; the absolute cost moves with the host "
     .. "(pass 1's medians: %s ns).")
-    :format(interval(p1), kib, mib, p1.n, vinterval(ft_ratio), held(above, n), list(runs, function(d)
+    :format(interval(c.p1), c.kib, c.mib, c.p1.n, vinterval(c.ft_ratio), held(c.above, n), list(runs, function(d)
       return R(row(d, "A", "pass1").median) end))
   local function cells(f)
     local out = {}
@@ -587,10 +614,35 @@ function claims.compute(root, ftrun)
   trow("fill of touched pages", "GB/s", function(d) return interval(row(d, "A", "fill")) end)
   trow("fill of a fresh mapping", "GB/s", function(d) return interval(row(d, "B", "fill")) end)
   trow("munmap", "ns/page", function(d) return interval(row(d, "A", "munmap")) end)
+  return text .. " " .. machine .. "\n\n" .. table.concat(head, "\n")
+end
 
+-- results/README.md's paragraphs, by marker name, in the order computed.
+local ORDER = { { "first-touch", P.first_touch }, { "headline-ratio", P.headline_ratio }, { "fill", P.fill },
+  { "stalls", P.stalls }, { "malloc", P.malloc }, { "munmap", P.munmap }, { "runner", P.runner },
+  { "compare", P.compare }, { "thp", P.thp }, { "bimodal", P.bimodal }, { "predictions", P.predictions },
+  { "attribution", P.attribution }, { "pagesize", P.pagesize }, { "recycle", P.recycle },
+  { "slowpages", P.slowpages } }
+
+-- Every block, by file and marker name.
+function claims.compute(root, ftrun)
+  local runs = claims.runs(root)
+  local pub = runs[1]
+  local c = { root = root, runs = runs, pub = pub, n = #runs, v = claims.verdicts(root, runs, ftrun),
+    others = { table.unpack(runs, 2) }, pages = pub.pages, kib = pub.page_size // 1024, mib = pub.bytes >> 20 }
+  function c.medians(case, column)
+    return #c.others == 0 and "" or (" (%s in the repeats)"):format(list(c.others, function(d)
+      return R(row(d, case, column).median) end))
+  end
+  function c.vmedians(name)
+    return #c.others == 0 and "" or (" (%s in the repeats)"):format(list(c.others, function(d)
+      return R(value(d, name).x) end))
+  end
+  local R_ = {}
+  for _, p in ipairs(ORDER) do R_[p[1]] = p[2](c) end
   return {
     ["results/README.md"] = R_,
-    ["README.md"] = { headline = headline .. " " .. machine .. "\n\n" .. table.concat(head, "\n"),
+    ["README.md"] = { headline = headline(c),
       layout = claims.layout(root),
       ["run-output"] = claims.run_output(root),
       ["ten-line"] = "```lua\n" .. (read(root .. "/scripts/first_touch.lua")
@@ -628,8 +680,6 @@ local function lines_of(cmd)
   p:close()
   return out
 end
-
-local function sh(s) return "'" .. s:gsub("'", "'\\''") .. "'" end
 
 -- The tracked files outside results/, by directory; results/ in one line.
 function claims.layout(root)
@@ -716,7 +766,7 @@ end
 -- Every script's --help, parsed: { {script, usage, about, knobs = {{name, text}}} }.
 function claims.script_help(root, ftrun)
   local out = {}
-  for _, f in ipairs(lines_of("ls -1 " .. sh(root .. "/scripts"))) do
+  for _, f in ipairs(ls(root .. "/scripts")) do
     if f:match("%.lua$") then
       -- stdout alone: a start-up warning on stderr is no part of the help
       local help = lines_of(("%s %s --help 2>/dev/null"):format(ftrun, sh(root .. "/scripts/" .. f)))

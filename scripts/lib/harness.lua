@@ -18,6 +18,7 @@
 --   h:ratio("first_touch", { "THP=never", "pass1" }, { "THP=never", "retouch" })
 --   h:finish()
 local ab = require "ab"
+local display = require "display"
 local sequential = require "sequential"
 local ft = require "ft"
 local knobs = require "knobs"
@@ -42,6 +43,13 @@ H.__index = H
 -- not kept).
 local Record = {}
 Record.__index = Record
+-- Every field a case sets, nil included, for the check of the columns
+-- after the first repetition.
+function Record.__newindex(r, k, v)
+  local h = rawget(r, "_h")
+  if h and h.first_keys then h.first_keys[k] = true end
+  rawset(r, k, v)
+end
 
 local function keep(r, key, ns, faults, counted, kib)
   if key then
@@ -70,6 +78,7 @@ end
 
 -- b:method(...) timed in C, its faults read around it.
 function Record:pass(key, b, method, ...)
+  if key then self._h.pass_keys[key] = true end -- a pass over pages: the stall warning looks at it
   return keep(self, key, self._h.meter:pass(b, method, ...))
 end
 
@@ -131,6 +140,7 @@ function harness.start(opts, args)
   spec[#spec + 1] = ab.knob()
   for _, k in ipairs(runfiles.spec()) do spec[#spec + 1] = k end
   for _, k in ipairs(sequential.knobs()) do spec[#spec + 1] = k end
+  for _, k in ipairs(display.spec()) do spec[#spec + 1] = k end
   local cfg = knobs.setup(script, opts.about, spec, quick, args or _G.arg or {})
   sequential.drive(script, cfg, args or _G.arg or {}) -- UNTIL=decided: runs of this script, then exits
   local start_ns = ft.now_ns()
@@ -156,7 +166,9 @@ function harness.start(opts, args)
 
   local h = setmetatable({ script = script, about = opts.about, cfg = cfg, spec = spec, meter = meter,
     warmup = opts.warmup or 0, cases = {}, cols = {}, values = {}, notes = {}, start_ns = start_ns,
-    ab = ab_plan, ghz = ghz, ghz_source = ghz_source, provenance = prov }, H)
+    ab = ab_plan, ghz = ghz, ghz_source = ghz_source, provenance = prov, pass_keys = {} }, H)
+  -- The estimate's own spread at the start, to tell a moved clock at the end from noise.
+  if ghz_source == "measured" then h.ghz_start = { ghz, (ft.clock_estimate()), (ft.clock_estimate()) } end
   if opts.shuffle then
     if not cfg.given.SEED then cfg.SEED = ft.now_ns() % (1 << 40) + 1 end
     h.seed = cfg.SEED
@@ -187,7 +199,7 @@ function harness.start(opts, args)
   h.limits = limits.of(h.machine, h.clock, opts.limits or {})
   for _, l in ipairs(h.limits) do h:note(l.text) end
   for _, k in ipairs(provenance.ORDER) do h.header = h.header .. k .. ": " .. tostring(h.provenance[k]) .. "\n" end
-  io.stderr:write(h.title .. "\n")
+  if not cfg.QUIET then io.stderr:write(h.title .. "\n") end
   h.meter.on_mismatch = function(msg) results.failed(h, msg) end
   return h
 end
@@ -243,6 +255,8 @@ end
 -- A field no case records is an error at the end of the run (a misspelt
 -- name), unless the column is optional = true (recorded by some runs only).
 function H:columns(list)
+  local caller = debug.getinfo(2, "Sl")
+  local at = caller and caller.currentline > 0 and ("%s:%d"):format(caller.short_src, caller.currentline) or self.script
   for _, c in ipairs(list) do
     text_ok("column name", c[1])
     text_ok("column label", c[2])
@@ -250,15 +264,21 @@ function H:columns(list)
     assert(c.shown == nil or ({ min = 1, median = 1, max = 1, mean = 1 })[c.shown],
       ("column %s: shown = %s, expected min, median, max or mean"):format(c[1], tostring(c.shown)))
     self.cols[#self.cols + 1] = { name = c[1], label = c[2], unit = c[3], from = c[4] or c[1],
-      shown = c.shown or units.shown(c[3]), optional = c.optional }
+      shown = c.shown or units.shown(c[3]), optional = c.optional, at = at }
   end
 end
 
 -- A file of the run's own beside its results (written with them, named
--- with the run's prefix), e.g. raw samples a plot is drawn from.
-function H:attach(name, bytes)
+-- with the run's prefix), e.g. raw samples a plot is drawn from. about:
+-- what the bytes are; a binary file has no room for it, so a text sidecar
+-- (name.txt) says it with the commit that made it.
+function H:attach(name, bytes, about)
   self.attached = self.attached or {}
   self.attached[#self.attached + 1] = { self.prefix .. name, bytes }
+  if about then
+    self.attached[#self.attached + 1] = { self.prefix .. name .. ".txt",
+      ("%s%s: %s\n%s\n"):format(self.prefix, name, about, provenance.describe(self.provenance)) }
+  end
 end
 
 -- A sentence under the table.
@@ -270,7 +290,12 @@ function H:note(text)
 end
 
 function H:progress(fmt, ...)
-  io.stderr:write(self.script, ": ", fmt:format(...), "\n")
+  if not self.cfg.QUIET then io.stderr:write(self.script, ": ", fmt:format(...), "\n") end
+end
+
+-- The progress line's pieces, unless QUIET=1.
+local function say(self, ...)
+  if not self.cfg.QUIET then io.stderr:write(...) end
 end
 
 -- Whether a case runs in repetition rep: not once it was found unsupported, nor after its
@@ -283,7 +308,7 @@ end
 -- skipped as unsupported or run once writes nothing, so it leaves no separator either).
 local function run_case(self, case, rep, timed, first)
   if not runs(case, rep) then return false end
-  io.stderr:write(first and " " or "; ", case.name)
+  say(self, first and " " or "; ", case.name)
   io.stderr:flush()
   local r = setmetatable({ _h = self }, Record)
   local before = provenance.snapshot()
@@ -295,9 +320,9 @@ local function run_case(self, case, rep, timed, first)
   r._h = nil
   if ok == false then -- what disturbed a case that did not run is no news
     case.unsupported = tostring(why)
-    io.stderr:write(" (not supported: ", case.unsupported, ")")
+    say(self, " (not supported: ", case.unsupported, ")")
   else
-    if r.noise.flagged then io.stderr:write(" (noisy)") end
+    if r.noise.flagged then say(self, " (noisy)") end
     if timed then case.records[#case.records + 1] = setmetatable(r, nil) end
   end
   return true
@@ -335,7 +360,7 @@ local function repetition(self, rep, timed)
     local sides = 0
     ab.repetition(self.ab, self.cfg, rep, function(side)
       sides = sides + 1
-      io.stderr:write(sides > 1 and " | " or " ", side, ":")
+      say(self, sides > 1 and " | " or " ", side, ":")
       local first = true
       local slot = ab.order(math.max(rep, 1))[1] == side and 1 or 2
       for _, case in ipairs(order(self)) do
@@ -346,7 +371,7 @@ local function repetition(self, rep, timed)
           if case.records[n + 1] then case.records[n + 1].ab = { rep = rep, side = side, slot = slot } end
         end
       end
-      if first then io.stderr:write(" no case left to run") end
+      if first then say(self, " no case left to run") end
     end)
   else
     local first = true
@@ -356,25 +381,34 @@ local function repetition(self, rep, timed)
   end
 end
 
--- The warm-up, then REPS repetitions of every case.
+-- The warm-up, then REPS repetitions of every case. The columns declared
+-- by then are checked against the fields the first repetition set (the
+-- warm-up, where there is one): a misspelt name stops the run at once.
 function H:run()
   self.ran = true
   local total = self.warmup + self.cfg.REPS
+  self.first_keys = {}
   for i = 1, total do
+    if i == 2 then
+      local keys = self.first_keys
+      self.first_keys = nil
+      results.check_first(self, keys)
+    end
     local timed = i > self.warmup
     local t0 = ft.now_ns()
     local head = ("%s: %s:"):format(self.script,
       timed and ("rep %d/%d"):format(i - self.warmup, self.cfg.REPS) or "warm-up")
     local rep = timed and i - self.warmup or 0
     local none = none_left(self, rep)
+    local quiet = self.cfg.QUIET
     if none then -- said as it is, rather than an empty line timed at 0.0 s
-      io.stderr:write(head .. " " .. none .. "\n") -- one write, a whole line
+      say(self, head .. " " .. none .. "\n") -- one write, a whole line
     else
-      io.stderr:write(head)
-      ft.stderr_line(true) -- a signal or a message of the runner's ends it first
+      say(self, head)
+      if not quiet then ft.stderr_line(true) end -- a signal or a message of the runner's ends it first
       repetition(self, rep, timed)
-      io.stderr:write((" (%.1f s)\n"):format((ft.now_ns() - t0) / 1e9))
-      ft.stderr_line(false)
+      say(self, (" (%.1f s)\n"):format((ft.now_ns() - t0) / 1e9))
+      if not quiet then ft.stderr_line(false) end
     end
   end
 end

@@ -34,16 +34,14 @@ local function script_knobs()
   local map = {}
   local lib = package.searchpath("knobs", package.path)
   local dir = lib and lib:match("^(.*)/lib/knobs%.lua$")
-  local ls = dir and io.popen("ls -- '" .. dir:gsub("'", "'\\''") .. "' 2>/dev/null")
-  for file in ls and ls:lines() or function() end do
-    local f = file:match("%.lua$") and io.open(dir .. "/" .. file)
+  for _, file in ipairs(dir and require("shell").list(dir, "%.lua$") or {}) do
+    local f = io.open(dir .. "/" .. file)
     local text = f and f:read("a") or ""
     if f then f:close() end
     local function add(name) map[name] = map[name] or {}; table.insert(map[name], file) end
     for name in text:gmatch('{%s*name%s*=%s*"([%u_][%u%d_]*)"%s*,%s*kind%s*=') do add(name) end
     if text:find("shuffle%s*=%s*true") then add("SEED") end
   end
-  if ls then ls:close() end
   return map
 end
 knobs.elsewhere = script_knobs()

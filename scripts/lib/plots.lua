@@ -135,7 +135,7 @@ local function gnuplot_missing(dir)
   return true
 end
 
-local function shell_quoted(s) return "'" .. tostring(s):gsub("'", "'\\''") .. "'" end
+local shell_quoted = require("shell").quote
 
 -- The plot directories of runs killed while drawing (SIGKILL leaves them;
 -- nothing else would remove them), this user's only: those named by a
@@ -159,6 +159,14 @@ end
 -- killed gnuplot leaves it short).
 local function complete_svg(text)
   return text ~= nil and #text > 0 and text:match("</svg>%s*$") ~= nil
+end
+
+-- The SVG says which commit made its data, in a comment after the XML
+-- declaration (a comment may not hold "--").
+local function svg_stamped(svg, prov)
+  local note = "<!-- ftrun " .. provenance.describe(prov):gsub("%-%-+", "-") .. " -->\n"
+  local decl = svg:match("^<%?xml.-%?>\n")
+  return decl and decl .. note .. svg:sub(#decl + 1) or note .. svg
 end
 
 -- Draws a run's plots without touching dir: returns every file they make
@@ -225,7 +233,7 @@ function plots.render(doc, dir, prefix, attached, mark)
       end
       out[#out + 1] = { ("%s/%s.dat"):format(dir, spec.name), spec.data }
       out[#out + 1] = { ("%s/%s.gp"):format(dir, spec.name), spec.script }
-      out[#out + 1] = { ("%s/%s.svg"):format(dir, spec.name), svg }
+      out[#out + 1] = { ("%s/%s.svg"):format(dir, spec.name), svg_stamped(svg, doc.provenance) }
     end
   end)
   local cleaned, why = pcall(clean)

@@ -25,7 +25,7 @@ end
 
 local THP = "/sys/kernel/mm/transparent_hugepage"
 
-local function quote(s) return "'" .. s:gsub("'", "'\\''") .. "'" end
+local quote = require("shell").quote
 
 -- What the published files are made from is the tree less what the publish
 -- step itself writes (results/, and the blocks it pastes into README.md,
@@ -75,9 +75,20 @@ local function glibc()
 end
 
 -- The run's record: git, build, libc, CPU, kernel, memory settings, load.
+-- Where git cannot answer (an installed ftrun, a checkout another user owns,
+-- which git refuses as unsafe), what the build recorded: the commit it was
+-- built from and whether its tree was dirty then.
+function provenance.built_tree(root)
+  local tree = provenance.tree(root)
+  if tree.commit:match("^%x+$") or not ft.build.commit:match("^%x+$") then return tree end
+  return { commit = ft.build.commit, dirty = ft.build.dirty,
+    changed = ft.build.dirty and "(not recorded which: the build's tree had uncommitted changes)" or nil,
+    source = "the build (git could not read " .. root .. ")" }
+end
+
 function provenance.collect()
   local root = ft.project_dir
-  local tree = provenance.tree(root)
+  local tree = provenance.built_tree(root)
   local sizes = {}
   for _, kb in ipairs { 16, 32, 64, 128, 256, 512, 1024, 2048 } do
     local setting = line(("%s/hugepages-%dkB/enabled"):format(THP, kb))
@@ -88,6 +99,7 @@ function provenance.collect()
   local m = ft.machine()
   return {
     git_commit = tree.commit, git_dirty = tree.dirty, git_changed = tree.changed, git_diff_sha256 = tree.diff_sha256,
+    git_source = tree.source,
     allow_dirty = tree.dirty and os.getenv("ALLOW_DIRTY") == "1" or nil,
     ftrun = ft.version, compiler = ft.build.compiler, cflags = ft.build.cflags, lua = _VERSION, glibc = glibc(),
     cpu_vendor = cpu.vendor, cpu_family = cpu.family, cpu_model = cpu.model, cpu_stepping = cpu.stepping,
@@ -111,7 +123,8 @@ function provenance.collect()
 end
 
 -- In the order the raw file lists them.
-provenance.ORDER = { "git_commit", "git_dirty", "git_changed", "git_diff_sha256", "allow_dirty", "ftrun", "lua",
+provenance.ORDER = { "git_commit", "git_dirty", "git_changed", "git_diff_sha256", "git_source", "allow_dirty",
+  "ftrun", "lua",
   "compiler", "cflags", "glibc", "cpu_vendor", "cpu_family", "cpu_model", "cpu_stepping", "cpu_microcode",
   "hostname", "kernel", "kernel_version", "cmdline", "machine_kind", "machine_kind_source", "shadow_page_tables",
   "zero_page", "perf_event_paranoid", "kptr_restrict", "thp_enabled", "thp_defrag", "thp_sizes",
@@ -129,6 +142,7 @@ function provenance.describe(p)
       p.git_diff_sha256:sub(1, 16), p.allow_dirty and ", published with ALLOW_DIRTY=1" or "", v(p.git_changed))
       or tree .. " + uncommitted changes (not recorded which)"
   end
+  if p.git_source then tree = tree .. " (from " .. p.git_source .. ")" end
   return ("provenance: commit %s; ftrun %s, %s, glibc %s; CPU %s family %s model %s stepping %s microcode %s; "
     .. "kernel %s%s, perf_event_paranoid %s, kptr_restrict %s; THP %s, defrag %s, sizes %s "
     .. "(? = not recorded)"):format(

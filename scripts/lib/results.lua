@@ -6,6 +6,7 @@ local ft = require "ft"
 local json = require "json"
 local plots = require "plots"
 local ab = require "ab"
+local display = require "display"
 local provenance = require "provenance"
 local regimes = require "regimes"
 local report = require "report"
@@ -62,6 +63,18 @@ end
 -- silent '–' in every line of the table: an error naming what was recorded.
 -- Checked when every case ran (one not supported may be the column's); a
 -- column declared optional (recorded only by some runs) is exempt.
+local function misspelt(h, recorded, has_row, when)
+  for _, col in ipairs(h.cols) do
+    if type(col.from) == "string" and not col.optional and not has_row[col.name] and not recorded[col.from] then
+      local names = {}
+      for k in pairs(recorded) do names[#names + 1] = k end
+      table.sort(names)
+      error(("%s: column %s names the field '%s', which no case records (they record: %s)%s")
+        :format(col.at or h.script, col.name, col.from, table.concat(names, ", "), when), 0)
+    end
+  end
+end
+
 local function check_columns(h, rows)
   local ran, recorded = false, {}
   for _, case in ipairs(h.cases) do
@@ -74,14 +87,22 @@ local function check_columns(h, rows)
   if not ran then return end
   local has_row = {}
   for _, row in ipairs(rows) do has_row[row.column] = true end
-  for _, col in ipairs(h.cols) do
-    if type(col.from) == "string" and not col.optional and not has_row[col.name] and not recorded[col.from] then
-      local names = {}
-      for k in pairs(recorded) do names[#names + 1] = k end
-      table.sort(names)
-      error(("%s: column %s names the field '%s', which no case records (they record: %s)")
-        :format(h.script, col.name, col.from, table.concat(names, ", ")), 0)
-    end
+  misspelt(h, recorded, has_row, "")
+end
+
+-- The same check after the first repetition, before the others run: the
+-- fields its cases set (nil included). Not when a case did not run in it.
+function results.check_first(h, keys)
+  for _, case in ipairs(h.cases) do
+    if case.unsupported then return end
+  end
+  local recorded = {}
+  for k in pairs(keys) do
+    if type(k) == "string" and k ~= "_h" then recorded[k] = true end
+  end
+  recorded.noise = true
+  if next(keys) then
+    misspelt(h, recorded, {}, h.warmup > 0 and " after the warm-up" or " after the first repetition")
   end
 end
 
@@ -146,6 +167,65 @@ end
 -- hyperfine says it: rows that vary a lot, cases often disturbed.
 local CV_WARN, NOISY_WARN = 10, 0.2
 
+-- The stall threshold: the script's own (a value stall_threshold), or the
+-- seed's rule over the run's passes: the fastest pass without faults plus
+-- 2.5 % of the fastest pass with them, per page.
+local STALL_SHARE = 0.025
+
+local function fault_free_passes(h)
+  local free, base, cost = {}, nil, nil
+  for _, case in ipairs(h.cases) do
+    for _, col in ipairs(h.cols) do
+      local row = col.unit == "ns/page" and type(col.from) == "string" and h.pass_keys[col.from]
+        and h:row(case.name, col.name)
+      local faults = {}
+      for _, r in ipairs(row and case.records or {}) do faults[#faults + 1] = r[col.from .. "_faults"] end
+      if row and row.n > 0 and #faults == #case.records then
+        if stats.median(faults) == 0 then
+          free[#free + 1] = row
+          base = math.min(base or math.huge, row.min)
+        else
+          cost = math.min(cost or math.huge, row.min)
+        end
+      end
+    end
+  end
+  return free, base and cost and base + STALL_SHARE * cost
+end
+
+local function stall_warnings(h)
+  local free, threshold = fault_free_passes(h)
+  local from = "the fastest pass without faults plus 2.5 % of the fastest with them"
+  for _, v in ipairs(h.values) do
+    if v[1][2] == "stall_threshold" then threshold, from = v[3][2], "the script's" end
+  end
+  local out = {}
+  for _, row in ipairs(threshold and free or {}) do
+    if row.median > threshold then
+      out[#out + 1] = ("%s %s took no faults yet cost %s ns/page (median), above the stall threshold of %s ns/page "
+        .. "(%s): something other than a page fault is in it (a hypervisor's page tables, a stall, a page "
+        .. "mapped without a fault counted)."):format(row.case, row.column, units.cell(row.median, "ns/page"),
+        units.cell(threshold, "ns/page"), from)
+    end
+  end
+  return out
+end
+
+-- The clock estimate again at the end: moved by more than its spread at the
+-- start, the run's cycles per page rest on a clock that changed under it.
+local function clock_warning(h)
+  if not h.ghz_start then return nil end
+  local now = { (ft.clock_estimate()), (ft.clock_estimate()), (ft.clock_estimate()) }
+  local start = h.ghz_start
+  local spread = math.max(stats.max(start) - stats.min(start), stats.max(now) - stats.min(now))
+  local moved = stats.median(now) - stats.median(start)
+  if math.abs(moved) <= spread then return nil end
+  return ("the clock estimate moved from %s GHz at the start to %s GHz at the end, more than its own spread "
+    .. "(%s GHz): cycles per page use the start's; the host changed the guest's speed during the run, so "
+    .. "compare runs with care or give CLOCK_GHZ."):format(units.cell(stats.median(start), "GHz"),
+    units.cell(stats.median(now), "GHz"), units.cell(spread, "GHz"))
+end
+
 local function warnings(h)
   local out, varying = {}, {}
   for _, row in ipairs(h.rows) do
@@ -159,6 +239,8 @@ local function warnings(h)
       .. "machine, or with more REPS."):format(#varying, CV_WARN, table.concat(varying, ", "))
   end
   for _, sentence in ipairs(regimes.sentences(h.rows)) do out[#out + 1] = sentence end
+  for _, sentence in ipairs(stall_warnings(h)) do out[#out + 1] = sentence end
+  out[#out + 1] = clock_warning(h)
   for _, case in ipairs(h.cases) do
     local k, n = noisy(case), #case.records
     if n > 0 and k / n > NOISY_WARN then
@@ -170,11 +252,12 @@ local function warnings(h)
   return out
 end
 
--- The knobs as the run used them, in order; RESULTS and README only when given.
+-- The knobs as the run used them, in order; RESULTS and README only when
+-- given; not FORMAT and QUIET, which change what is printed, not measured.
 local function knob_values(h)
   local out = {}
   for _, k in ipairs(h.spec) do
-    if k.kind ~= "path" or h.cfg.given[k.name] then out[#out + 1] = { k.name, h.cfg[k.name] } end
+    if (k.kind ~= "path" or h.cfg.given[k.name]) and not k.shown_only then out[#out + 1] = { k.name, h.cfg[k.name] } end
   end
   return out
 end
@@ -263,7 +346,8 @@ function results.finish(h, render)
     ab = h.ab and { a = h.ab.a, b = h.ab.b, text = h.ab.text, order = "A B in odd repetitions, B A in even ones" },
   } .. "\n"
 
-  io.stdout:write(md)
+  local format = h.cfg.FORMAT or "md"
+  io.stdout:write(format == "md" and display.narrow(md) or display.rows(h.rows, h.values, format))
   io.stdout:flush() -- before anything more goes to stderr, so the two never interleave mid-line
   local files = { { h.prefix .. "raw.txt", raw }, { h.prefix .. "summary.md", md },
     { h.prefix .. "results.json", doc } }

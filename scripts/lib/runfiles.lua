@@ -60,7 +60,7 @@ end
 -- script: "cycles.lua"; run: the run's name ("main", "thp-always", "exp-thp");
 -- cfg: the knobs read. Returns the plan every later write follows.
 function runfiles.plan(script, run, cfg)
-  local plan = { script = script, run = run, publish = cfg.PUBLISH }
+  local plan = { script = script, run = run, publish = cfg.PUBLISH, quiet = cfg.QUIET }
   if cfg.PUBLISH then
     if os.getenv("NOWAIT") == "1" then -- refused now, not after the run: the paste waits for the lock
       knobs.fail(script, "NOWAIT=1 PUBLISH=1: a publish pastes the README under the settings lock, "
@@ -98,7 +98,7 @@ local function make_run_dir(plan)
   for k = 1, 1000 do
     local name = k == 1 and base or ("%s-%d"):format(base, k)
     local path = plan.runs .. "/" .. name
-    if os.execute("mkdir " .. ("'" .. path:gsub("'", "'\\''") .. "'") .. " 2>/dev/null") then
+    if os.execute("mkdir " .. require("shell").quote(path) .. " 2>/dev/null") then
       plan.name, plan.dir = name, path
       return true
     end
@@ -176,8 +176,10 @@ function runfiles.write(plan, files, pastes, draw)
     while until_ns and ft.now_ns() < until_ns do end
     link_latest()
     -- one write a line: the lines of two runs sharing a terminal do not interleave
-    io.stderr:write(plan.script .. ": wrote " .. table.concat(names, ", ") .. "\n")
-    if drawn > 0 then io.stderr:write(("%s: drew %d plot(s) in %s\n"):format(plan.script, drawn, plan.dir)) end
+    if not plan.quiet then
+      io.stderr:write(plan.script .. ": wrote " .. table.concat(names, ", ") .. "\n")
+      if drawn > 0 then io.stderr:write(("%s: drew %d plot(s) in %s\n"):format(plan.script, drawn, plan.dir)) end
+    end
   end
   local called, ok, err = pcall(function()
     local written, why = ft.write_files(list)

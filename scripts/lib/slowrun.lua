@@ -207,10 +207,11 @@ local function page_map(list, doc, prefix, case, pass)
   local name = ("%spass%d-%s-causes"):format(prefix, pass, case:gsub("[^%w]+", "-"):lower())
   for i, sr in ipairs(series) do series[i] = sr:format(name) end
   local what = pass == 1 and "slow pages other than their own fault" or "slow pages by cause"
+  -- the key above the plot: below it, gnuplot drew it over the x label
   plots.add(list, name, ("%s, pass %d: %s, every repetition (%s)"):format(case, pass, what, doc.run),
     table.concat(blocks, "\n\n\n") .. "\n", ([[
 set logscale y
-set key below horizontal
+set key above horizontal
 set xlabel "page index"
 set ylabel "ns per page (store + one timestamp)"
 set xrange [0:%d]

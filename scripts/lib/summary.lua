@@ -12,7 +12,7 @@ local summary = {}
 -- Rows by case and column, values by name, cases in the order they came.
 function summary.index(raw)
   local by, rows, values, cases, seen, unsupported = {}, {}, {}, {}, {}, {}
-  local meta = { note = {}, column = {}, warning = {} }
+  local meta, in_order = { note = {}, column = {}, warning = {} }, {}
   for _, r in ipairs(report.parse_all(raw)) do
     if meta[r.meta] and type(meta[r.meta]) == "table" then
       table.insert(meta[r.meta], r)
@@ -21,6 +21,7 @@ function summary.index(raw)
     elseif r.value then
       values[r.value] = values[r.value] or {}
       table.insert(values[r.value], r)
+      table.insert(in_order, r)
     elseif r.case then
       if not seen[r.case] then seen[r.case] = true; cases[#cases + 1] = r.case end
       if r.unsupported then unsupported[r.case] = r.unsupported end
@@ -28,7 +29,7 @@ function summary.index(raw)
     end
   end
   return {
-    cases = cases, unsupported = unsupported, values = values, meta = meta, rows = rows,
+    cases = cases, unsupported = unsupported, values = values, meta = meta, rows = rows, in_order = in_order,
     verdict = raw:match("\n(CHECKSUMS [^\n]*)"),
     row = function(case, column) return by[case .. "\0" .. column] end,
     value = function(name) return values[name] and values[name][1] end,
@@ -90,6 +91,25 @@ function summary.tail(ix, out)
   return table.concat(out, "\n") .. "\n"
 end
 
+-- The ratios the script took (h:ratio: values in the unit ratio with an
+-- interval), one line each, under the table.
+function summary.ratios(ix, out)
+  local any = false
+  for _, v in ipairs(ix.in_order) do
+    if v.unit == "ratio" and v.lo and v.hi then
+      if not any then
+        out[#out + 1] = "Ratios, each taken within every repetition (median [lo, hi] over the repetitions):"
+        out[#out + 1] = ""
+        any = true
+      end
+      local minima = v.of_minima and (" (of the minima: %s)"):format(units.cell(v.of_minima, "ratio")) or ""
+      out[#out + 1] = ("- %s: **%s [%s, %s]**%s"):format(v.value, units.cell(v.x, "ratio"), units.cell(v.lo, "ratio"),
+        units.cell(v.hi, "ratio"), minima)
+    end
+  end
+  if any then out[#out + 1] = "" end
+end
+
 -- Any script: a line per case, a column per column, then the notes.
 function summary.table(raw)
   local ix = summary.index(raw)
@@ -113,6 +133,7 @@ function summary.table(raw)
     out[#out + 1] = "| " .. table.concat(cells, " | ") .. " |"
   end
   out[#out + 1] = ""
+  summary.ratios(ix, out)
   return summary.tail(ix, out)
 end
 

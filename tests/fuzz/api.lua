@@ -12,7 +12,7 @@ end
 math.randomseed(seed)
 
 local MiB = 1 << 20
-local stats = { sequences = 0, calls = 0, errors = 0 }
+local stats = { sequences = 0, calls = 0, errors = 0, reached = { trace = 0, touch_timed_at = 0 } }
 local buffers = {} -- live and released buffers of this sequence
 local samples = {}
 local memfds = {}
@@ -259,6 +259,38 @@ local function perf_call()
   end
 end
 
+-- ft.trace sessions (valid and invalid options, used in any order, closed
+-- or not) and ft.touch_timed_at, whose samples are sometimes the right size.
+local sessions = {}
+local TRACE_EVENTS = { "exceptions:page_fault_user", "software:page-faults", "software:context-switches",
+  "irq_vectors:local_timer_entry", "nosuch:event", "software:nosuch", "bad", "a:b\0", 1 }
+local function trace_call()
+  local r = math.random(10)
+  if r >= 8 then
+    local b = buffer()
+    local s = type(b) == "userdata" and chance(0.5) and select(2, pcall(ft.samples, (select(2, pcall(function()
+      return b.pages end))))) or (#samples > 0 and pick(samples)) or anything()
+    stats.reached.touch_timed_at = stats.reached.touch_timed_at + 1
+    call(ft.touch_timed_at, b, integer_arg(), s)
+  elseif r <= 3 or #sessions == 0 then
+    local events = {}
+    for _ = 1, math.random(0, 3) do events[#events + 1] = pick(TRACE_EVENTS) end
+    local opts = { events = chance(0.9) and events or anything(), switches = pick { nil, true, false, 1 },
+      ring_kib = pick { nil, 4, 8, 64, 3, 0, -4, 1 << 21 } }
+    if chance(0.2) then opts.cpu_events = { pick(TRACE_EVENTS) } end
+    if chance(0.1) then opts[pick { "event", 1, "events\0" }] = 1 end
+    stats.reached.trace = stats.reached.trace + 1
+    local ok, tr = pcall(ft.trace, chance(0.05) and anything() or opts)
+    stats.calls = stats.calls + 1
+    if ok and tr then sessions[#sessions + 1] = tr elseif not ok then stats.errors = stats.errors + 1 end
+  else
+    local tr = pick(sessions)
+    local m = pick { "start", "stop", "close", "start", "stop" }
+    call(tr[m] or tostring, tr, chance(0.1) and anything() or nil)
+    if chance(0.1) then call(tostring, tr) end
+  end
+end
+
 function random_call()
   local r = math.random(100)
   if r <= 20 then new_buffer()
@@ -268,6 +300,7 @@ function random_call()
   elseif r <= 85 then perf_call()
   elseif r <= 89 then memfd_call()
   elseif r <= 91 then tasks_call()
+  elseif r <= 94 then trace_call()
   else system_call() end
   if chance(0.05) then collectgarbage(pick { "collect", "step", "incremental", "generational" }) end
 end
@@ -301,7 +334,7 @@ end
 
 local function sequence()
   stats.sequences = stats.sequences + 1
-  buffers, samples, counters, profile_depth, memfds = {}, {}, {}, 0, {}
+  buffers, samples, counters, profile_depth, memfds, sessions = {}, {}, {}, 0, {}, {}
   if chance(0.5) then handles = {} end
   for _ = 1, math.random(1, 30) do
     local r = math.random(20)
@@ -314,12 +347,14 @@ end
 
 local deadline = ft.now_ns() + math.floor(seconds * 1e9)
 repeat sequence() until ft.now_ns() >= deadline
-buffers, samples, counters, memfds, handles = {}, {}, {}, {}, {}
+buffers, samples, counters, memfds, handles, sessions = {}, {}, {}, {}, {}, {}
 collectgarbage()
 if #ft.sysfs_changes() > 0 then
   print("fuzz: a system setting was changed: " .. ft.sysfs_changes()[1].path)
   os.exit(1)
 end
+print(("fuzz: reached ft.trace %d times, ft.touch_timed_at %d times"):format(stats.reached.trace,
+  stats.reached.touch_timed_at))
 print(("fuzz: seed %d, %d sequences, %d calls, %d errors raised, 0 crashes"):format(
   seed, stats.sequences, stats.calls, stats.errors))
 os.exit(0)

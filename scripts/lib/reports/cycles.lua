@@ -24,10 +24,12 @@ end
 -- The upper edge of histogram bin k in ns.
 local function edge(k) return 2 ^ (report.HIST_FROM + (k - 1) / report.HIST_PER_OCTAVE) end
 
--- A samples object as little-endian int32 ns, one per page, in page order
+-- A samples object as little-endian int32 ns, one per page, in page order,
+-- and what its sidecar says it is
 -- (in C: read from Lua, s[i] by s[i], a 1 GiB pass took 45 ms).
-function report.pack_samples(s)
-  return s:pack_i32()
+function report.pack_samples(s, pass)
+  return s:pack_i32(), ("cycle C %s, the last repetition's ns per page (store + one timestamp), one little-endian "
+    .. "int32 a page in page order"):format(pass)
 end
 
 -- Unpacked CHUNK values a call: a call per sample took 0.3 s a 1 GiB pass.
@@ -80,13 +82,19 @@ local function page_map(list, doc, dir, prefix, pass)
   end
   local name = ("%sC-%s-pages"):format(prefix, pass)
   local title = ("cycle C, %s: ns per page against page index (%s)"):format(pass, doc.run)
+  -- The right axis spans what a bin can hold (autoscaled, a constant count
+  -- drew a flat line mid-plot on a made-up scale), and the key sits above the
+  -- plot, where it cannot cover the x axis's label; a tenth more on the right,
+-- so a bin that is all slow pages is a line below the frame, not on it.
   plots.add(list, name, title, table.concat(lines, "\n") .. "\n", ([[
 set logscale y
 set yrange [10:*]
-set key below horizontal
-set xlabel "page index"
+set key above horizontal
+set xlabel "page index (bins of %d pages; the last repetition's samples)"
 set ylabel "ns per page (store + one timestamp)"
-set y2label "pages above SLOW\\_NS per bin"
+set y2label "pages above SLOW\\_NS in the bin (of %d)"
+set y2range [0:%g]
+set xrange [0:%d]
 set y2tics
 set ytics nomirror
 set arrow from graph 0, first %d to graph 1, first %d nohead dt 2 lc rgb "#aa0000"
@@ -94,7 +102,7 @@ set label "SLOW\\_NS = %d ns" at graph 0.01, first %d offset 0,0.6 tc rgb "#aa00
 plot "%s.dat" using 1:5 axes x1y2 with steps lw 0.8 lc rgb "#e8a060" title "pages above SLOW\\_NS (right)", \
   "" using 1:2:4 with filledcurves fs transparent solid 0.6 lc rgb "#9db4dd" title "min to max of each bin", \
   "" using 1:3 with lines lw 1.5 lc rgb "#1f4e99" title "median of each bin"]])
-    :format(slow, slow, slow, slow, name))
+    :format(per_bin, per_bin, 1.1 * per_bin, n, slow, slow, slow, slow, name))
 end
 
 -- The distribution of per-page time over all repetitions, from the
