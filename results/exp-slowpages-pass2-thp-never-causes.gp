@@ -5,7 +5,7 @@ set grid lc rgb "#dddddd"
 set key top left opaque box
 set title "THP=never, pass 2: slow pages by cause, every repetition (exp-slowpages)" noenhanced
 set logscale y
-set key below horizontal
+set key above horizontal
 set xlabel "page index"
 set ylabel "ns per page (store + one timestamp)"
 set xrange [0:65536]

@@ -6,10 +6,12 @@ set key top left opaque box
 set title "cycle C, pass2: ns per page against page index (thp-16K)" noenhanced
 set logscale y
 set yrange [10:*]
-set key below horizontal
-set xlabel "page index"
+set key above horizontal
+set xlabel "page index (bins of 256 pages; the last repetition's samples)"
 set ylabel "ns per page (store + one timestamp)"
-set y2label "pages above SLOW\\_NS per bin"
+set y2label "pages above SLOW\\_NS in the bin (of 256)"
+set y2range [0:281.6]
+set xrange [0:262144]
 set y2tics
 set ytics nomirror
 set arrow from graph 0, first 200 to graph 1, first 200 nohead dt 2 lc rgb "#aa0000"
