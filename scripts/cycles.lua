@@ -6,9 +6,8 @@
 --   C  mmap | pass 1 and pass 2 with a timestamp around every store
 --   D  malloc | touch | touch | free (does the allocator hand the block back?)
 --
--- Around every pass, outside its timed window, the fault counter is read.
--- Every pass writes its own value, and the value is read back after the
--- last touch of every buffer and after every fill.
+-- Around every pass, outside its timed window, the fault counter is read. Every pass
+-- writes its own value, read back after the last touch of every buffer and every fill.
 local ft = require "ft"
 local harness = require "harness"
 local knobs = require "knobs"
@@ -156,12 +155,11 @@ end
 
 -- every column is recorded only when its cycle runs (CYCLES) or, folio_alloc, with THP=<size>
 for _, c in ipairs(report.COLUMNS) do c.optional = true end
-h:columns(report.COLUMNS) -- what a row of the table is
+h:columns(report.COLUMNS)
 h:run()
 -- the last repetition's per-page samples, for the page map, and where its slow pages sit by index
 for pass, s in pairs(samples or {}) do h:attach(("C-%s-samples.i32"):format(pass), report.pack_samples(s, pass)) end
 if samples then period.note(h, "Cycle C", { { 1, samples.pass1 }, { 2, samples.pass2, cfg.SLOW_NS } }) end
-
 -- The headline ratios, each within every repetition (the other figures: reports/cycles.lua).
 local pass1 = { "A", "pass1" }
 h:ratio("first_touch", pass1, { "A", "pass2r" }, { minima = true })
