@@ -19,6 +19,23 @@ local kind = {
 kind.PROFILE_SKIP = kind.pvm and kind.PVM_PROFILE
   or m.hypervisor == "unknown" and "the guest's kind is not known: " .. m.hypervisor_source or nil
 
+-- Why a check of what THP advice obtains cannot hold now, or nil: a folio size's setting is
+-- off its boot default (the PMD size inherit, the others never) after a run that held the
+-- settings lock shared: another program changed it, and the folios a mapping got are its.
+function kind.thp_disturbed()
+  local ok, sizes = pcall(ft.folio_sizes)
+  if not ok or type(sizes) ~= "table" then return nil end
+  local pmd = 0
+  for _, f in ipairs(sizes) do pmd = math.max(pmd, f.kb) end
+  for _, f in ipairs(sizes) do
+    local boot = f.kb == pmd and "inherit" or "never"
+    if f.enabled ~= boot then
+      return ("hugepages-%dkB/enabled is %s, not %s as at boot, changed outside the settings lock")
+        :format(f.kb, tostring(f.enabled), boot)
+    end
+  end
+end
+
 -- The kind as one line for a test's notes.
 function kind.describe()
   return ("hypervisor %s (%s), CPUID %q, shadow page tables %s, zero page %s (%s), timer %s%s"):format(
