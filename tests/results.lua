@@ -268,6 +268,38 @@ h:finish()
   os.execute("rm -rf " .. q(dir))
 end
 
+do -- a check's warning (a default the user did not give that the machine makes doubtful): said, noted, run
+  local dir = t.tmpdir()
+  local script = dir .. "/warned.lua"
+  write(script, [[
+local h = require("harness").start({ script = "warned", mib = 4, reps = 1, about = "a default warned of",
+  knobs = { { name = "LIMIT", kind = "count", default = 5, desc = "a limit" } },
+  check = function(cfg)
+    if cfg.LIMIT < 10 then
+      local why = ("LIMIT=%d: expected at least 10"):format(cfg.LIMIT)
+      if cfg.given.LIMIT then return why end
+      return nil, why .. " (the default, kept)"
+    end
+  end }, { ... })
+h:case("fresh", function(r)
+  local b <close> = r:map()
+  r:pass("first", b, "touch", 1)
+  r:check_bytes(b, 1, "first pass")
+end)
+h:columns { { "first", "first touch", "ns/page" } }
+h:finish()
+]])
+  local out, code = t.ftrun_run(q(script) .. " RESULTS=" .. q(dir .. "/out"))
+  t.is(code, 0, "a default a check warns of does not stop the run", out)
+  t.like(out, "warned.lua: warning: LIMIT=5: expected at least 10 (the default, kept)", "the warning is said")
+  t.like(t.read(dir .. "/out/exp-warned-summary.md") or "", "LIMIT=5: expected at least 10 (the default, kept)",
+    "and noted under the table")
+  out, code = t.ftrun_run(q(script) .. " LIMIT=5 RESULTS=" .. q(dir .. "/given"))
+  t.is(code, 2, "the same value given is refused: exit 2", out)
+  t.like(out, "warned.lua: LIMIT=5: expected at least 10", "naming it")
+  os.execute("rm -rf " .. q(dir))
+end
+
 do -- D1: an SVG cut short (its disk full) fails the run before anything is published
   local dir, tmp = t.tmpdir(), t.tmpdir()
   if ROOT_IS_ROOT and os.execute("mount -t tmpfs -o size=64k tmpfs " .. q(tmp)) then
