@@ -54,7 +54,7 @@ void ft_timer_to_ns(const struct ft_timer *t, int64_t *v, size_t n);
 
 struct ft_clock_probe {
 	int64_t tick_ns;  /* smallest non-zero step seen between two readings */
-	double read_ns;   /* mean cost of one reading */
+	double read_ns;   /* cost of one reading: the median batch of 1024 */
 	int64_t step_ns;  /* the timer's granularity (ft_timer_step_ns); 0 if not measured */
 };
 

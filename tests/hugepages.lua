@@ -132,7 +132,7 @@ if root then
     t.is(r.alloc, want, f.kb .. " kB madvise: anon_fault_alloc rose by exactly as many")
     if tries > 1 then t.diag(("%d kB madvise: %d tries for an undisturbed counter"):format(f.kb, tries)) end
   end
-  t.is(snapshot(), before, "every folio setting is back after the sizes")
+  sysfs.is_as_before(before, "every folio setting is back after the sizes")
 
   -- "madvise" only for MADV_HUGEPAGE mappings: without advice, base pages
   local f = sizes[1]
@@ -166,13 +166,13 @@ if root then
     if not c.restored or c.before ~= setting(c.path) or c.error then all = false end
   end
   t.ok(all, "each record: restored, its before is the file's value now")
-  t.is(snapshot(), before, "the files read as before")
+  sysfs.is_as_before(before, "the files read as before")
 
   local was = setting(("%s/hugepages-%dkB/enabled"):format(THP, sizes[1].kb))
   t.is(ft.set_folio(sizes[1].kb, "madvise"), was, "set_folio returns the previous setting")
   t.is(ft.set_folio(sizes[1].kb, "never"), "madvise", "and the next call returns the one just set")
   t.is(ft.sysfs_restore(), true, "sysfs_restore -> true")
-  t.is(snapshot(), before, "a change after a restore is restored too")
+  sysfs.is_as_before(before, "a change after a restore is restored too")
 else
   skip("folio faults per size", "not root")
 end
@@ -227,7 +227,7 @@ if root then -- hugetlb 2 MiB: reserve, map, touch, release
     t.like(msg, "Cannot allocate memory", "with the reason")
     t.is(errno, 12, "ENOMEM")
   end
-  t.is(snapshot(), before, "the hugetlb files read as before")
+  sysfs.is_as_before(before, "the hugetlb files read as before")
 
   -- 1 GiB: a reservation of one page, mapped; touched only on request
   -- (FTRUN_TEST_1G_TOUCH=1): zeroing 1 GiB takes seconds in this guest.
@@ -253,7 +253,7 @@ if root then -- hugetlb 2 MiB: reserve, map, touch, release
     t.ok(ft.sysfs_restore(), "1 GiB pool restored")
     t.is(ft.hugetlb_pages(1 << 20).nr, giant.nr, "1 GiB nr_hugepages back")
   end
-  t.is(snapshot(), before, "every hugetlb file reads as before")
+  sysfs.is_as_before(before, "every hugetlb file reads as before")
 else
   skip("hugetlb pools", "not root")
 end
@@ -301,7 +301,9 @@ if root then
       local kill = "kill -" .. signal .. " $pid; "
       -- a signal ignored on entry (nohup, a background job of sh) stays
       -- ignored by ftrun, as by any program: start the child with defaults
-      cmd = "env --default-signal=INT,TERM,HUP " .. cmd .. " & pid=$!; for i in $(seq 200); do [ -e " .. t.quote(ready) .. " ] && break; sleep 0.05; done; "
+      -- the wait bounded by time, not by a count of polls that load stretches
+      cmd = "env --default-signal=INT,TERM,HUP " .. cmd .. " & pid=$!; end=$(( $(date +%s) + 300 )); until [ -e "
+        .. t.quote(ready) .. " ] || [ \"$(date +%s)\" -ge \"$end\" ]; do sleep 0.05; done; "
         .. kill .. (mode == "catch" and "sleep 0.3; " .. kill or "") .. "wait $pid; echo \"rc=$?\""
     else
       cmd = cmd .. "; echo \"rc=$?\""
@@ -329,7 +331,7 @@ if root then
     t.is(changed, #sizes + 1, name .. ": the child changed every folio setting and the pool", out)
     t.like(out, says, name .. ": the run ended as planned")
     t.is(rc, code, name .. ": exit status " .. code)
-    t.is(snapshot(), before, name .. ": every setting reads as before")
+    sysfs.is_as_before(before, name .. ": every setting reads as before")
     t.ok(not out:find("could not restore", 1, true), name .. ": no alarm about huge pages freed at exit (D13)", out)
   end
 else
@@ -357,7 +359,7 @@ if root and setpriv then
   t.like(out, "set_hugetlb_pages\tnil\tcannot set " .. HUGETLB
     .. "/hugepages-2048kB/nr_hugepages to 1: Permission denied\t13", "as nobody: set_hugetlb_pages too")
   t.like(out, "changes\t0", "as nobody: nothing recorded")
-  t.is(snapshot(), before, "as nobody: nothing changed")
+  sysfs.is_as_before(before, "as nobody: nothing changed")
 elseif not root then
   local ok, msg, errno = ft.set_folio(sizes[1].kb, "madvise")
   t.is(ok, nil, "not root: set_folio is nil")

@@ -30,10 +30,9 @@ h:finish()
 local function background(args, ignore)
   local log = dir .. "/log"
   os.remove(log)
-  local out = t.run(("%s %s %s %s 2>%s & pid=$!; for i in $(seq 500); do grep -q started %s 2>/dev/null && break; "
-    .. "sleep 0.01; done; kill -INT $pid; wait $pid; echo \"exit $?\""):format(
-    ignore and "trap '' INT;" or "", "RESULTS=" .. q(dir .. "/out"), q(t.ftrun), q(script) .. " " .. args,
-    q(log), q(log)))
+  local out = t.signal_when(("%s %s %s %s 2>%s"):format(ignore and "trap '' INT;" or "",
+    "RESULTS=" .. q(dir .. "/out"), q(t.ftrun), q(script) .. " " .. args, q(log)),
+    ("grep -q started %s 2>/dev/null"):format(q(log)), "INT")
   return out, t.read(log) or ""
 end
 for _, ab in ipairs { "", "'AB=LEVEL=1 | LEVEL=2'" } do
@@ -53,10 +52,8 @@ for _, sig in ipairs { "TERM", "HUP" } do
   local log = dir .. "/log"
   os.remove(log)
   -- default dispositions: under nohup SIGHUP comes ignored, and ftrun keeps it so
-  local out = t.run(("env --default-signal=TERM,HUP %s %s %s 2>%s & pid=$!; for i in $(seq 500); do "
-    .. "grep -q started %s 2>/dev/null && break; sleep 0.01; done; kill -%s $pid; wait $pid; echo \"exit $?\""):format(
-    "RESULTS=" .. q(dir .. "/out"),
-    q(t.ftrun), q(script), q(log), q(log), sig))
+  local out = t.signal_when(("env --default-signal=TERM,HUP %s %s %s 2>%s"):format("RESULTS=" .. q(dir .. "/out"),
+    q(t.ftrun), q(script), q(log)), ("grep -q started %s 2>/dev/null"):format(q(log)), sig)
   local text = t.read(log) or ""
   -- (the shell may say "Terminated" or "Hangup" before the status)
   t.like(out, ("exit %d\n"):format(128 + (sig == "TERM" and 15 or 1)), "SIG" .. sig .. ": the run dies of it")
@@ -97,7 +94,8 @@ do -- a real error keeps its traceback
   t.like(out, "stack traceback:", "and shows its traceback")
 end
 do -- before the first call too: while the script is read from stdin, SIGINT stops the run
-  local out = t.run(("trap '' INT; (sleep 2; echo 'print(\"ran\")') | %s - & pid=$!; sleep 0.5; kill -INT $pid; "
+  -- (its stdout alone: the runner's warnings about the machine's settings go to stderr)
+  local out = t.run(("trap '' INT; (sleep 2; echo 'print(\"ran\")') | %s - 2>/dev/null & pid=$!; sleep 0.5; kill -INT $pid; "
     .. "wait $pid; echo \"exit $?\""):format(q(t.ftrun)))
   t.is(t.own(out), "exit 130\n", "SIGINT ignored by trap, the script still being read: exit 130, nothing ran")
 end
@@ -116,10 +114,9 @@ do -- a SIGINT after the renames of a published set (the lock held here, which t
   os.execute("mkdir -p " .. q(pub))
   t.write(pub .. "/README.md", readme)
   local log = dir .. "/publog"
-  local out = t.run(("FTRUN_TEST_PUBLISHED_PAUSE=60 PUBLISH=1 %s cycles.lua MIB=4 REPS=1 CYCLES=A RESULTS=%s "
-    .. "README=%s >/dev/null 2>%s & pid=$!; for i in $(seq 6000); do grep -q 'paused after the renames' %s 2>/dev/null && break; "
-    .. "sleep 0.01; done; kill -INT $pid; wait $pid; echo \"exit $?\""):format(q(t.ftrun), q(pub), q(pub .. "/README.md"),
-    q(log), q(log)))
+  local out = t.signal_when(("FTRUN_TEST_PUBLISHED_PAUSE=60 PUBLISH=1 %s cycles.lua MIB=4 REPS=1 CYCLES=A RESULTS=%s "
+    .. "README=%s >/dev/null 2>%s"):format(q(t.ftrun), q(pub), q(pub .. "/README.md"), q(log)),
+    ("grep -q 'paused after the renames' %s 2>/dev/null"):format(q(log)), "INT")
   local text = t.read(log) or ""
   t.is(out, "exit 130\n", "SIGINT after the renames: exit 130", text)
   t.like(text, "cycles.lua: interrupted after the results were published whole: ",
@@ -137,9 +134,8 @@ do -- a plain run's SIGINT after its renames: the set is whole, so results/runs/
   local runs = ft.project_dir .. "/results/runs"
   local log = dir .. "/plainlog"
   -- the SIGINT once the run says it pauses, its renames done
-  local out = t.run(("FTRUN_TEST_PUBLISHED_PAUSE=60 %s cycles.lua QUICK=1 MIB=4 REPS=1 CYCLES=A >/dev/null 2>%s & pid=$!; "
-    .. "for i in $(seq 6000); do grep -q 'paused after the renames' %s 2>/dev/null && break; sleep 0.01; done; "
-    .. "kill -INT $pid; wait $pid; echo \"exit $?\""):format(q(t.ftrun), q(log), q(log)))
+  local out = t.signal_when(("FTRUN_TEST_PUBLISHED_PAUSE=60 %s cycles.lua QUICK=1 MIB=4 REPS=1 CYCLES=A >/dev/null 2>%s")
+    :format(q(t.ftrun), q(log)), ("grep -q 'paused after the renames' %s 2>/dev/null"):format(q(log)), "INT")
   local text = t.read(log) or ""
   t.is(out, "exit 130\n", "a plain run's SIGINT after the renames: exit 130", text)
   local run = text:match("written whole: " .. runs:gsub("%p", "%%%0") .. "/([^/]+)/quick%-raw%.txt")

