@@ -41,7 +41,7 @@ local h = harness.start({ script = "cycles", about = "the benchmark's cycles A-D
       desc = "default: no advice; never/always: MADV_NOHUGEPAGE/MADV_HUGEPAGE on every mapping; "
         .. "a size (16K): MADV_HUGEPAGE with only that folio size enabled (madvise, every other never)" },
     { name = "CYCLES", kind = "letters", letters = "ABCD", default = "ABCD", desc = "the cycles to run" },
-    { name = "SLOW_NS", kind = "count", default = 200, ab = true, desc = "cycle C: a page slower than this is counted" },
+    { name = "SLOW_NS", kind = "count", default = 200, ab = true, desc = "cycle C: a page slower than this counts" },
     { name = "CAUSES", kind = "flag", default = false,
       desc = "1: cycle C's passes traced (ft.trace) and each slow page given its cause; off by default, "
         .. "tracing makes a first touch dearer (slowpages.lua measures by how much)" },
