@@ -197,6 +197,8 @@ static char *next_line(int interactive, const char *prompt, size_t *len)
 	}
 }
 
+enum { HISTORY_KEPT = 5000 }; /* lines of ~/.ftrun_history kept between sessions */
+
 static void remember(int interactive, const char *history, const char *text)
 {
 	if (!interactive || !text[0])
@@ -493,6 +495,9 @@ void ft_repl(lua_State *L, ft_docall docall, ft_report report)
 			snprintf(history, sizeof history, "%s/.ftrun_history", home);
 			if (read_history(history) != 0)
 				write_history(history); /* create it, so appends land */
+			/* a paste of thousands of lines must not grow the file for ever */
+			history_truncate_file(history, HISTORY_KEPT);
+			stifle_history(HISTORY_KEPT);
 		}
 		printf("ftrun %s (%s), ft loaded; Ctrl-D to leave\n", FT_VERSION, LUA_RELEASE);
 	}

@@ -240,6 +240,21 @@ do -- 6a, b, d: the interactive REPL, through tmux
     local hist = f and f:read("a") or ""
     if f then f:close() end
     t.like(hist, "x_history_marker = 42", "history is saved as lines are entered")
+    -- a history already past its limit is cut to the newest lines when the REPL starts
+    local home2 = t.tmpdir()
+    local old = {}
+    for i = 1, 6000 do old[i] = "old_line_" .. i end
+    t.write(home2 .. "/.ftrun_history", table.concat(old, "\n") .. "\n")
+    local s2 = s .. "_h"
+    tm("new-session -d -x 120 -y 40 -s " .. s2 .. " " .. q("HOME=" .. home2 .. " " .. q(t.ftrun)))
+    os.execute("sleep 0.4")
+    tm("send-keys -t " .. s2 .. " 'y_marker = 1' Enter")
+    os.execute("sleep 0.4")
+    tm("kill-session -t " .. s2)
+    local kept = t.read(home2 .. "/.ftrun_history") or ""
+    local n = select(2, kept:gsub("\n", ""))
+    t.ok(n > 0 and n <= 5001 and kept:find("old_line_6000", 1, true) and not kept:find("old_line_1\n", 1, true),
+      "a history of 6000 lines keeps the newest 5000 (and the new one)", n)
     tm("send-keys -t " .. s .. " 'half typed' C-c")
     tm("send-keys -t " .. s .. " '1 + 41' Enter")
     local p = pane()
