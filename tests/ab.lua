@@ -3,6 +3,7 @@
 -- change reported, compare.lua's paired table and gate; knobs that cannot
 -- change inside a run refused before anything runs.
 local t = require "tap"
+local kind = require "kind"
 local json = require "json"
 local q = t.quote
 
@@ -92,7 +93,12 @@ t.is(quick.reps and #quick.reps > 0 and #quick.reps[1].records, 10, "takes 10 pa
 out, code = t.ftrun_run("cycles.lua 'AB=THP=never | THP=always' CYCLES=A QUICK=1 MIB=16", "RESULTS=" .. q(dir .. "/thp"))
 t.is(code, 0, "AB=THP=never | THP=always CYCLES=A QUICK=1 runs", out)
 local pass1 = out:match("\n(| A | pass1 | ns/page | [^\n]*)") or ""
-t.ok(pass1:find("| %-%d+%.%d %% %(better%) |$") ~= nil, "pass 1's paired row is called (10 pairs)", pass1)
+local disturbed = kind.thp_disturbed()
+if disturbed then
+  t.skip("pass 1's paired row is called (10 pairs)", disturbed)
+else
+  t.ok(pass1:find("| %-%d+%.%d %% %(better%) |$") ~= nil, "pass 1's paired row is called (10 pairs)", pass1)
+end
 t.like(out, "| A (side A: THP=never) | pass 1: first touch |", "the run's table has side A's row, by its knobs")
 t.like(out, "| A (side B: THP=always) | pass 1: first touch |", "and side B's")
 t.like(out, "Pages obtained (cycle A, side A: THP=never)", "the page obtained is said to be side A's")

@@ -69,7 +69,7 @@ do -- held for the run: recorded, then put back
 end
 
 do -- AB: both sides in every repetition, then as before
-  local out, code = t.ftrun_run(("first_touch.lua QUICK=1 MIB=4 REPS=2 RESULTS=%s %s")
+  local out, code = t.ftrun_run(("first_touch.lua QUICK=1 MIB=4 REPS=6 RESULTS=%s %s")
     :format(q(dir .. "/ab"), q("AB=REPORTING=as-booted | REPORTING=held")))
   t.is(code, 0, "AB REPORTING=as-booted | held exits 0", out)
   matches(t.read(dir .. "/ab/quick-first_touch-ab-results.json"), '"side":"B"', "side B's repetitions are on record")
