@@ -311,22 +311,32 @@ static int lock_holders(int fd, struct holder *h, int max)
 	return n;
 }
 
-/* Field 4 of /proc/pid/stat, the parent; 0 when unreadable. */
-static long parent_of(long pid)
+/* /proc/pid/stat read into buf, and where its fields after the command's
+ * ") " start (the command may hold blanks and parentheses); NULL when
+ * unreadable. */
+static const char *stat_fields(long pid, char *buf, size_t size)
 {
-	char path[64], buf[512];
+	char path[64];
 	snprintf(path, sizeof path, "/proc/%ld/stat", pid);
 	int fd = open(path, O_RDONLY | O_CLOEXEC);
 	if (fd < 0)
-		return 0;
-	ssize_t n = read(fd, buf, sizeof buf - 1);
+		return NULL;
+	ssize_t n = read(fd, buf, size - 1);
 	close(fd);
 	if (n <= 0)
-		return 0;
+		return NULL;
 	buf[n] = '\0';
 	char *p = strrchr(buf, ')');
+	return p && p[1] == ' ' ? p + 2 : NULL;
+}
+
+/* Field 4 of /proc/pid/stat, the parent; 0 when unreadable. */
+static long parent_of(long pid)
+{
+	char buf[512];
+	const char *f = stat_fields(pid, buf, sizeof buf);
 	long ppid = 0;
-	if (!p || sscanf(p + 2, "%*c %ld", &ppid) != 1)
+	if (!f || sscanf(f, "%*c %ld", &ppid) != 1)
 		return 0;
 	return ppid;
 }
@@ -502,20 +512,11 @@ int ft_settings_lock_shared(void)
  * process, not a later one given the same number. 0 when unreadable. */
 static unsigned long long start_time(long pid)
 {
-	char path[64], buf[1024];
-	snprintf(path, sizeof path, "/proc/%ld/stat", pid);
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return 0;
-	ssize_t n = read(fd, buf, sizeof buf - 1);
-	close(fd);
-	if (n <= 0)
-		return 0;
-	buf[n] = '\0';
-	char *p = strrchr(buf, ')');
+	char buf[1024];
+	const char *f = stat_fields(pid, buf, sizeof buf);
 	unsigned long long t = 0;
-	/* after ") " come state (field 3) ... starttime (field 22) */
-	if (p && sscanf(p + 2, "%*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %*u %*u %*d %*d %*d %*d %*d %*d %llu", &t) != 1)
+	/* state (field 3) ... starttime (field 22) */
+	if (!f || sscanf(f, "%*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %*u %*u %*d %*d %*d %*d %*d %*d %llu", &t) != 1)
 		t = 0;
 	return t;
 }
