@@ -11,7 +11,6 @@
 -- time any guest sample sees. Cases run shuffled in every repetition.
 local ft = require "ft"
 local harness = require "harness"
-local limits = require "limits"
 local reporting = require "reporting"
 
 local h = harness.start({ script = "host", shuffle = true, mib = 256, reps = 5, quick = { MIB = 16, REPS = 2 },
@@ -21,7 +20,6 @@ local h = harness.start({ script = "host", shuffle = true, mib = 256, reps = 5, 
     desc = "seconds between MADV_DONTNEED and the retouch in the reporting-delay cases" } },
 }, { ... })
 local DELAY = h.cfg.DELAY
-local STEAL = not limits.holds(h.limits, "steal") -- a steal that never moves is not recorded as one
 local PMD = ft.machine().thp_pmd_size
 -- One CPU for the whole run, so that its /proc/stat line holds the steal of every step.
 local CPU = tonumber(((io.open("/proc/self/stat"):read("a")):match("%) (.*)$") or ""):match(("%S+%s+"):rep(36)
@@ -66,11 +64,10 @@ local function measured(r, step, key)
   r[key .. "_reported_kib"] = k0 and k1 and k1 - k0 or nil
   r:work(ns)
   if key ~= "step" then return end
-  local steal, pct = s1 - s0, function(x) return 100 * x / ns end
-  r.waited = wait1 - wait0
-  if STEAL then r.steal, r.steal_pct = steal, pct(steal) end
-  r.oncpu_pct, r.sys_pct, r.waited_pct = pct(on), pct(sys), pct(r.waited)
-  r.unseen_pct = pct(ns - on - r.waited - steal) -- in no guest account
+  r.waited, r.steal = wait1 - wait0, s1 - s0
+  local pct = function(x) return 100 * x / ns end
+  r.oncpu_pct, r.sys_pct, r.waited_pct, r.steal_pct = pct(on), pct(sys), pct(r.waited), pct(r.steal)
+  r.unseen_pct = pct(ns - on - r.waited - r.steal) -- in no guest account
   -- Under shadow paging the host's part of a fault is charged to the faulting
   -- user instruction: on-CPU time that is not the guest kernel's.
   r.beside_pct = 100 * (on - sys) / on
@@ -146,9 +143,9 @@ h:columns {
   { "step", "the step (touch, or the mmap call)", "ns/page" }, { "step_faults", "its faults", "faults" },
   { "step_oncpu", "its time on the CPU", "ns/page" },
   { "step_sys", "guest system time", "ns/page" }, { "waited", "waiting for the CPU", "ns/page" },
-  { "steal", "steal on its CPU", "ns/page", optional = true },
+  { "steal", "steal on its CPU", "ns/page" },
   { "oncpu_pct", "on the CPU (schedstat)", "%" }, { "sys_pct", "guest kernel share", "%" },
-  { "waited_pct", "run-queue share", "%" }, { "steal_pct", "steal share", "%", optional = true },
+  { "waited_pct", "run-queue share", "%" }, { "steal_pct", "steal share", "%" },
   { "unseen_pct", "share no guest account holds", "%" },
   { "beside_pct", "of its CPU time, outside the guest kernel", "%" },
   { "after", "touch after MAP_POPULATE", "ns/page", optional = true },

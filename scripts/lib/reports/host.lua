@@ -18,17 +18,19 @@ end
 local function cell(row) return ("%s [%s, %s]"):format(units.cell(row.median, row.unit),
   units.cell(row.lo, row.unit), units.cell(row.hi, row.unit)) end
 
--- A share as measured when its median is not below 0; below 0 (the step's timer, schedstat's
--- time on the CPU and getrusage's system time are different clocks) it is no share: "not
--- resolved" when its interval reaches 0, else 0 with the interval as measured. clamped: set
--- when one was shown as 0.
+-- A share as measured, with its %, when its median lies in [0, 100]; outside (the step's timer,
+-- schedstat's time on the CPU and getrusage's system time are different clocks) it is no share:
+-- "not resolved" when its interval reaches back in, else the bound, with the interval as
+-- measured. clamped: set when one was shown as a bound.
 local function share(row, clamped)
   if not row then return "unreported" end
-  if row.median >= 0 then return cell(row) end
-  local measured = ("[%s, %s]"):format(units.cell(row.lo, row.unit), units.cell(row.hi, row.unit))
-  if row.hi >= 0 then return "not resolved (below the clocks' resolution: " .. measured .. ")" end
+  if row.median >= 0 and row.median <= 100 then return cell(row) .. " %" end
+  if row.hi >= 0 and row.lo <= 100 then
+    return ("not resolved (below the clocks' resolution: [%s, %s] %%)"):format(units.cell(row.lo, row.unit),
+      units.cell(row.hi, row.unit))
+  end
   clamped[1] = true
-  return "0 (measured " .. cell(row) .. ")"
+  return ("%d %% (measured %s %%)"):format(row.median < 0 and 0 or 100, cell(row))
 end
 
 -- Why a 2 MiB case's repetitions are no 2 MiB first touch, or nil when every one got 2 MiB
@@ -72,20 +74,20 @@ function report.derive(h)
     if step and beside and not why then
       local sys, waited = h:row(name, "sys_pct"), h:row(name, "waited_pct")
       local steal, unseen = h:row(name, "steal_pct"), h:row(name, "unseen_pct")
-      h:value("host_share_" .. page, math.max(0, beside.median), "%",
+      h:value("host_share_" .. page, math.min(100, math.max(0, beside.median)), "%",
         { { "measured", beside.median }, { "lo", beside.lo }, { "hi", beside.hi }, { "n", beside.n } })
-      h:note(("%s first touch, %s ns per page: of its time on the CPU, %s %% is outside the guest kernel "
+      h:note(("%s first touch, %s ns per page: of its time on the CPU, %s is outside the guest kernel "
         .. "(user mode by the guest's account, where the loop's own stores cost about 20 ns a page); "
-        .. "of its wall time the guest kernel holds %s %%, waiting for the CPU %s %%, %s, no guest account %s %%.")
+        .. "of its wall time the guest kernel holds %s, waiting for the CPU %s, %s, no guest account %s.")
         :format(page, cell(step), share(beside, clamped), share(sys, clamped), share(waited, clamped),
         limits.holds(h.limits, "steal") and "steal unreported by this host (see its note)"
-        or "steal " .. share(steal, clamped) .. " %", share(unseen, clamped)))
+        or "steal " .. share(steal, clamped), share(unseen, clamped)))
     end
   end
   if clamped[1] then
-    h:note("A share shown as 0 measured below 0: the times it compares come from different clocks (the step's "
-      .. "timer, schedstat's ns on the CPU, getrusage's system time), whose granularity can put a part above "
-      .. "its whole.")
+    h:note("A share shown as 0 % or 100 % measured beyond it: the times it compares come from different "
+      .. "clocks (the step's timer, schedstat's ns on the CPU, getrusage's system time), whose granularity can "
+      .. "put a part above its whole.")
   end
   local pop, fresh = case_where(h, { populate = true }), case_where(h, { fresh = true, page = "4K" })
   local after, r = pop and h:row(pop, "after_oncpu"), value(h, "populated_touch_over_touch_oncpu")
