@@ -9,7 +9,8 @@ local ft = require "ft"
 local harness = require "harness"
 
 local h = harness.start({ script = "actouch", shuffle = true, mib = 256, reps = 10,
-  about = "cycle A against C's first touch: plain or timed, fresh or after a munmap" }, { ... })
+  about = "cycle A against C's first touch: plain or timed, fresh or after a munmap",
+  limits = { "timer", "fault_cost" } }, { ... })
 local samples = ft.samples(h.pages)
 local function oncpu()
   local f = assert(io.open("/proc/thread-self/schedstat"))

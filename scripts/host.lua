@@ -15,10 +15,12 @@ local reporting = require "reporting"
 
 local h = harness.start({ script = "host", shuffle = true, mib = 256, reps = 5, quick = { MIB = 16, REPS = 2 },
   about = "the host's share of a first touch: fresh, reused, populated, 2 MiB; guest time against steal",
+  limits = { "steal", "fault_cost", "profile" },
   knobs = { { name = "DELAY", kind = "count", default = 3, max = 60,
     desc = "seconds between MADV_DONTNEED and the retouch in the reporting-delay cases" } },
 }, { ... })
 local DELAY = h.cfg.DELAY
+local PMD = ft.machine().thp_pmd_size
 -- One CPU for the whole run, so that its /proc/stat line holds the steal of every step.
 local CPU = tonumber(((io.open("/proc/self/stat"):read("a")):match("%) (.*)$") or ""):match(("%S+%s+"):rep(36)
   .. "(%d+)"))
@@ -95,8 +97,10 @@ local CASES = {
     r:check_bytes(b, 1, "the first touch")
   end },
   { "fresh, 2 MiB (THP)", { fresh = true, page = "2M" }, function(r)
+    if h.bytes < PMD then return false, ("MIB=%d holds no 2 MiB page"):format(h.cfg.MIB) end
     local b <close> = r:map(nil, { thp = "always" })
     measured(r, function() return b:touch(1) end)
+    r.thp_bytes = assert(b:thp_bytes()) -- the report checks the pages were 2 MiB ones
     r:check_bytes(b, 1, "the first touch")
   end },
   { "MAP_POPULATE, 4 KiB", { fresh = true, page = "4K", populate = true }, function(r)
@@ -150,6 +154,7 @@ h:columns {
   { "after_sys", "its system time", "ns/page", optional = true },
   { "step_reported_kib", "KiB reported during the step", "count", optional = true },
   { "waited_kib", "KiB reported before the retouch", "count", optional = true },
+  { "thp_bytes", "in 2 MiB pages", "bytes", optional = true },
   { "kernel_pct", "kernel samples", "%", optional = true },
   { "sampled_pct", "wall time sampled", "%", optional = true },
 }

@@ -36,7 +36,28 @@ function TOPICS.fault_cost(m)
     .. "EPT guest's (KVM)."):format(m.hypervisor, m.hypervisor_source)
 end
 
+-- The steal counter, where the host does not keep it.
+function TOPICS.steal(m)
+  local f = io.open("/proc/stat")
+  local line = f and f:read("l")
+  if f then f:close() end
+  local v = {}
+  for n in (line or ""):gmatch("%d+") do v[#v + 1] = tonumber(n) end
+  if v[8] ~= 0 then return nil end -- moved, or unread
+  return ("In /proc/stat, steal has not moved since boot: this guest's host does not report it, so a steal of 0 "
+    .. "is no measurement of the host's share%s."):format(m.shadow_page_tables == true and (" (on this %s guest the "
+    .. "host's time in a fault hides in guest user time at the faulting store)"):format(m.hypervisor) or "")
+end
+
 limits.TOPICS = TOPICS
+
+-- Whether the topic is among the limits that hold (a list from limits.of).
+function limits.holds(list, topic)
+  for _, l in ipairs(list or {}) do
+    if l.topic == topic then return true end
+  end
+  return false
+end
 
 -- The limits among topics that hold on this machine: a list of {topic =, text =}.
 function limits.of(machine, clock, topics)
