@@ -118,14 +118,11 @@ local function expand(path, into)
   local _, _, code = f:read(0)
   f:close()
   if code == 21 then -- EISDIR
-    local p = assert(io.popen("find " .. require("shell").quote(path)
-      .. " -name '*results.json' -type f 2>/dev/null | LC_ALL=C sort"))
     local found = 0
-    for line in p:lines() do
+    for _, line in ipairs(require("shell").find(path, "results%.json$")) do
       into[#into + 1] = line
       found = found + 1
     end
-    p:close()
     if found == 0 then fail(("%s: a directory with no *results.json in it"):format(path)) end
   else
     into[#into + 1] = path
@@ -297,7 +294,7 @@ local function calibrate_command(doc, runs)
     elseif type(v) == "number" then
       words[#words + 1] = k .. "=" .. tostring(v)
     elseif type(v) == "string" and not SYMBOLIC[v] then
-      words[#words + 1] = k .. "=" .. (v:match("^[%w.,_/+-]*$") and v or "'" .. v:gsub("'", "'\\''") .. "'")
+      words[#words + 1] = k .. "=" .. (v:match("^[%w.,_/+-]*$") and v or require("shell").quote(v))
     end
   end
   return ("./ftrun calibrate.lua RUNS=%d -- %s %s"):format(runs, doc.script, table.concat(words, " "))

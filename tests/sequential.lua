@@ -75,5 +75,15 @@ for _, c in ipairs {
   t.ok(not io.open(where), "and writes nothing", where)
 end
 
+-- A BASELINE that reads as an option is a path, never find's action.
+do
+  local cwd = dir .. "/cwd"
+  os.execute("mkdir -p " .. q(cwd) .. " && touch " .. q(cwd .. "/a") .. " " .. q(cwd .. "/b"))
+  out, code = t.run(("cd %s && QUICK=1 %s cycles.lua UNTIL=decided BASELINE=-delete"):format(q(cwd),
+    q(t.run("realpath " .. q(t.ftrun)):match("[^\n]+"))))
+  t.is(code, 2, "BASELINE=-delete: exit 2", out)
+  t.ok(io.open(cwd .. "/a") and io.open(cwd .. "/b"), "and the files where it ran are still there")
+end
+
 os.execute("rm -rf " .. q(dir))
 t.done()

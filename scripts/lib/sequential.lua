@@ -12,6 +12,7 @@ local ft = require "ft"
 local json = require "json"
 local knobs = require "knobs"
 local report = require "report"
+local shell = require "shell"
 local stats = require "stats"
 local units = require "units"
 local verdicts = require "verdicts"
@@ -36,7 +37,7 @@ function sequential.knobs()
   }
 end
 
-local function quote(s) return "'" .. s:gsub("'", "'\\''") .. "'" end
+local quote = shell.quote
 
 -- Φ^-1(1 - p) by bisection on the normal upper tail.
 local function z_upper(p)
@@ -78,11 +79,7 @@ local function load(path)
 end
 
 local function results_in(dir)
-  local p = io.popen("find " .. quote(dir) .. " -name '*results.json' -type f 2>/dev/null | LC_ALL=C sort")
-  local out = {}
-  for l in p:lines() do out[#out + 1] = l end
-  p:close()
-  return out
+  return shell.find(dir, "results%.json$")
 end
 
 -- What must match between the baseline's machine and this one: a kernel
