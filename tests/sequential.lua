@@ -58,6 +58,10 @@ for _, c in ipairs {
   { "UNTIL=decided MAX_RUNS=0 BASELINE=" .. q(dir .. "/base"), "MAX_RUNS=0: expected a positive integer" },
   { "BASELINE=" .. q(dir .. "/base"), "only with UNTIL=decided" },
   { "UNTIL=sometimes", "UNTIL=sometimes: expected decided" },
+  { "UNTIL=decided BASELINE=" .. q(dir .. "/base/r1/cycles-A-results.json"),
+    "expected a directory of a baseline's runs" },
+  { "UNTIL=decided BASELINE=" .. q(dir .. "/base") .. " MIB=16", "was run with MIB=8, this run has MIB=16" },
+  { "UNTIL=decided BASELINE=" .. q(dir .. "/base") .. " THP=never", "was run with THP=default, this run has THP=never" },
   { "UNTIL=decided BASELINE=" .. q(dir .. "/base"), "not a calibration file of ftrun", function()
     os.execute("mkdir -p " .. q(caldir))
     t.write(calpath, '{"kind": "ftrun calibration", "rows": [')
@@ -65,6 +69,16 @@ for _, c in ipairs {
   { "UNTIL=decided BASELINE=" .. q(dir .. "/base"), "it was made on another machine", function()
     t.write(calpath, json.encode { kind = "ftrun calibration", script = "cycles.lua", fingerprint = { cpu = "x" },
       knobs = calibrations.knobs(doc), rows = {} })
+  end },
+  { "UNTIL=decided BASELINE=" .. q(dir .. "/mixed"), "mixed/r2/cycles-A-results.json has 6.1-other", function()
+    -- the calibration fits the first baseline run, not the second
+    t.write(calpath, json.encode { kind = "ftrun calibration", script = "cycles.lua",
+      fingerprint = calibrations.fingerprint(doc), knobs = calibrations.knobs(doc), rows = {} })
+    os.execute("mkdir -p " .. q(dir .. "/mixed/r2") .. " && cp -R " .. q(dir .. "/base/r1") .. " "
+      .. q(dir .. "/mixed/"))
+    local d2 = json.decode(t.read(dir .. "/base/r2/cycles-A-results.json"))
+    d2.provenance.kernel = "6.1-other"
+    t.write(dir .. "/mixed/r2/cycles-A-results.json", json.encode(d2))
   end },
 } do
   if c[3] then c[3]() end

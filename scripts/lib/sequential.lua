@@ -90,6 +90,9 @@ local SAME_MACHINE = { "cpu", "cpus", "page_size" }
 local function baseline(script, cfg)
   local fail = function(msg) knobs.fail(script, msg) end
   if not cfg.given.BASELINE then fail("UNTIL=decided needs BASELINE=DIR, a directory of this script's runs") end
+  if not ft.list_dir(cfg.BASELINE) and io.open(cfg.BASELINE) then
+    fail(("BASELINE=%s: expected a directory of a baseline's runs"):format(cfg.BASELINE))
+  end
   local paths = results_in(cfg.BASELINE)
   if #paths == 0 then fail(("BASELINE=%s: no *results.json in it (missing, or no runs)"):format(cfg.BASELINE)) end
   local here = ft.machine()
@@ -113,6 +116,17 @@ local function baseline(script, cfg)
           tostring(v), tostring(here[k])))
       end
     end
+    -- the knobs that define the measurement, as compare.lua requires of two sides
+    local theirs, keys = calibrations.knobs(doc), {}
+    for k in pairs(theirs) do keys[#keys + 1] = k end
+    table.sort(keys)
+    for _, k in ipairs(keys) do
+      local mine = cfg[k]
+      if not calibrations.WHERE[k] and type(mine) ~= "table" and theirs[k] ~= mine then
+        fail(("BASELINE=%s: %s was run with %s=%s, this run has %s=%s: not the same measurement"):format(
+          cfg.BASELINE, p, k, tostring(theirs[k]), k, tostring(mine)))
+      end
+    end
     docs[i] = doc
   end
   return docs
@@ -127,8 +141,10 @@ local function calibration(script, docs)
   f:close()
   local cal, bad = calibrations.load(path)
   if not cal then knobs.fail(script, ("the calibration %s: %s"):format(path, bad)) end
-  local why = calibrations.mismatch(cal, docs[1])
-  if why then knobs.fail(script, ("the calibration %s: %s"):format(path, why)) end
+  for _, d in ipairs(docs) do
+    local why = calibrations.mismatch(cal, d)
+    if why then knobs.fail(script, ("the calibration %s: %s"):format(path, why)) end
+  end
   return cal
 end
 
@@ -228,6 +244,11 @@ function sequential.drive(script, cfg, args)
       os.exit(1, true)
     end
     new[#new + 1] = doc
+    local why = cal and calibrations.mismatch(cal, doc)
+    if why then -- a calibration applies only when every run of both sides matches it
+      say("the calibration %s does not apply to run %d (%s): permutation tests from here on", cal.path, i, why)
+      cal = nil
+    end
     local alpha = sequential.spend(sequential.ALPHA, i, cfg.MAX_RUNS)
     spent = spent + alpha
     rows, decided, judged = look(old, new, cal, alpha, nil, cfg.MAX_RUNS)
