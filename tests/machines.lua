@@ -26,6 +26,22 @@ local why = machines.check_side({ doc("KVM", "a"), doc("PVM", "b") }, "old")
 t.like(why or "", "they differ in host, hypervisor", "a side on two machines is refused, saying why")
 t.ok(machines.check_side({ doc("KVM", "a"), doc("PVM", "b") }, "old", true) == nil, "unless pooled")
 
+-- one host, two kernels: two machines, never paired as one
+local function on(kernel, hv)
+  local d = doc(hv or "KVM", "a")
+  d.machine.kernel = kernel
+  return d
+end
+local kind, lines = machines.relation({ on("6.1"), on("6.1") }, { on("6.9"), on("6.9") })
+t.is(kind, "differ", "one host booted into two kernels: the machines differ")
+t.like(lines[1] or "", "they differ in kernel", "saying in what", table.concat(lines, "\n"))
+kind, lines = machines.relation({ on("6.1"), on("6.9") }, { on("6.1"), on("6.9"), on("6.9") })
+t.is(kind, "same", "both kernels on both sides: the same machines")
+t.like(table.concat(lines, "\n"), "a (kernel 6.9): 1 old run(s), 2 new run(s)", "each machine's runs counted apart",
+  table.concat(lines, "\n"))
+t.is(#machines.group { on("6.1", "unknown"), on("6.1", "KVM"), on("6.1") }, 1,
+  "a hypervisor recorded as unknown (no CAP_SYSLOG) matches any")
+
 -- hosts: each a list of runs, each run a list of repetitions
 local function host(name, level, k, wiggle)
   local runs = {}
