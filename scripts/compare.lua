@@ -308,9 +308,7 @@ local function calibration(docs)
   local path = opts.given.CALIBRATION and opts.CALIBRATION
   if not path then
     for _, d in ipairs(docs) do
-      local p = calibrations.path(d)
-      local f = io.open(p)
-      if f then f:close(); path = path or p end
+      path = path or calibrations.find(d)
     end
   end
   local found = path ~= nil

@@ -135,10 +135,8 @@ end
 -- The calibration of the baseline's machine, script and knobs, if any; a
 -- file there that is no calibration or another machine's stops the run.
 local function calibration(script, docs)
-  local path = calibrations.path(docs[1])
-  local f = io.open(path)
-  if not f then return nil end
-  f:close()
+  local path = calibrations.find(docs[1])
+  if not path then return nil end
   local cal, bad = calibrations.load(path)
   if not cal then knobs.fail(script, ("the calibration %s: %s"):format(path, bad)) end
   for _, d in ipairs(docs) do
