@@ -149,6 +149,21 @@ for i = 2, #theirs do
   if a:match("^RESULTS=") then fail(("%s: the fleet chooses where each host's runs go"):format(a)) end
   script_knobs[#script_knobs + 1] = a
 end
+if cfg.REMOTE:sub(1, 1) ~= "/" then
+  fail(("REMOTE=%s: expected an absolute path (the hosts' directory, not one relative to where ssh lands)")
+    :format(cfg.REMOTE))
+end
+-- the script's own knob check, here, so a bad knob contacts no host; the
+-- fleet's knobs are no knobs of the script's, so out of its environment
+do
+  local unset = {}
+  for _, k in ipairs(SPEC) do unset[#unset + 1] = "-u " .. k.name end
+  local words = {}
+  for i, a in ipairs(script_knobs) do words[i] = q(a) end
+  local out, code = run(("env %s %s %s --check %s"):format(table.concat(unset, " "),
+    q(os.getenv("FTRUN") or arg[-1]), q(target), table.concat(words, " ")))
+  if code ~= 0 then fail((out:gsub("ftrun: warning: [^\n]*\n", ""):gsub("^%s+", ""):gsub("%s+$", ""))) end
+end
 local installable = io.open(ft.project_dir .. "/Makefile")
 if installable then installable:close() end
 if cfg.INSTALL == "auto" and not installable then

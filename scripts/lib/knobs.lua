@@ -207,6 +207,12 @@ end
 function knobs.setup(script, about, spec, quick, args, synopsis)
   args = args or {}
   if args[1] == "--help" or args[1] == "-h" then knobs.help(script, about, spec, synopsis) end
+  -- --check KNOB=value ...: the knobs read and refused as a run would, then
+  -- exit 0 before anything runs (a caller checks them before sending them away)
+  if args[1] == "--check" then
+    knobs.read(script, spec, table.move(args, 2, #args, 1, {}))
+    os.exit(0, true)
+  end
   local cfg = knobs.read(script, spec, args)
   if cfg.QUICK then
     if cfg.PUBLISH then fail(script, "QUICK=1 PUBLISH=1: a QUICK run is never published") end
