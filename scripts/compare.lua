@@ -44,7 +44,7 @@ local SPEC = {
   { name = "CALIBRATION", kind = "path", default = "$CALIBRATIONS/<script>-<key>.json",
     desc = "calibrate.lua's file: the run-to-run spread of this machine, script and knobs, used when every run "
       .. "of both sides matches it (default: the one calibrate.lua made for the runs' machine, script and knobs)" },
-  { name = "EQUIV", kind = "percent", default = "the smallest change the comparison detects",
+  { name = "EQUIV", kind = "equiv", default = "the smallest change the comparison detects",
     desc = "call a row 'same within ±EQUIV %' when the 90 % interval of its change lies inside (two one-sided "
       .. "tests)" },
   { name = "POOL", kind = "flag", default = false,
@@ -61,6 +61,12 @@ end
 knobs.parsers.percent = function(value)
   local v = tonumber(value)
   if not v or v <= 0 or v ~= v or v == math.huge then return nil, "a percent above 0" end
+  return v
+end
+-- ±100 % would take in a halving and a doubling alike: no bound on "the same"
+knobs.parsers.equiv = function(value)
+  local v = tonumber(value)
+  if not v or v <= 0 or v ~= v or v >= 100 then return nil, "a percent above 0 and below 100" end
   return v
 end
 

@@ -18,6 +18,12 @@ for i = 1, 5 do
 end
 t.ok(math.abs(sum - 0.05) < 1e-6, "the five looks spend ALPHA = 0.05 in all", tostring(sum))
 
+-- MAX_RUNS and every count take 1e9 as the integer it is, not 1e30 (no double holds it exactly)
+local knobs = require "knobs"
+t.is(knobs.parsers.count("1e9", {}), 1000000000, "a count of 1e9 is 1000000000")
+t.is(knobs.parsers.count("1e30", {}), nil, "1e30 is refused")
+t.is(knobs.parsers.count("1.5", {}), nil, "1.5 is refused")
+
 local dir = t.tmpdir()
 local KNOBS = "CYCLES=A MIB=8 REPS=4"
 for i = 1, 2 do

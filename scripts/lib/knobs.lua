@@ -56,7 +56,8 @@ knobs.parsers = parsers
 -- A positive integer up to spec.max (default 2^40): MIB << 20 must not wrap.
 function parsers.count(value, spec)
   local max = spec.max or (1 << 40)
-  local n = value:match("^%d+$") and math.tointeger(tonumber(value, 10))
+  -- 1e9 is an integer too; tointeger refuses what a double cannot hold exactly
+  local n = (value:match("^%d+$") or value:match("^%d+[eE]%+?%d+$")) and math.tointeger(tonumber(value))
   if not n or n < 1 or n > max then return nil, ("a positive integer up to %d"):format(max) end
   return n
 end
