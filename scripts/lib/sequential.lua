@@ -242,9 +242,9 @@ function sequential.drive(script, cfg, args)
       os.exit(1, true)
     end
     new[#new + 1] = doc
-    local why = cal and calibrations.mismatch(cal, doc)
-    if why then -- a calibration applies only when every run of both sides matches it
-      say("the calibration %s does not apply to run %d (%s): permutation tests from here on", cal.path, i, why)
+    local off = cal and calibrations.mismatch(cal, doc)
+    if off then -- a calibration applies only when every run of both sides matches it
+      say("the calibration %s does not apply to run %d (%s): permutation tests from here on", cal.path, i, off)
       cal = nil
     end
     local alpha = sequential.spend(sequential.ALPHA, i, cfg.MAX_RUNS)
