@@ -419,7 +419,7 @@ for _, row in ipairs(rows) do
     var_within_log = row.var_within }
 end
 local script_name = docs[1].script:gsub("%.lua$", "")
-os.execute("mkdir -p " .. quote(out_dir))
+os.execute("mkdir -p " .. require("shell").path(out_dir))
 local ok, err = ft.write_files { { out_dir .. "/calibration-" .. script_name .. ".json", json.encode(cal) .. "\n" },
   { out_dir .. "/calibration.md", md } }
 if not cfg.KEEP then os.execute("rm -rf " .. quote(work)) else say("runs kept in %s", work) end

@@ -3,10 +3,12 @@
 #include <cpuid.h>
 #include <dirent.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/klog.h>
+#include <sys/stat.h>
 #include <sys/utsname.h>
 #include <unistd.h>
 
@@ -18,10 +20,30 @@ static void copy(char *out, size_t size, const char *in)
 	out[n] = '\0';
 }
 
+/* A regular file opened for reading, or NULL with errno set: a FIFO or a
+ * device under FTRUN_MACHINE_ROOT would hang the open or never end. */
+static FILE *open_regular(const char *path)
+{
+	int fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+	if (fd < 0)
+		return NULL;
+	struct stat st;
+	int err = fstat(fd, &st) != 0 ? errno : S_ISREG(st.st_mode) ? 0 : EINVAL;
+	if (err) {
+		close(fd);
+		errno = err;
+		return NULL;
+	}
+	FILE *f = fdopen(fd, "r");
+	if (!f)
+		close(fd);
+	return f;
+}
+
 static void read_line(const char *path, char *out, size_t size)
 {
 	out[0] = '\0';
-	FILE *f = fopen(path, "r");
+	FILE *f = open_regular(path);
 	if (!f)
 		return;
 	if (fgets(out, (int)size, f))
@@ -150,10 +172,11 @@ static const char *stand_in(char *buf, size_t size, const char *path)
 	return buf;
 }
 
-/* A whole file, NUL-terminated and malloc'd, or NULL with *err set. */
+/* A file's first MiB (the kernel's log buffer is no larger by default),
+ * NUL-terminated and malloc'd, or NULL with *err set. */
 static char *read_all(const char *path, int *err)
 {
-	FILE *f = fopen(path, "r");
+	FILE *f = open_regular(path);
 	if (!f) {
 		*err = errno;
 		return NULL;
@@ -162,6 +185,8 @@ static char *read_all(const char *path, int *err)
 	char *text = malloc(size);
 	for (size_t n; text && (n = fread(text + len, 1, size - len - 1, f)) > 0;) {
 		len += n;
+		if (size - len - 1 == 0 && size >= (1u << 20))
+			break;
 		if (size - len - 1 == 0) {
 			char *more = realloc(text, size * 2);
 			if (!more)
@@ -311,7 +336,7 @@ static void read_kind_zero_page(struct ft_machine_kind *k)
 
 static int cpu_flag(const char *path, const char *flag)
 {
-	FILE *f = fopen(path, "r");
+	FILE *f = open_regular(path);
 	if (!f)
 		return 0;
 	char *line = NULL;

@@ -164,8 +164,12 @@ static const char *lock_dir(void)
 		return dir_path;
 	const char *d = getenv("FTRUN_LOCK_DIR"), *x = getenv("XDG_RUNTIME_DIR");
 	struct stat st;
-	if (d && *d)
+	if (d && *d) {
+		/* "link/" would follow the link that O_NOFOLLOW refuses as "link" */
 		snprintf(dir_path, sizeof dir_path, "%s", d);
+		for (size_t n = strlen(dir_path); n > 1 && dir_path[n - 1] == '/'; n--)
+			dir_path[n - 1] = '\0';
+	}
 	else if (geteuid() == 0)
 		snprintf(dir_path, sizeof dir_path, "/run/ftrun");
 	else if (x && x[0] == '/' && stat(x, &st) == 0 && st.st_uid == geteuid())

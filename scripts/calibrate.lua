@@ -59,7 +59,8 @@ end
 
 local FTRUN = os.getenv("FTRUN") or arg[-1]
 if FTRUN:sub(1, 1) ~= "/" and FTRUN:find("/", 1, true) then FTRUN = os.getenv("PWD") .. "/" .. FTRUN end
-local function quote(s) return "'" .. s:gsub("'", "'\\''") .. "'" end
+local shell = require "shell"
+local quote = shell.quote
 local function say(fmt, ...) io.stderr:write(SCRIPT, ": ", fmt:format(...), "\n") end
 
 local work = os.tmpname()
@@ -86,9 +87,8 @@ local function run(i)
     -- a bad script or knob is the caller's: the script's own exit 2
     stop(("run %d of %s failed (exit %s): %s"):format(i, script, tostring(code), text:sub(-600)), code == 2 and 2 or 1)
   end
-  local p = io.popen("ls " .. quote(dir) .. "/*results.json 2>/dev/null")
-  local path = p:read("l")
-  p:close()
+  local found = shell.list(dir, "results%.json$")[1]
+  local path = found and dir .. "/" .. found
   local f = path and io.open(path)
   local doc = f and json.decode(f:read("a"))
   if f then f:close() end

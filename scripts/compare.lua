@@ -44,7 +44,7 @@ local SPEC = {
   { name = "CALIBRATION", kind = "path", default = "$CALIBRATIONS/<script>-<key>.json",
     desc = "calibrate.lua's file: the run-to-run spread of this machine, script and knobs, used when every run "
       .. "of both sides matches it (default: the one calibrate.lua made for the runs' machine, script and knobs)" },
-  { name = "EQUIV", kind = "percent", default = "the smallest change the comparison detects",
+  { name = "EQUIV", kind = "equiv", default = "the smallest change the comparison detects",
     desc = "call a row 'same within ±EQUIV %' when the 90 % interval of its change lies inside (two one-sided "
       .. "tests)" },
   { name = "POOL", kind = "flag", default = false,
@@ -61,6 +61,12 @@ end
 knobs.parsers.percent = function(value)
   local v = tonumber(value)
   if not v or v <= 0 or v ~= v or v == math.huge then return nil, "a percent above 0" end
+  return v
+end
+-- ±100 % would take in a halving and a doubling alike: no bound on "the same"
+knobs.parsers.equiv = function(value)
+  local v = tonumber(value)
+  if not v or v <= 0 or v ~= v or v >= 100 then return nil, "a percent above 0 and below 100" end
   return v
 end
 
@@ -118,14 +124,11 @@ local function expand(path, into)
   local _, _, code = f:read(0)
   f:close()
   if code == 21 then -- EISDIR
-    local p = assert(io.popen("find " .. require("shell").quote(path)
-      .. " -name '*results.json' -type f 2>/dev/null | LC_ALL=C sort"))
     local found = 0
-    for line in p:lines() do
+    for _, line in ipairs(require("shell").find(path, "results%.json$")) do
       into[#into + 1] = line
       found = found + 1
     end
-    p:close()
     if found == 0 then fail(("%s: a directory with no *results.json in it"):format(path)) end
   else
     into[#into + 1] = path
@@ -297,7 +300,7 @@ local function calibrate_command(doc, runs)
     elseif type(v) == "number" then
       words[#words + 1] = k .. "=" .. tostring(v)
     elseif type(v) == "string" and not SYMBOLIC[v] then
-      words[#words + 1] = k .. "=" .. (v:match("^[%w.,_/+-]*$") and v or "'" .. v:gsub("'", "'\\''") .. "'")
+      words[#words + 1] = k .. "=" .. (v:match("^[%w.,_/+-]*$") and v or require("shell").quote(v))
     end
   end
   return ("./ftrun calibrate.lua RUNS=%d -- %s %s"):format(runs, doc.script, table.concat(words, " "))
@@ -311,9 +314,7 @@ local function calibration(docs)
   local path = opts.given.CALIBRATION and opts.CALIBRATION
   if not path then
     for _, d in ipairs(docs) do
-      local p = calibrations.path(d)
-      local f = io.open(p)
-      if f then f:close(); path = path or p end
+      path = path or calibrations.find(d)
     end
   end
   local found = path ~= nil

@@ -8,10 +8,11 @@ local ft = require "ft"
 local json = require "json"
 local knobs = require "knobs"
 local reports = require "reports"
+local shell = require "shell"
 
 local SCRIPT = "fleet.lua"
 local function fail(msg) knobs.fail(SCRIPT, msg) end
-local function q(s) return "'" .. tostring(s):gsub("'", "'\\''") .. "'" end
+local q = shell.quote
 
 local function run(cmd)
   local p = assert(io.popen(cmd .. " 2>&1"))
@@ -92,8 +93,7 @@ local cfg = knobs.setup(SCRIPT, ABOUT, SPEC, {}, mine, "fleet.lua HOSTS='node[1-
 -- The fleet summary, from the gathered JSON alone.
 local function results_of(dir)
   local docs = {}
-  local p = io.popen("find " .. q(dir) .. " -name '*results.json' -type f 2>/dev/null | LC_ALL=C sort")
-  for path in p:lines() do
+  for _, path in ipairs(shell.find(dir, "results%.json$")) do
     local f = io.open(path)
     local doc = f and json.decode(f:read("a") or "")
     if f then f:close() end
@@ -102,19 +102,15 @@ local function results_of(dir)
       docs[#docs + 1] = doc
     end
   end
-  p:close()
   return docs
 end
 
 if cfg.given.SUMMARY then
   if #theirs > 0 or cfg.given.HOSTS then fail("SUMMARY=DIR summarises runs already gathered: no HOSTS, no SCRIPT") end
   local names = {}
-  local p = io.popen("ls -1 -- " .. q(cfg.SUMMARY) .. " 2>/dev/null")
-  for n in p:lines() do
-    local d = io.open(("%s/%s/."):format(cfg.SUMMARY, n))
-    if d then d:close(); names[#names + 1] = n end
+  for _, n in ipairs(shell.list(cfg.SUMMARY)) do
+    if ft.list_dir(cfg.SUMMARY .. "/" .. n) then names[#names + 1] = n end
   end
-  p:close()
   if #names == 0 then fail(("SUMMARY=%s: expected a folder with one folder of runs per host"):format(cfg.SUMMARY)) end
   local fleet, script, knob_list, runs = {}, nil, {}, 0
   for _, n in ipairs(names) do
@@ -152,6 +148,21 @@ for i = 2, #theirs do
   end
   if a:match("^RESULTS=") then fail(("%s: the fleet chooses where each host's runs go"):format(a)) end
   script_knobs[#script_knobs + 1] = a
+end
+if cfg.REMOTE:sub(1, 1) ~= "/" then
+  fail(("REMOTE=%s: expected an absolute path (the hosts' directory, not one relative to where ssh lands)")
+    :format(cfg.REMOTE))
+end
+-- the script's own knob check, here, so a bad knob contacts no host; the
+-- fleet's knobs are no knobs of the script's, so out of its environment
+do
+  local unset = {}
+  for _, k in ipairs(SPEC) do unset[#unset + 1] = "-u " .. k.name end
+  local words = {}
+  for i, a in ipairs(script_knobs) do words[i] = q(a) end
+  local out, code = run(("env %s %s %s --check %s"):format(table.concat(unset, " "),
+    q(os.getenv("FTRUN") or arg[-1]), q(target), table.concat(words, " ")))
+  if code ~= 0 then fail((out:gsub("ftrun: warning: [^\n]*\n", ""):gsub("^%s+", ""):gsub("%s+$", ""))) end
 end
 local installable = io.open(ft.project_dir .. "/Makefile")
 if installable then installable:close() end
@@ -298,7 +309,7 @@ if #ready > 0 then
     out_dir)
   sh[#sh + 1] = ("clush -w %s </dev/null %s >/dev/null 2>&1"):format(q(table.concat(ready, ",")),
     q("rm -rf " .. q(remote_runs)))
-  sh[#sh + 1] = ("[ $int = 1 ] && { rm -rf %s; exit 130; }"):format(q(work))
+  sh[#sh + 1] = ("[ $int = 1 ] && { rm -rf %s; exit 130; }"):format(shell.path(work))
   sh[#sh + 1] = "exit $rc"
   local path = work .. "/run.sh"
   local f = assert(io.open(path, "w"))
@@ -348,7 +359,7 @@ if #ready > 0 then
     end
   end
 end
-os.execute("rm -rf " .. q(work))
+os.execute("rm -rf " .. shell.path(work))
 
 -- 5. The fleet summary.
 local fleet = {}

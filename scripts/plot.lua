@@ -61,8 +61,14 @@ for _, run in ipairs(runs) do
       :format(SCRIPT, run.path, verdict))
   end
 end
+local drawn, none = 0, {}
 for _, run in ipairs(runs) do
   local n, why = plots.draw(dir, run.prefix, run.mark)
   if not n then knobs.fail(SCRIPT, why) end
+  drawn = drawn + n
+  if n == 0 then none[#none + 1] = run.path end
   io.stderr:write(("%s: %sresults.json: %d plot(s)\n"):format(SCRIPT, run.prefix, n))
+end
+if drawn == 0 then
+  knobs.fail(SCRIPT, ("%s: no row a plot is drawn from (no plots)"):format(table.concat(none, ", ")))
 end

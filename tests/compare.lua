@@ -200,6 +200,23 @@ t.write(calibrations.path(doc, caldir), json.encode(calibration(0.02)))
 out, code = cmp(q(base) .. " " .. q(slower), env .. " FAIL_ABOVE=5")
 t.is(code, 1, "the calibration in $CALIBRATIONS is found and used")
 t.like(out, "calibrated: p from Student's t", "and named")
+-- a run whose hypervisor is unknown (no CAP_SYSLOG) is this machine still;
+-- a calibration made before the fingerprint dropped hypervisor_source still applies
+local function unknown(d) d.machine.hypervisor, d.machine.hypervisor_source = "unknown", "the kernel log is unreadable" end
+local base_u = fixture(dir .. "/base_u.json", 1, 0, nil, unknown)
+local slower_u = fixture(dir .. "/slower_u.json", 1.2, 0, nil, unknown)
+out, code = cmp(q(base_u) .. " " .. q(slower_u), env .. " FAIL_ABOVE=5")
+t.is(code, 1, "runs with hypervisor unknown find and use this machine's calibration", out)
+os.rename(calibrations.path(doc, caldir), dir .. "/cal-new.json")
+local old_path = caldir .. "/cycles-0123456789abcdef.json"
+t.write(old_path, json.encode(calibration(0.02, function(c)
+  c.fingerprint["machine.hypervisor_source"] = "kernel log: Hypervisor detected: KVM"
+end)))
+out, code = cmp(q(base) .. " " .. q(slower), env .. " FAIL_ABOVE=5")
+t.is(code, 1, "a calibration that kept hypervisor_source in its fingerprint still applies", out)
+t.like(out, old_path, "and is named")
+os.remove(old_path)
+os.rename(dir .. "/cal-new.json", calibrations.path(doc, caldir))
 -- both sides must match it, in either order (reliability review W5)
 local elsewhere = fixture(dir .. "/elsewhere.json", 1.2, 0, nil, function(d) d.machine.cpu = "Intel Xeon" end)
 for _, args in ipairs { q(base) .. " " .. q(elsewhere), q(elsewhere) .. " " .. q(base) } do
@@ -216,6 +233,9 @@ t.like(line(out, "A pass1"), "| +20.0 % (worse) |", "3 runs a side called throug
 out = cmp(join(old4) .. " -- " .. join(same4), env)
 t.like(line(out, "A pass1"), "| same within ±", "A/A with a calibration: same within ±δ", out)
 t.like(out, "the same within ±δ", "δ explained under the table")
+out, code = cmp(join(old4) .. " -- " .. join(same4), env .. " EQUIV=1000")
+t.is(code, 2, "EQUIV=1000 (every row the same) is refused", out)
+t.like(out, "EQUIV=1000: expected a percent above 0 and below 100", "saying what it takes")
 out = cmp(join(old4) .. " -- " .. join(same4), env .. " EQUIV=0.01")
 t.ok(not out:find("same within ±", 1, true), "EQUIV smaller than the spread: no row the same")
 t.ok(line(out, "A pass1"):match("| ~ %(%d+ runs a side would decide%) |$"), "but how many runs would decide it", out)

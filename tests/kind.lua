@@ -75,6 +75,16 @@ local unreadable = machine("unreadable")
 t.is(unreadable.hypervisor, "unknown", "an unreadable log: unknown")
 t.like(unreadable.hypervisor_source, "the kernel log is unreadable (No such file", "and why")
 t.is(unreadable.zero_page, "false", "a bare pvm_no_zero_page on the command line withholds it")
+-- a stand-in log that never ends or never opens is read no further than a regular file's MiB
+for _, c in ipairs { { "a device", "ln -s /dev/zero %s" }, { "a FIFO", "mkfifo %s" } } do
+  local root = dir .. "/odd"
+  os.execute("rm -rf " .. q(root) .. " && mkdir -p " .. q(root))
+  os.execute(c[2]:format(q(root .. "/kernel.log")))
+  local out, code = t.run(("ulimit -v 1000000; FTRUN_MACHINE_ROOT=%s timeout 20 %s -e %s"):format(q(root),
+    q(t.ftrun), q(CODE)))
+  t.is(code, 0, "kernel.log " .. c[1] .. ": ft.machine() returns", out)
+  t.like(out, "hypervisor_source=the kernel log is unreadable (Invalid argument", "and says the log is unreadable")
+end
 local off = machine("param_off")
 t.is(off.zero_page, "true", "the kernel's parameter (N) over the command line")
 t.is(off.zero_page_why, "pvm_no_zero_page=N in /sys/module/kernel/parameters/pvm_no_zero_page", "and names it")

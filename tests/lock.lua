@@ -263,5 +263,17 @@ do -- X3: starts racing to replay one dead run's journal all end well
   t.is(bad, 0, "8 races of three starts: --restore exits 0 each time, the setting restored once (X3)")
 end
 
+do -- a lock directory given as a symbolic link with a trailing slash is refused as one without
+  local real, link = dir .. "/real", dir .. "/link"
+  os.execute(("mkdir -m 700 %s && ln -s %s %s"):format(q(real), q(real), q(link)))
+  for _, given in ipairs { link, link .. "/" } do
+    local out = t.ftrun_run("-e 'print(ft.lock_settings())'", ("env -u FTRUN_SETTINGS_LOCK_FD FTRUN_LOCK_DIR=%s")
+      :format(q(given)))
+    t.like(out, "the settings lock directory " .. link .. " is not a directory: not used",
+      "FTRUN_LOCK_DIR=" .. given .. ": not followed", out)
+  end
+  t.ok(not io.open(real .. "/ftrun-settings.lock"), "and nothing made behind the link")
+end
+
 os.execute("rm -rf " .. q(dir))
 t.done()

@@ -26,6 +26,44 @@ local why = machines.check_side({ doc("KVM", "a"), doc("PVM", "b") }, "old")
 t.like(why or "", "they differ in host, hypervisor", "a side on two machines is refused, saying why")
 t.ok(machines.check_side({ doc("KVM", "a"), doc("PVM", "b") }, "old", true) == nil, "unless pooled")
 
+-- one host, two kernels: two machines, never paired as one
+local function on(kernel, hv)
+  local d = doc(hv or "KVM", "a")
+  d.machine.kernel = kernel
+  return d
+end
+local kind, lines = machines.relation({ on("6.1"), on("6.1") }, { on("6.9"), on("6.9") })
+t.is(kind, "differ", "one host booted into two kernels: the machines differ")
+t.like(lines[1] or "", "they differ in kernel", "saying in what", table.concat(lines, "\n"))
+kind, lines = machines.relation({ on("6.1"), on("6.9") }, { on("6.1"), on("6.9"), on("6.9") })
+t.is(kind, "same", "both kernels on both sides: the same machines")
+t.like(table.concat(lines, "\n"), "a (kernel 6.9): 1 old run(s), 2 new run(s)", "each machine's runs counted apart",
+  table.concat(lines, "\n"))
+t.is(#machines.group { on("6.1", "unknown"), on("6.1", "KVM"), on("6.1") }, 1,
+  "a hypervisor recorded as unknown (no CAP_SYSLOG) matches any")
+
+-- fleet.lua checks the script's knobs and REMOTE here, before any host is contacted
+do
+  local dir = t.tmpdir()
+  local marker = dir .. "/contacted"
+  for _, tool in ipairs { "clush", "ssh" } do
+    t.write(dir .. "/" .. tool, "#!/bin/sh\ntouch " .. t.quote(marker) .. "\nexit 1\n")
+    os.execute("chmod +x " .. t.quote(dir .. "/" .. tool))
+  end
+  local env = ("PATH=%s:\"$PATH\" HOSTS=node1"):format(t.quote(dir))
+  for _, c in ipairs {
+    { "-- cycles.lua MIB=abc", "MIB=abc: expected a positive integer" },
+    { "-- cycles.lua NOPE=1", "argument 'NOPE=1' is not one of this script's knobs" },
+    { "REMOTE=relative -- cycles.lua", "REMOTE=relative: expected an absolute path" },
+  } do
+    local out, code = t.ftrun_run("fleet.lua " .. c[1], env)
+    t.is(code, 2, "fleet.lua " .. c[1] .. ": exit 2", out)
+    t.like(out, c[2], "naming it")
+    t.ok(not io.open(marker), "and no host contacted")
+  end
+  os.execute("rm -rf " .. t.quote(dir))
+end
+
 -- hosts: each a list of runs, each run a list of repetitions
 local function host(name, level, k, wiggle)
   local runs = {}

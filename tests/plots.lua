@@ -125,6 +125,20 @@ t.ok(not t.read(one .. "/x-plot.svg"), "nothing drawn")
 out, code = try(json.encode(doc), "FORCE=1")
 t.is(code, 0, "FORCE=1 draws it", out)
 t.like(t.read(one .. "/x-plot.svg") or "", "verdict: CHECKSUMS FAILED: injected", "and the plot says its verdict")
+os.execute("rm -f " .. q(one) .. "/x-*")
+doc = json.decode(doc_text) or {}
+doc.rows, doc.reps = {}, {}
+out, code = try(json.encode(doc))
+t.is(code, 2, "a JSON with no row a plot is drawn from exits 2", out)
+t.like(out, "x-results.json: no row a plot is drawn from", "naming the file")
+-- a TMPDIR that reads as an option is a directory to sweep, never find's action
+do
+  local cwd = one .. "/cwd"
+  os.execute("mkdir -p " .. q(cwd) .. " && touch " .. q(cwd .. "/a"))
+  out = t.run(("cd %s && TMPDIR=-delete %s plot.lua %s"):format(q(cwd),
+    q(t.run("realpath " .. q(t.ftrun)):match("[^\n]+")), q(dir)))
+  t.ok(io.open(cwd .. "/a"), "TMPDIR=-delete: the files where it ran are still there", out)
+end
 os.execute("rm -rf " .. q(one))
 
 -- gnuplot's warnings (an empty y range on a tiny run) stay off stderr when it succeeds.

@@ -18,6 +18,12 @@ for i = 1, 5 do
 end
 t.ok(math.abs(sum - 0.05) < 1e-6, "the five looks spend ALPHA = 0.05 in all", tostring(sum))
 
+-- MAX_RUNS and every count take 1e9 as the integer it is, not 1e30 (no double holds it exactly)
+local knobs = require "knobs"
+t.is(knobs.parsers.count("1e9", {}), 1000000000, "a count of 1e9 is 1000000000")
+t.is(knobs.parsers.count("1e30", {}), nil, "1e30 is refused")
+t.is(knobs.parsers.count("1.5", {}), nil, "1.5 is refused")
+
 local dir = t.tmpdir()
 local KNOBS = "CYCLES=A MIB=8 REPS=4"
 for i = 1, 2 do
@@ -58,6 +64,10 @@ for _, c in ipairs {
   { "UNTIL=decided MAX_RUNS=0 BASELINE=" .. q(dir .. "/base"), "MAX_RUNS=0: expected a positive integer" },
   { "BASELINE=" .. q(dir .. "/base"), "only with UNTIL=decided" },
   { "UNTIL=sometimes", "UNTIL=sometimes: expected decided" },
+  { "UNTIL=decided BASELINE=" .. q(dir .. "/base/r1/cycles-A-results.json"),
+    "expected a directory of a baseline's runs" },
+  { "UNTIL=decided BASELINE=" .. q(dir .. "/base") .. " MIB=16", "was run with MIB=8, this run has MIB=16" },
+  { "UNTIL=decided BASELINE=" .. q(dir .. "/base") .. " THP=never", "was run with THP=default, this run has THP=never" },
   { "UNTIL=decided BASELINE=" .. q(dir .. "/base"), "not a calibration file of ftrun", function()
     os.execute("mkdir -p " .. q(caldir))
     t.write(calpath, '{"kind": "ftrun calibration", "rows": [')
@@ -66,6 +76,16 @@ for _, c in ipairs {
     t.write(calpath, json.encode { kind = "ftrun calibration", script = "cycles.lua", fingerprint = { cpu = "x" },
       knobs = calibrations.knobs(doc), rows = {} })
   end },
+  { "UNTIL=decided BASELINE=" .. q(dir .. "/mixed"), "mixed/r2/cycles-A-results.json has 6.1-other", function()
+    -- the calibration fits the first baseline run, not the second
+    t.write(calpath, json.encode { kind = "ftrun calibration", script = "cycles.lua",
+      fingerprint = calibrations.fingerprint(doc), knobs = calibrations.knobs(doc), rows = {} })
+    os.execute("mkdir -p " .. q(dir .. "/mixed/r2") .. " && cp -R " .. q(dir .. "/base/r1") .. " "
+      .. q(dir .. "/mixed/"))
+    local d2 = json.decode(t.read(dir .. "/base/r2/cycles-A-results.json"))
+    d2.provenance.kernel = "6.1-other"
+    t.write(dir .. "/mixed/r2/cycles-A-results.json", json.encode(d2))
+  end },
 } do
   if c[3] then c[3]() end
   local where = dir .. "/refused"
@@ -73,6 +93,16 @@ for _, c in ipairs {
   t.is(code, 2, c[1] .. ": exit 2")
   t.like(out, c[2], "names it")
   t.ok(not io.open(where), "and writes nothing", where)
+end
+
+-- A BASELINE that reads as an option is a path, never find's action.
+do
+  local cwd = dir .. "/cwd"
+  os.execute("mkdir -p " .. q(cwd) .. " && touch " .. q(cwd .. "/a") .. " " .. q(cwd .. "/b"))
+  out, code = t.run(("cd %s && QUICK=1 %s cycles.lua UNTIL=decided BASELINE=-delete"):format(q(cwd),
+    q(t.run("realpath " .. q(t.ftrun)):match("[^\n]+"))))
+  t.is(code, 2, "BASELINE=-delete: exit 2", out)
+  t.ok(io.open(cwd .. "/a") and io.open(cwd .. "/b"), "and the files where it ran are still there")
 end
 
 os.execute("rm -rf " .. q(dir))

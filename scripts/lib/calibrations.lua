@@ -16,8 +16,8 @@ calibrations.WHERE = { RESULTS = true, README = true, PUBLISH = true, SEED = tru
   MAX_RUNS = true }
 
 -- What must match, from a results JSON: the machine's fields (any field
--- naming the hypervisor, whatever ft.machine() calls it), and the
--- provenance's kernel build, CPU model and THP sizes.
+-- naming the hypervisor, whatever ft.machine() calls it, but not how it was
+-- found out), and the provenance's kernel build, CPU model and THP sizes.
 local MACHINE = { "cpu", "cpus", "kernel", "page_size", "thp_enabled", "thp_defrag" }
 local PROVENANCE = { "kernel", "cpu_vendor", "cpu_family", "cpu_model", "thp_sizes" }
 
@@ -25,7 +25,7 @@ function calibrations.fingerprint(doc)
   local fp, m, p = {}, doc.machine or {}, doc.provenance or {}
   for _, k in ipairs(MACHINE) do fp["machine." .. k] = m[k] end
   for k, v in pairs(m) do
-    if k:match("^hypervisor") and type(v) ~= "table" then fp["machine." .. k] = v end
+    if k:match("^hypervisor") and k ~= "hypervisor_source" and type(v) ~= "table" then fp["machine." .. k] = v end
   end
   for _, k in ipairs(PROVENANCE) do fp["provenance." .. k] = p[k] end
   return fp
@@ -72,6 +72,24 @@ function calibrations.path(doc, dir)
   return ("%s/%s-%s.json"):format(dir or calibrations.dir(), (doc.script:gsub("%.lua$", "")), fnv(key))
 end
 
+-- The calibration file that applies to a run: the one at its path, else
+-- any of its script's in dir that matches (one made where the hypervisor
+-- was known, or before the fingerprint dropped hypervisor_source); nil
+-- when none does.
+function calibrations.find(doc, dir)
+  local path = calibrations.path(doc, dir)
+  local f = io.open(path)
+  if f then f:close(); return path end
+  dir = dir or calibrations.dir()
+  local prefix = (doc.script:gsub("%.lua$", "")) .. "-"
+  for _, name in ipairs(require("ft").list_dir(dir) or {}) do
+    if name:sub(1, #prefix) == prefix and name:sub(#prefix + 1):match("^%x+%.json$") then
+      local cal = calibrations.load(dir .. "/" .. name)
+      if cal and not calibrations.mismatch(cal, doc) then return cal.path end
+    end
+  end
+end
+
 -- A calibration file read and checked whole; nil and why when it is no
 -- calibration (truncated, another kind of file).
 function calibrations.load(path)
@@ -108,7 +126,11 @@ function calibrations.mismatch(cal, doc)
   for k in pairs(want) do if fp[k] == nil then keys[#keys + 1] = k end end
   table.sort(keys)
   for _, k in ipairs(keys) do
-    if want[k] ~= fp[k] then
+    -- a hypervisor not recorded, or unknown (a run without CAP_SYSLOG),
+    -- matches any; calibrations from before kept how it was found out
+    local any = k:match("^machine%.hypervisor") and (want[k] == nil or want[k] == "unknown" or fp[k] == nil
+      or fp[k] == "unknown")
+    if want[k] ~= fp[k] and not any and k ~= "machine.hypervisor_source" then
       return ("it was made on another machine (%s %s, %s has %s)"):format(k, tostring(want[k]), doc.path or "the run",
         tostring(fp[k]))
     end

@@ -273,9 +273,9 @@ function claims.verdicts(root, runs, ftrun)
     end
   end
   local paths = {}
-  for i, r in ipairs(runs) do paths[i] = "'" .. r.path:sub(#root + 2):gsub("'", "'\\''") .. "'" end
-  local p = assert(io.popen(("cd '%s' && CALIBRATIONS=/nonexistent %s compare.lua %s 2>&1"):format(
-    root:gsub("'", "'\\''"), ftrun, table.concat(paths, " "))))
+  for i, r in ipairs(runs) do paths[i] = shell.path(r.path:sub(#root + 2)) end
+  local p = assert(io.popen(("cd %s && CALIBRATIONS=/nonexistent %s compare.lua %s 2>&1"):format(
+    shell.path(root), ftrun, table.concat(paths, " "))))
   out.text = p:read("a")
   p:close()
   out.pairs, out.rows = #runs - 1, all

@@ -56,7 +56,8 @@ knobs.parsers = parsers
 -- A positive integer up to spec.max (default 2^40): MIB << 20 must not wrap.
 function parsers.count(value, spec)
   local max = spec.max or (1 << 40)
-  local n = value:match("^%d+$") and math.tointeger(tonumber(value, 10))
+  -- 1e9 is an integer too; tointeger refuses what a double cannot hold exactly
+  local n = (value:match("^%d+$") or value:match("^%d+[eE]%+?%d+$")) and math.tointeger(tonumber(value))
   if not n or n < 1 or n > max then return nil, ("a positive integer up to %d"):format(max) end
   return n
 end
@@ -207,6 +208,12 @@ end
 function knobs.setup(script, about, spec, quick, args, synopsis)
   args = args or {}
   if args[1] == "--help" or args[1] == "-h" then knobs.help(script, about, spec, synopsis) end
+  -- --check KNOB=value ...: the knobs read and refused as a run would, then
+  -- exit 0 before anything runs (a caller checks them before sending them away)
+  if args[1] == "--check" then
+    knobs.read(script, spec, table.move(args, 2, #args, 1, {}))
+    os.exit(0, true)
+  end
   local cfg = knobs.read(script, spec, args)
   if cfg.QUICK then
     if cfg.PUBLISH then fail(script, "QUICK=1 PUBLISH=1: a QUICK run is never published") end

@@ -21,7 +21,8 @@ end
 -- KVM, in runs that record CPUID's string apart as cpuid_hypervisor; older
 -- runs have CPUID's string there), the kernel release and build, the CPU,
 -- the THP setting and the hostname. A field a run did not record is nil,
--- and matches anything.
+-- and matches anything; so does a hypervisor "unknown" (a run without
+-- CAP_SYSLOG cannot read the kernel log that names it).
 function machines.fingerprint(doc)
   local m, p = doc.machine or {}, doc.provenance or {}
   local cpu = trim(m.cpu)
@@ -33,7 +34,7 @@ function machines.fingerprint(doc)
   if thp and (m.thp_defrag or p.thp_defrag) then thp = thp .. ", defrag " .. (m.thp_defrag or p.thp_defrag) end
   return {
     host = trim(p.hostname or m.hostname),
-    hypervisor = trim(m.hypervisor) or (m.hypervisor == "" and "none" or nil),
+    hypervisor = m.hypervisor ~= "unknown" and trim(m.hypervisor) or (m.hypervisor == "" and "none" or nil),
     cpuid = trim(m.cpuid_hypervisor),
     kernel = trim(m.kernel or p.kernel),
     kernel_build = trim(p.kernel_version or m.kernel_version),
@@ -80,8 +81,17 @@ function machines.group(docs)
     for k, v in pairs(fp) do home.fp[k] = home.fp[k] or v end
     home.docs[#home.docs + 1] = d
   end
+  -- a machine is its whole fingerprint: one host booted into two kernels
+  -- is two machines, labelled by the first field they differ in
   for i, g in ipairs(groups) do
     g.label = g.fp.host or ("machine " .. i)
+    for j, o in ipairs(groups) do
+      if j ~= i and (o.fp.host or ("machine " .. j)) == g.label then
+        local k = (machines.conflict(g.fp, o.fp) or {})[1]
+        g.label = ("%s (%s)"):format(g.label, k and k .. " " .. g.fp[k] or "#" .. i)
+        break
+      end
+    end
     for _, d in ipairs(g.docs) do d.machine_label = g.label end
   end
   return groups

@@ -145,11 +145,11 @@ local function sweep()
   local tmp = os.getenv("TMPDIR") or ""
   if tmp == "" then tmp = "/tmp" end
   local p = io.popen(("find %s -maxdepth 1 -type d -user \"$(id -u)\" -name 'ftrun-plots.*' "
-    .. "\\( -name 'ftrun-plots.*.*' -o -mmin +60 \\) 2>/dev/null"):format(shell_quoted(tmp)))
+    .. "\\( -name 'ftrun-plots.*.*' -o -mmin +60 \\) 2>/dev/null"):format(require("shell").path(tmp)))
   for path in p:lines() do
     local owner = path:match("/ftrun%-plots%.(%d+)%.[^/]+$")
     if not owner or not textfile.read("/proc/" .. owner .. "/stat") then
-      os.execute("rm -rf -- " .. shell_quoted(path))
+      os.execute("rm -rf -- " .. require("shell").path(path))
     end
   end
   p:close()

@@ -98,7 +98,7 @@ local function make_run_dir(plan)
   for k = 1, 1000 do
     local name = k == 1 and base or ("%s-%d"):format(base, k)
     local path = plan.runs .. "/" .. name
-    if os.execute("mkdir " .. require("shell").quote(path) .. " 2>/dev/null") then
+    if os.execute("mkdir " .. require("shell").path(path) .. " 2>/dev/null") then
       plan.name, plan.dir = name, path
       return true
     end

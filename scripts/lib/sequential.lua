@@ -12,6 +12,7 @@ local ft = require "ft"
 local json = require "json"
 local knobs = require "knobs"
 local report = require "report"
+local shell = require "shell"
 local stats = require "stats"
 local units = require "units"
 local verdicts = require "verdicts"
@@ -36,7 +37,7 @@ function sequential.knobs()
   }
 end
 
-local function quote(s) return "'" .. s:gsub("'", "'\\''") .. "'" end
+local quote = shell.quote
 
 -- Φ^-1(1 - p) by bisection on the normal upper tail.
 local function z_upper(p)
@@ -78,11 +79,7 @@ local function load(path)
 end
 
 local function results_in(dir)
-  local p = io.popen("find " .. quote(dir) .. " -name '*results.json' -type f 2>/dev/null | LC_ALL=C sort")
-  local out = {}
-  for l in p:lines() do out[#out + 1] = l end
-  p:close()
-  return out
+  return shell.find(dir, "results%.json$")
 end
 
 -- What must match between the baseline's machine and this one: a kernel
@@ -93,6 +90,9 @@ local SAME_MACHINE = { "cpu", "cpus", "page_size" }
 local function baseline(script, cfg)
   local fail = function(msg) knobs.fail(script, msg) end
   if not cfg.given.BASELINE then fail("UNTIL=decided needs BASELINE=DIR, a directory of this script's runs") end
+  if not ft.list_dir(cfg.BASELINE) and io.open(cfg.BASELINE) then
+    fail(("BASELINE=%s: expected a directory of a baseline's runs"):format(cfg.BASELINE))
+  end
   local paths = results_in(cfg.BASELINE)
   if #paths == 0 then fail(("BASELINE=%s: no *results.json in it (missing, or no runs)"):format(cfg.BASELINE)) end
   local here = ft.machine()
@@ -116,6 +116,17 @@ local function baseline(script, cfg)
           tostring(v), tostring(here[k])))
       end
     end
+    -- the knobs that define the measurement, as compare.lua requires of two sides
+    local theirs, keys = calibrations.knobs(doc), {}
+    for k in pairs(theirs) do keys[#keys + 1] = k end
+    table.sort(keys)
+    for _, k in ipairs(keys) do
+      local mine = cfg[k]
+      if not calibrations.WHERE[k] and type(mine) ~= "table" and theirs[k] ~= mine then
+        fail(("BASELINE=%s: %s was run with %s=%s, this run has %s=%s: not the same measurement"):format(
+          cfg.BASELINE, p, k, tostring(theirs[k]), k, tostring(mine)))
+      end
+    end
     docs[i] = doc
   end
   return docs
@@ -124,14 +135,14 @@ end
 -- The calibration of the baseline's machine, script and knobs, if any; a
 -- file there that is no calibration or another machine's stops the run.
 local function calibration(script, docs)
-  local path = calibrations.path(docs[1])
-  local f = io.open(path)
-  if not f then return nil end
-  f:close()
+  local path = calibrations.find(docs[1])
+  if not path then return nil end
   local cal, bad = calibrations.load(path)
   if not cal then knobs.fail(script, ("the calibration %s: %s"):format(path, bad)) end
-  local why = calibrations.mismatch(cal, docs[1])
-  if why then knobs.fail(script, ("the calibration %s: %s"):format(path, why)) end
+  for _, d in ipairs(docs) do
+    local why = calibrations.mismatch(cal, d)
+    if why then knobs.fail(script, ("the calibration %s: %s"):format(path, why)) end
+  end
   return cal
 end
 
@@ -231,6 +242,11 @@ function sequential.drive(script, cfg, args)
       os.exit(1, true)
     end
     new[#new + 1] = doc
+    local off = cal and calibrations.mismatch(cal, doc)
+    if off then -- a calibration applies only when every run of both sides matches it
+      say("the calibration %s does not apply to run %d (%s): permutation tests from here on", cal.path, i, off)
+      cal = nil
+    end
     local alpha = sequential.spend(sequential.ALPHA, i, cfg.MAX_RUNS)
     spent = spent + alpha
     rows, decided, judged = look(old, new, cal, alpha, nil, cfg.MAX_RUNS)

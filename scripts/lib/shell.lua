@@ -6,6 +6,14 @@ function shell.quote(s)
   return "'" .. tostring(s):gsub("'", "'\\''") .. "'"
 end
 
+-- A path as a command's operand: quoted, and starting with / or ./ so a
+-- name like "-delete" cannot be read as an option by find, rm or ls.
+function shell.path(p)
+  p = tostring(p)
+  if p:sub(1, 1) ~= "/" then p = "./" .. p end
+  return shell.quote(p)
+end
+
 -- The names in dir that match the Lua pattern (every name without one),
 -- sorted; an empty list when the directory cannot be read.
 function shell.list(dir, pattern)
@@ -13,6 +21,26 @@ function shell.list(dir, pattern)
   for _, name in ipairs(require("ft").list_dir(dir) or {}) do
     if not pattern or name:match(pattern) then out[#out + 1] = name end
   end
+  return out
+end
+
+-- The files under dir, at any depth up to 16, whose name matches the Lua
+-- pattern, as sorted paths; a file given as dir is not searched.
+function shell.find(dir, pattern)
+  local ft, out = require("ft"), {}
+  local function walk(d, depth)
+    for _, name in ipairs(ft.list_dir(d) or {}) do
+      local p = d:gsub("/+$", "") .. "/" .. name
+      if ft.list_dir(p) then
+        if depth < 16 then walk(p, depth + 1) end
+      elseif name:match(pattern) then
+        local f = io.open(p)
+        if f then f:close(); out[#out + 1] = p end
+      end
+    end
+  end
+  walk(dir, 1)
+  table.sort(out)
   return out
 end
 
