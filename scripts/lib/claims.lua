@@ -273,7 +273,8 @@ function claims.verdicts(root, runs, ftrun)
     end
   end
   local paths = {}
-  for i, r in ipairs(runs) do paths[i] = shell.path(r.path:sub(#root + 2)) end
+  -- the repo's own paths, as the block shows them
+  for i, r in ipairs(runs) do paths[i] = sh(r.path:sub(#root + 2)) end
   local p = assert(io.popen(("cd %s && CALIBRATIONS=/nonexistent %s compare.lua %s 2>&1"):format(
     shell.path(root), ftrun, table.concat(paths, " "))))
   out.text = p:read("a")

@@ -51,7 +51,8 @@ local function quantile(c, q)
 end
 inference.quantile = function(xs, q) return quantile(sorted(xs), q) end
 
-local function pooled(runs)
+-- Every run's values in one list.
+function inference.pooled(runs)
   local all = {}
   for _, r in ipairs(runs) do table.move(r, 1, #r, #all + 1, all) end
   return all
@@ -81,7 +82,7 @@ function inference.bootstrap_ratio(old, new, opts)
   opts = opts or {}
   local B, level = opts.B or 2000, opts.level or 0.95
   local rng = inference.rng(opts.seed or 1)
-  local m_old, m_new = stats.median(pooled(old)), stats.median(pooled(new))
+  local m_old, m_new = stats.median(inference.pooled(old)), stats.median(inference.pooled(new))
   if m_old == 0 then return nil end
   local ratios = {}
   for b = 1, B do
@@ -102,7 +103,7 @@ function inference.bootstrap_median(runs, opts)
   local meds = {}
   for b = 1, B do meds[b] = resample_median(runs, rng) end
   table.sort(meds)
-  return stats.median(pooled(runs)), quantile(meds, (1 - level) / 2), quantile(meds, 1 - (1 - level) / 2)
+  return stats.median(inference.pooled(runs)), quantile(meds, (1 - level) / 2), quantile(meds, 1 - (1 - level) / 2)
 end
 
 -- The median of per-pair ratios b / a (paired repetitions) with its

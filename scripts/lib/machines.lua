@@ -171,11 +171,7 @@ local function draw(machine_runs, rng)
   return stats.median(all)
 end
 
-local function pooled(runs)
-  local all = {}
-  for _, r in ipairs(runs) do table.move(r, 1, #r, #all + 1, all) end
-  return all
-end
+local pooled = inference.pooled
 
 -- The ratio of pooled medians new / old with its interval from a bootstrap
 -- machine -> run -> repetition. old and new are lists of runs, each tagged
