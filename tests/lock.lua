@@ -6,6 +6,8 @@
 -- changes a machine-wide setting (nobody's attempt is refused by the kernel).
 local t = require "tap"
 local q = t.quote
+-- the holder's command as the kernel names it: the executable's name (ftrun, ftrun-clang), 15 bytes
+local comm = t.ftrun:match("[^/]+$"):sub(1, 15)
 
 -- The real lock, held for the whole file: its THP=always runs (under a private lock) must not
 -- fault beside another suite's test of the folio sizes, nor under another run's settings.
@@ -209,7 +211,7 @@ do -- X6: a child left running does not keep the lock; U1: the holder is named w
 
   local h = holder("ft.lock_settings()", 5)
   out = t.ftrun_run("-e 'print(ft.lock_settings())'", "NOWAIT=1 " .. env)
-  t.like(out, ("is held by pid %d (ftrun), and NOWAIT=1: not waiting"):format(h),
+  t.like(out, ("is held by pid %d (%s), and NOWAIT=1: not waiting"):format(h, comm),
     "NOWAIT=1: the holder is named with its command (U1)")
   -- a child the holder starts shares its lock, and knows it without an inherited descriptor
   stop(h)
@@ -228,7 +230,7 @@ do -- W1: a run that measures under the THP settings holds the lock shared
   local h = holder("ft.lock_settings()", 10)
   local out, code = t.run(("NOWAIT=1 THP=always %s %s %s cycles.lua"):format(run, env, q(t.ftrun)))
   t.is(code, 2, "a THP=always run beside a holder of the lock: NOWAIT=1 refuses it", out)
-  t.like(out, ("is held by pid %d (ftrun)"):format(h), "naming the holder")
+  t.like(out, ("is held by pid %d (%s)"):format(h, comm), "naming the holder")
   out, code = t.run(("NOWAIT=1 %s %s %s cycles.lua"):format(run, env, q(t.ftrun)))
   t.is(code, 2, "so does a default run", out)
   stop(h)
@@ -242,7 +244,7 @@ do -- W1: a run that measures under the THP settings holds the lock shared
   h = holder("ft.lock_settings()", 1.5)
   out, code = t.run(("THP=always %s %s %s cycles.lua"):format(run, env, q(t.ftrun)))
   t.is(code, 0, "without NOWAIT it waits for the holder, then runs", out)
-  t.like(out, ("waiting for the settings lock %s/ftrun-settings.lock: pid %d (ftrun) holds it"):format(lockdir, h),
+  t.like(out, ("waiting for the settings lock %s/ftrun-settings.lock: pid %d (%s) holds it"):format(lockdir, h, comm),
     "and says whom it waits for")
 end
 

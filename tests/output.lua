@@ -49,7 +49,10 @@ do -- the default: markdown no wider than 200 columns, the long headers in a leg
   local out, err, code = split(RUN)
   t.is(code, 0, "a default run exits 0", err)
   t.ok(widest(out) <= 200, "no line of the table on stdout is over 200 columns", ("widest %d"):format(widest(out)))
-  t.like(out, "\n- [1] ", "the headers it shortened are spelt out in a legend under the table")
+  -- the table is shortened only when it would be wider (its values' widths vary from run to run)
+  local shortened = out:find("| [1] |", 1, true) or out:find("| [1]", 1, true)
+  t.ok(not shortened or out:find("\n- [1] ", 1, true),
+    "the headers it shortened are spelt out in a legend under the table", out)
   t.like(out, "| A | pass 1: first touch", "the cycle table is there")
   t.like(err, "rep 3/3:", "progress on stderr")
   t.like(err, ": wrote ", "and the files written")
