@@ -58,18 +58,19 @@ function inference.pooled(runs)
   return all
 end
 
--- One resample of a side: its runs drawn with replacement, then within each
--- drawn run its repetitions drawn with replacement; the median of them all.
-local function resample_median(runs, rng)
-  local all, k = {}, 0
+-- Appends to all one resample of runs: the runs drawn with replacement, then
+-- within each drawn run its repetitions drawn with replacement.
+function inference.resample_into(all, runs, rng)
   for _ = 1, #runs do
     local r = runs[rng(#runs)]
-    for _ = 1, #r do
-      k = k + 1
-      all[k] = r[rng(#r)]
-    end
+    for _ = 1, #r do all[#all + 1] = r[rng(#r)] end
   end
-  return stats.median(all)
+  return all
+end
+
+-- One resample of a side, and the median of it.
+local function resample_median(runs, rng)
+  return stats.median(inference.resample_into({}, runs, rng))
 end
 
 -- The hierarchical bootstrap of the ratio of medians new / old. old and new

@@ -158,16 +158,8 @@ end
 -- One resample: for each drawn machine its runs drawn, in each its
 -- repetitions drawn; the median of them all.
 local function draw(machine_runs, rng)
-  local all, k = {}, 0
-  for _, runs in ipairs(machine_runs) do
-    for _ = 1, #runs do
-      local r = runs[rng(#runs)]
-      for _ = 1, #r do
-        k = k + 1
-        all[k] = r[rng(#r)]
-      end
-    end
-  end
+  local all = {}
+  for _, runs in ipairs(machine_runs) do inference.resample_into(all, runs, rng) end
   return stats.median(all)
 end
 
