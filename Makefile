@@ -222,7 +222,9 @@ fuzz:
 
 # prove, tmux for the REPL's terminal tests, pgrep (procps) for the tasks'
 # tests, what the plot tests read SVGs with: xmllint, rsvg-convert and
-# pngtopnm, and groff and col, which render the man page in its test.
+# pngtopnm, groff and col, which render the man page in its test, and
+# ClusterShell's nodeset, which fleet.lua reads HOSTS with before it checks
+# the rest of its knobs (tests/machines.lua runs those refusals).
 TEST_TOOLS := $(BUILD)/.test-tools
 $(TEST_TOOLS):
 	@$(call need,command -v prove,perl,prove)
@@ -233,6 +235,7 @@ $(TEST_TOOLS):
 	@$(call need,command -v pngtopnm,netpbm,pngtopnm)
 	@$(call need,command -v groff,groff-base,groff for the man page test)
 	@$(call need,command -v col,bsdextrautils,col for the man page test)
+	@$(call need,command -v nodeset,clustershell,ClusterShell's nodeset for the fleet.lua tests)
 	@mkdir -p $(@D) && touch $@
 
 test: lint $(BIN) $(ASM) | $(TEST_TOOLS)
