@@ -47,7 +47,7 @@ RUNNER  := main repl ft ft_aux ft_buffer ft_memfd ft_samples ft_timer ft_system 
 OBJS    := $(CORE:%=$(BUILD)/core/%.o) $(RUNNER:%=$(BUILD)/runner/%.o)
 DEPS    := $(BUILD)/.packages
 
-.PHONY: all run test bench bench-tools publish claims repeats plots fuzz lint clean packages calibrate install uninstall numa numa-publish
+.PHONY: all run test bench bench-tools publish publish-kind claims repeats plots fuzz lint clean packages calibrate install uninstall numa numa-publish
 
 all: $(BIN) $(ASM)
 
@@ -151,8 +151,12 @@ export ALLOW_DIRTY
 # on runs of one tree), compare.lua compares them, and claims.lua writes
 # every claim of results/README.md and README.md's headline from the JSON.
 REPEATS ?= 2
+KIND_DIR = ./$(BIN) -e 'local d, why = require("kinds").here(require("ft").project_dir) \
+	  io.write(d or "") if not d then io.stderr:write(why, "\n") end'
 publish: all $(REF) bench-tools
 	@./$(BIN) -e 'os.exit(require("provenance").check_clean())' || exit 2
+	@d=$$($(KIND_DIR)); [ "$$d" = results ] || { echo "make publish: results/ holds another kind's runs;" \
+	  "this machine publishes into $${d:-(no directory: its kind is unknown)}: make publish-kind" >&2; exit 2; }
 	./$(BIN) bench/calibrate.lua
 	PUBLISH=1 ./$(BIN) cycles.lua
 	PUBLISH=1 ./$(BIN) cycles.lua THP=always
@@ -166,6 +170,24 @@ publish: all $(REF) bench-tools
 	./$(BIN) compare.lua results/results.json results/repeats/*/results.json > results/repeats/compare.txt
 	./$(BIN) claims.lua
 
+# A machine of another kind than results/ was published on (lib/kinds.lua)
+# publishes its own set into results/<kind>/ (its default run, the THP
+# runs, KIND_EXPERIMENTS, REPEATS repeats) and never touches results/'s
+# files, bench/README.md or results/numa/; claims.lua then puts the kinds
+# side by side.
+KIND_EXPERIMENTS := host attribution slowpages
+publish-kind: all
+	@./$(BIN) -e 'os.exit(require("provenance").check_clean())' || exit 2
+	@d=$$($(KIND_DIR)); [ -n "$$d" ] && [ "$$d" != results ] || { echo "make publish-kind: this machine" \
+	  "publishes into $${d:-no directory (its kind is unknown)}; results/ is its kind's: make publish" >&2; exit 2; }
+	PUBLISH=1 ./$(BIN) cycles.lua
+	PUBLISH=1 ./$(BIN) cycles.lua THP=always
+	PUBLISH=1 ./$(BIN) cycles.lua THP=16K
+	for e in $(KIND_EXPERIMENTS); do PUBLISH=1 ./$(BIN) $$e.lua || exit 1; done
+	d=$$($(KIND_DIR)) && rm -rf $$d/repeats && for i in $$(seq $(REPEATS)); do \
+	  $(MAKE) --no-print-directory repeats REPEATS_DIR=$$d || exit 1; sleep 1; done
+	./$(BIN) claims.lua
+
 # The claims alone, from the committed JSON (CHECK=1 in tests/claims.lua).
 claims: all
 	./$(BIN) claims.lua
@@ -173,8 +195,9 @@ claims: all
 # One more default run for the claims, kept in results/repeats/ with
 # its raw file, summary and JSON (its plots and samples are left out: the
 # published run has them, and the committed results stay small).
+REPEATS_DIR ?= results
 repeats: all
-	d=results/repeats/$$(date -u +%Y%m%dT%H%M%SZ); RESULTS=$$d ./$(BIN) cycles.lua && \
+	d=$(REPEATS_DIR)/repeats/$$(date -u +%Y%m%dT%H%M%SZ); RESULTS=$$d ./$(BIN) cycles.lua && \
 	  rm -f $$d/*.i32 $$d/*.i32.txt $$d/*.dat $$d/*.gp $$d/*.svg
 
 # Every SVG of the published results, redrawn from their files alone.

@@ -1,11 +1,13 @@
 -- Where a run's files go, and how they are written. A plain run writes a
 -- directory of its own under results/runs/ (git-ignored) and points
 -- results/runs/latest at it; only PUBLISH=1 writes the committed files in
--- results/ and pastes into results/README.md. Everything is decided and checked
+-- results/ and pastes into results/README.md (or, on a machine of another
+-- kind than results/ holds, results/<kind>/: lib/kinds.lua). Everything is decided and checked
 -- before anything is mapped; at the end every file, README included, is
 -- written to a temporary and renamed only when all are written
 -- (ft.write_files), so a failed or interrupted run leaves nothing torn.
 local ft = require "ft"
+local kinds = require "kinds"
 local knobs = require "knobs"
 
 local runfiles = {}
@@ -31,10 +33,13 @@ end
 function runfiles.spec()
   return {
     { name = "PUBLISH", kind = "flag", default = false,
-      desc = "1: write the committed files in results/ and paste into results/README.md" },
-    { name = "RESULTS", kind = "path", default = "results/runs/<UTC time>-<run> (PUBLISH=1: results/)",
+      desc = "1: write the committed files in results/ and paste into results/README.md "
+        .. "(a machine of another kind than results/ was published on: results/<kind>/ and its README.md)" },
+    { name = "RESULTS", kind = "path",
+      default = "results/runs/<UTC time>-<run> (PUBLISH=1: results/ or results/<kind>/)",
       desc = "directory for the results files" },
-    { name = "README", kind = "path", default = "results/README.md", desc = "README pasted into on PUBLISH=1" },
+    { name = "README", kind = "path", default = "results/README.md (or results/<kind>/README.md)",
+      desc = "README pasted into on PUBLISH=1" },
   }
 end
 
@@ -66,11 +71,25 @@ function runfiles.plan(script, run, cfg)
       knobs.fail(script, "NOWAIT=1 PUBLISH=1: a publish pastes the README under the settings lock, "
         .. "waiting for it when another run holds it; unset NOWAIT to publish")
     end
-    plan.dir = cfg.given.RESULTS and cfg.RESULTS or runfiles.root .. "/results"
-    plan.readme = cfg.given.README and cfg.README or runfiles.root .. "/results/README.md"
+    -- a publish says which kind made it, and goes where that kind's figures live
+    local kind = kinds.of(ft.machine())
+    if not kind then
+      knobs.fail(script, "PUBLISH=1: this machine's kind is unknown (the kernel log names the hypervisor, "
+        .. "and reading it needs CAP_SYSLOG); a publish must say which kind made it")
+    end
+    local dir, kind_page = kinds.publish_dir(runfiles.root, kind)
+    plan.dir = cfg.given.RESULTS and cfg.RESULTS or dir
+    local others = kinds.others_in(plan.dir, kind)
+    if #others > 0 then
+      knobs.fail(script, ("PUBLISH=1: %s holds another kind's published runs (%s); this machine is %s, "
+        .. "whose runs publish into %s"):format(plan.dir, table.concat(others, ", "), kind, dir))
+    end
+    plan.readme = cfg.given.README and cfg.README or dir .. "/README.md"
     local readme, err = read(plan.readme)
+    if not readme and kind_page and not cfg.given.README then readme, plan.page = kinds.page(kind), kind end
     if not readme then knobs.fail(script, ("PUBLISH=1: cannot read README=%s: %s"):format(plan.readme, err)) end
     local ok, why = replace_block(readme, run, "")
+    if not ok and kind_page and not cfg.given.README then ok, plan.page = true, kind end
     if not ok then knobs.fail(script, ("PUBLISH=1: README=%s has %s"):format(plan.readme, why)) end
   elseif cfg.given.RESULTS then
     plan.dir = cfg.RESULTS
@@ -147,8 +166,11 @@ function runfiles.write(plan, files, pastes, draw)
     -- the README is shared by every publishing run: read, paste and rename under the settings lock
     local locked, why = ft.lock_settings()
     if not locked then fail(("%s: results not written: %s"):format(plan.script, why)) end
-    local readme = assert(read(plan.readme))
+    local readme = read(plan.readme) or assert(plan.page and kinds.page(plan.page))
     for name, text in pairs(pastes) do
+      if plan.page and not replace_block(readme, name, "") then -- a kind's page gains the run's section
+        readme = readme .. kinds.section(name, marker_lines(name))
+      end
       readme = assert(replace_block(readme, name, text))
     end
     list[#list + 1] = { plan.readme, readme }

@@ -1,0 +1,103 @@
+-- The machine's kind (the hypervisor the kernel names: KVM, PVM, ...) and
+-- where a kind's published runs live. The same benchmark costs seven times
+-- more a first touch under one kind than another, so a publish never mixes
+-- them: results/ holds the kind its results.json was made on, and every
+-- other kind publishes into results/<kind>/ with its own README.md.
+local json = require "json"
+local shell = require "shell"
+local read = require("textfile").read
+
+local kinds = {}
+
+-- CPUID's hypervisor strings, for runs that recorded that string as their
+-- hypervisor (before the kernel log's name was read). A PVM guest answers
+-- CPUID as bhyve, so bhyve is not mapped: only the kernel log names PVM.
+local CPUID = { KVMKVMKVM = "KVM", ["Microsoft Hv"] = "Hyper-V", VMwareVMware = "VMware", XenVMMXenVMM = "Xen",
+  TCGTCGTCGTCG = "TCG" }
+
+-- A machine table's kind (ft.machine() or a results JSON's machine): "KVM",
+-- "PVM", "none" (no hypervisor), or nil when it was not known.
+function kinds.of(machine)
+  local h = type(machine) == "table" and machine.hypervisor
+  if type(h) ~= "string" or h == "unknown" then return nil end
+  h = h:gsub("^%s+", ""):gsub("%s+$", "")
+  if h == "" or h == "none" then return "none" end
+  if machine.cpuid_hypervisor == nil and CPUID[h] then return CPUID[h] end
+  return h
+end
+
+-- The directory name of a kind: results/pvm/ for PVM.
+function kinds.slug(kind)
+  return (kind:lower():gsub("[^%w]+", "-"))
+end
+
+local function doc_kind(path)
+  local text = read(path)
+  local ok, doc = pcall(json.decode, text or "")
+  return ok and type(doc) == "table" and kinds.of(doc.machine) or nil
+end
+
+-- The kind results/ was published on (its results.json's), or nil when
+-- results/ holds no default run.
+function kinds.home(root)
+  return doc_kind(root .. "/results/results.json")
+end
+
+-- Where a publish of this kind goes: results/ when it is the home kind (or
+-- there is none yet), else results/<slug>/. Returns the directory and
+-- whether it is a kind's own page.
+function kinds.publish_dir(root, kind)
+  local home = kinds.home(root)
+  if home == nil or home == kind then return root .. "/results", false end
+  return ("%s/results/%s"):format(root, kinds.slug(kind)), true
+end
+
+-- This machine's publish directory under root, relative ("results" or
+-- "results/pvm"); nil and why when its kind is unknown.
+function kinds.here(root)
+  local kind = kinds.of(require("ft").machine())
+  if not kind then
+    return nil, "this machine's kind is unknown (the kernel log names it; reading it needs CAP_SYSLOG)"
+  end
+  return (kinds.publish_dir(root, kind)):sub(#root + 2)
+end
+
+-- Every published results JSON in dir made on another kind than kind, as
+-- "file (KIND)"; a publish into dir would put two kinds' figures side by side.
+function kinds.others_in(dir, kind)
+  local out = {}
+  for _, f in ipairs(shell.list(dir, "results%.json$")) do
+    local k = doc_kind(dir .. "/" .. f)
+    if k and k ~= kind then out[#out + 1] = ("%s (%s)"):format(f, k) end
+  end
+  return out
+end
+
+-- The kinds published under root: { {kind, dir, path of its default run} },
+-- the home kind first, then the others by name.
+function kinds.published(root)
+  local out, home = {}, kinds.home(root)
+  if home then out[1] = { kind = home, dir = "results", path = root .. "/results/results.json" } end
+  for _, d in ipairs(shell.list(root .. "/results", "^[%w-]+$")) do
+    local path = ("%s/results/%s/results.json"):format(root, d)
+    local k = doc_kind(path)
+    if k and k ~= home and d == kinds.slug(k) then out[#out + 1] = { kind = k, dir = "results/" .. d, path = path } end
+  end
+  return out
+end
+
+-- A kind's page, made by its first publish; each run's block is appended
+-- under its own heading the first time that run is published.
+function kinds.page(kind)
+  return ("# ftrun's results on a %s guest\n\n"
+    .. "The runs published on a machine of this kind (the kernel log's hypervisor: %s). The project's other\n"
+    .. "published runs, and how to read a table, are in [results/README.md](../README.md); a publish on\n"
+    .. "one kind never writes another kind's files.\n\n"
+    .. "## Both kinds\n\n<!-- ftrun claims kinds: begin -->\n<!-- ftrun claims kinds: end -->\n"):format(kind, kind)
+end
+
+function kinds.section(run, begin_mark, end_mark)
+  return ("\n## %s\n\n%s\n%s\n"):format(run, begin_mark, end_mark)
+end
+
+return kinds
