@@ -175,7 +175,7 @@ publish: all $(REF) bench-tools
 # runs, KIND_EXPERIMENTS, REPEATS repeats) and never touches results/'s
 # files, bench/README.md or results/numa/; claims.lua then puts the kinds
 # side by side.
-KIND_EXPERIMENTS := host attribution slowpages
+KIND_EXPERIMENTS := host actouch attribution slowpages
 publish-kind: all
 	@./$(BIN) -e 'os.exit(require("provenance").check_clean())' || exit 2
 	@d=$$($(KIND_DIR)); [ -n "$$d" ] && [ "$$d" != results ] || { echo "make publish-kind: this machine" \

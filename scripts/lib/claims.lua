@@ -683,6 +683,40 @@ function P.slowpages(c)
       cost.x > 0 and ", which is why `cycles.lua` traces only with `CAUSES=1`" or "")
 end
 
+-- A kind's own page: what its runs say, from the files it published (the
+-- default runs; actouch.lua and host.lua where published).
+function claims.kind_findings(root, dir)
+  local runs = claims.runs(root, dir)
+  local out = { c_sentence(runs[1], runs) }
+  local function doc(name)
+    local path = ("%s/%s/exp-%s-results.json"):format(root, dir, name)
+    return read(path) and load(path)
+  end
+  local ac = doc("actouch")
+  if ac then
+    local function effect(name, what)
+      local v = value(ac, name)
+      return ("%s changed it by a factor of %s (%s)"):format(what, vinterval(v), (v.lo <= 1 and v.hi >= 1)
+        and "an interval holding 1: no effect shown" or "an interval without 1")
+    end
+    out[#out + 1] = ("`actouch.lua` takes the cycles' two differences apart on fresh mappings, shuffled in every "
+      .. "repetition (%d repetitions of one run, time on the CPU): %s; %s.")
+      :format(row(ac, "plain (A)", "oncpu").n, effect("timed_over_plain", "timing every page as cycle C does"),
+        effect("after_munmap_over_fresh", "a munmap of another buffer just before, as cycle C has"))
+  end
+  local host = doc("host")
+  if host then
+    for _, v in ipairs(host.values) do
+      if v.value == "host_share_4K" then
+        out[#out + 1] = ("`host.lua`: of a 4 KiB first touch's time on the CPU, %s [%s, %s] %% lies outside the "
+          .. "guest kernel's account (%d repetitions of one run).")
+          :format(R(v.measured), R(v.lo), R(v.hi), v.n)
+      end
+    end
+  end
+  return table.concat(out, " ")
+end
+
 -- README.md's headline: the sentence, the machine, and a column per run.
 local function headline(c)
   local pub, runs, n = c.pub, c.runs, c.n
@@ -758,7 +792,9 @@ function claims.compute(root, ftrun)
         or error("claims: scripts/first_touch.lua: cannot read it", 0)) .. "```" },
     ["doc/ftrun.1"] = { scripts = claims.man_scripts(root, ftrun), options = claims.man_options(ftrun) },
   }
-  for _, f in ipairs(factors) do out[f.dir .. "/README.md"] = { kinds = R_.kinds } end
+  for _, f in ipairs(factors) do
+    out[f.dir .. "/README.md"] = { kinds = R_.kinds, findings = claims.kind_findings(root, f.dir) }
+  end
   return out
 end
 
