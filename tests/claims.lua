@@ -104,6 +104,27 @@ do -- a figure typed into the prose around the blocks
   t.write(dir .. "/results/README.md", readme)
 end
 
+do -- a pasted table edited by hand, in results/README.md and in bench/README.md
+  t.write(dir .. "/results/README.md", (readme:gsub("(<!%-%- ftrun results thp%-16K: begin %-%->\n[^\n]*\n[^\n]*)(%d)",
+    function(head, d) return head .. tostring((tonumber(d) + 1) % 10) end, 1)))
+  local out, code = check(dir)
+  t.is(code, 1, "a digit changed in a pasted table: CHECK=1 exits 1")
+  t.like(out, "results/README.md: the pasted block thp-16K differs from results/thp-16K-summary.md", "naming both")
+  t.write(dir .. "/results/README.md", readme)
+  local bench = t.read(dir .. "/bench/README.md")
+  t.write(dir .. "/bench/README.md", (bench:gsub("(<!%-%- ftrun results bench: begin %-%->\n```\n[^\n]*\n)",
+    "%1a line added by hand\n", 1)))
+  out, code = check(dir)
+  t.is(code, 1, "a line added to the bench's pasted block: CHECK=1 exits 1")
+  t.like(out, "bench/README.md: the pasted block bench differs from results/bench.txt", "naming it")
+  t.write(dir .. "/bench/README.md", bench)
+  os.remove(dir .. "/results/exp-recycle-summary.md")
+  out, code = check(dir)
+  t.is(code, 1, "a pasted block whose file is gone: CHECK=1 exits 1")
+  t.like(out, "the block exp-recycle was pasted from results/exp-recycle-summary.md, which cannot be read", "saying so")
+  t.run(("cp %s/results/exp-recycle-summary.md %s/results/"):format(q(ROOT), q(dir)))
+end
+
 do -- the headline in README.md is checked too
   local top = t.read(dir .. "/README.md")
   local body = claims.block(top, "headline")

@@ -13,6 +13,7 @@ local inference = require "inference"
 local json = require "json"
 local kinds = require "kinds"
 local regimes = require "regimes"
+local runfiles = require "runfiles"
 local stats = require "stats"
 local verdicts = require "verdicts"
 
@@ -1073,8 +1074,42 @@ claims.PROSE = { "results/README.md", "bench/README.md" }
 
 -- Every problem: a block that differs from its recomputation, a marker
 -- missing, a digit typed by hand in the results prose.
-function claims.check(root, ftrun)
+-- Every table a publish pasted, against the file it was pasted from: a
+-- run's block in results/README.md (or a kind's page) is its summary.md,
+-- the bench's block in bench/README.md its bench.txt in a code fence.
+function claims.pasted(root)
+  local pages = { { "results/README.md", "results" } }
+  for i, p in ipairs(kinds.published(root)) do
+    if i > 1 then pages[#pages + 1] = { p.dir .. "/README.md", p.dir } end
+  end
   local problems = {}
+  local function against(page, name, file, wrap)
+    local text = read(root .. "/" .. page) or ""
+    local b, e = runfiles.markers(name)
+    local i, j = text:find(b, 1, true)
+    local k = j and text:find(e, j, true)
+    local pasted = k and text:sub(j + 2, k - 1)
+    local source = read(root .. "/" .. file)
+    if not source then
+      problems[#problems + 1] = ("%s: the block %s was pasted from %s, which cannot be read"):format(page, name, file)
+    elseif pasted ~= wrap(source):gsub("([^\n])$", "%1\n") then -- a paste ends its line, as runfiles does
+      problems[#problems + 1] = ("%s: the pasted block %s differs from %s, the file it was pasted from")
+        :format(page, name, file)
+    end
+    return i
+  end
+  local function same(x) return x end
+  for _, p in ipairs(pages) do
+    for name in (read(root .. "/" .. p[1]) or ""):gmatch("<!%-%- ftrun results ([^:\n]+): begin %-%->") do
+      against(p[1], name, ("%s/%ssummary.md"):format(p[2], name == "main" and "" or name .. "-"), same)
+    end
+  end
+  against("bench/README.md", "bench", "results/bench.txt", function(x) return "```\n" .. x .. "```" end)
+  return problems
+end
+
+function claims.check(root, ftrun)
+  local problems = claims.pasted(root)
   for file, blocks in pairs(claims.compute(root, ftrun)) do
     local text = read(root .. "/" .. file)
     if not text then
