@@ -127,7 +127,8 @@ function harness.start(opts, args)
   spec[#spec + 1] = { name = "CLOCK_GHZ", kind = "ghz", default = "measured",
     desc = "the clock rate cycles per page are counted at; measured: estimated at the start" }
   spec[#spec + 1] = { name = "COUNTERS", kind = "flag", default = false,
-    desc = "1: perf software counters around every pass, beside each row (they add about 5 % to a fault)",
+    desc = "1: perf software counters around every pass, beside each row (they make a fault dearer: "
+      .. "AB=\"COUNTERS=0 | COUNTERS=1\" measures by how much)",
     apply = function(on) -- AB alone applies knobs: opened for one side's half, closed for the other's
       local why = meter:set_counters(on)
       if why then knobs.fail(script, "AB: COUNTERS=1 is refused here: " .. why) end
@@ -193,7 +194,8 @@ function harness.start(opts, args)
   elseif ab_plan and ab_plan.B.COUNTERS ~= ab_plan.A.COUNTERS then
     h.counters_refused = "on one AB side only (COUNTERS=1): its rows carry them"
   else
-    h.counters_refused = "off (COUNTERS=1 turns them on; they make every fault about 5 % dearer)"
+    h.counters_refused = "off (COUNTERS=1 turns them on; they make every fault dearer, by what "
+      .. "AB=\"COUNTERS=0 | COUNTERS=1\" measures)"
   end
   h.title = ("ftrun %s: %s; %s, %d MiB, %d reps%s"):format(script, opts.about, h.run_name, cfg.MIB, cfg.REPS,
     h.warmup > 0 and " after " .. h.warmup .. " warm-up" or "")
