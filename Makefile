@@ -152,11 +152,11 @@ export ALLOW_DIRTY
 # every claim of results/README.md and README.md's headline from the JSON.
 REPEATS ?= 2
 KIND_DIR = ./$(BIN) -e 'local d, why = require("kinds").here(require("ft").project_dir) \
-	  io.write(d or "") if not d then io.stderr:write(why, "\n") end'
+	  io.write(d or "") if not d then io.stderr:write("ftrun: cannot publish: ", why, "\n") os.exit(2) end'
 publish: all $(REF) bench-tools
 	@./$(BIN) -e 'os.exit(require("provenance").check_clean())' || exit 2
-	@d=$$($(KIND_DIR)); [ "$$d" = results ] || { echo "make publish: results/ holds another kind's runs;" \
-	  "this machine publishes into $${d:-(no directory: its kind is unknown)}: make publish-kind" >&2; exit 2; }
+	@d=$$($(KIND_DIR)) || exit 2; [ "$$d" = results ] || { echo "make publish: results/ holds another kind's" \
+	  "runs; this machine publishes into $$d: make publish-kind" >&2; exit 2; }
 	./$(BIN) bench/calibrate.lua
 	PUBLISH=1 ./$(BIN) cycles.lua
 	PUBLISH=1 ./$(BIN) cycles.lua THP=always
@@ -178,26 +178,27 @@ publish: all $(REF) bench-tools
 KIND_EXPERIMENTS := host actouch attribution slowpages
 publish-kind: all
 	@./$(BIN) -e 'os.exit(require("provenance").check_clean())' || exit 2
-	@d=$$($(KIND_DIR)); [ -n "$$d" ] && [ "$$d" != results ] || { echo "make publish-kind: this machine" \
-	  "publishes into $${d:-no directory (its kind is unknown)}; results/ is its kind's: make publish" >&2; exit 2; }
+	@d=$$($(KIND_DIR)) || exit 2; [ "$$d" != results ] || { echo "make publish-kind: this machine" \
+	  "publishes into results/, its kind's: make publish" >&2; exit 2; }
 	PUBLISH=1 ./$(BIN) cycles.lua
 	PUBLISH=1 ./$(BIN) cycles.lua THP=always
 	PUBLISH=1 ./$(BIN) cycles.lua THP=16K
 	for e in $(KIND_EXPERIMENTS); do PUBLISH=1 ./$(BIN) $$e.lua || exit 1; done
 	d=$$($(KIND_DIR)) && rm -rf $$d/repeats && for i in $$(seq $(REPEATS)); do \
-	  $(MAKE) --no-print-directory repeats REPEATS_DIR=$$d || exit 1; sleep 1; done
+	  $(MAKE) --no-print-directory repeats || exit 1; sleep 1; done && \
+	  ./$(BIN) compare.lua $$d/results.json $$d/repeats/*/results.json > $$d/repeats/compare.txt
 	./$(BIN) claims.lua
 
 # The claims alone, from the committed JSON (CHECK=1 in tests/claims.lua).
 claims: all
 	./$(BIN) claims.lua
 
-# One more default run for the claims, kept in results/repeats/ with
+# One more default run for the claims, kept in results/repeats/ (a machine of another
+# kind: results/<kind>/repeats/, beside its published run) with
 # its raw file, summary and JSON (its plots and samples are left out: the
 # published run has them, and the committed results stay small).
-REPEATS_DIR ?= results
 repeats: all
-	d=$(REPEATS_DIR)/repeats/$$(date -u +%Y%m%dT%H%M%SZ); RESULTS=$$d ./$(BIN) cycles.lua && \
+	k=$$($(KIND_DIR)) && d=$$k/repeats/$$(date -u +%Y%m%dT%H%M%SZ) && RESULTS=$$d ./$(BIN) cycles.lua && \
 	  rm -f $$d/*.i32 $$d/*.i32.txt $$d/*.dat $$d/*.gp $$d/*.svg
 
 # Every SVG of the published results, redrawn from their files alone.

@@ -51,10 +51,12 @@ local function run_doc(hypervisor, p1, p2r)
     local sorted = { table.unpack(values) }
     table.sort(sorted)
     local m = sorted[(#sorted + 1) // 2]
-    return { case = case or "A", column = column, values = values, median = m, lo = sorted[1], hi = sorted[#sorted] }
+    return { case = case or "A", column = column, values = values, median = m, lo = sorted[1], hi = sorted[#sorted],
+      n = #values }
   end
   local c_row = r("pass1", { p1[1] * 0.8, p1[2] * 0.8, p1[3] * 1.2 }, "C")
   return json.encode { machine = { hypervisor = hypervisor, kernel = "6.18", clocksource = "tsc" }, page_size = 4096,
+    bytes = 1 << 30,
     rows = { r("pass1", p1), r("pass2r", p2r), c_row }, values = { { value = "first_touch", x = 100, lo = 90, hi = 110 } } }
 end
 t.write(dir .. "/results/results.json", run_doc("KVMKVMKVM", { 1800, 1810, 1820 }, { 15, 15, 15 }))
@@ -79,6 +81,11 @@ t.like(found, "timing every page as cycle C does changed it by a factor of 1.00 
 t.like(found, "a munmap of another buffer just before, as cycle C has changed it by a factor of 0.930 [0.900, 0.950] "
   .. "(an interval without 1)", "actouch: the munmap's effect")
 t.like(found, "41.2 [38.0, 44.0] % lies outside the guest kernel's account (12 repetitions", "host.lua's share")
+local small = json.decode(t.read(dir .. "/results/pvm/results.json"))
+small.knobs = { MIB = 4 }
+t.write(dir .. "/results/pvm/results.json", json.encode(small))
+t.like((require("claims").kinds(dir)), "differ in MIB (4 against nil), so no factor between them is computed",
+  "runs of other knobs: no factor, and why")
 os.execute("rm -rf " .. q(dir .. "/results/pvm"))
 t.like((require("claims").kinds(dir)), "Runs of one machine kind are published (KVM)", "one kind: said so")
 os.execute("rm -rf " .. q(dir))
@@ -137,5 +144,53 @@ t.like(t.read(project .. "/results/pvm/README.md") or "", "hypervisor PVM", "PVM
 out, code = publish("unknown")
 t.is(code, 2, "a machine whose kind is unknown does not publish", out)
 t.like(out, "this machine's kind is unknown", "and says why")
+
+-- the refusals, each before anything is measured, each leaving the pages as they were
+local function refused(name, want, kind, extra)
+  local before = { t.read(project .. "/results/README.md"), t.read(project .. "/results/pvm/README.md") }
+  local o, c = publish(kind or "PVM", extra)
+  t.is(c, 2, name .. ": exit 2", o)
+  t.like(o, want, name .. ": says why")
+  t.ok(not o:find("warm-up", 1, true), name .. ": before anything is measured", o)
+  t.is(t.read(project .. "/results/README.md"), before[1], name .. ": results/README.md as it was")
+  t.is(t.read(project .. "/results/pvm/README.md"), before[2], name .. ": PVM's page as it was")
+end
+refused("README= another kind's page", "holds another kind's published runs (cycles-A-results.json (KVM)",
+  "PVM", "README=" .. q(project .. "/results/README.md"))
+refused("a KVM run told to paste into PVM's page", "holds another kind's published runs (cycles-A-results.json (PVM)",
+  "KVM", "README=" .. q(project .. "/results/pvm/README.md"))
+local page = t.read(project .. "/results/pvm/README.md")
+t.write(project .. "/results/pvm/README.md", page:gsub("<!%-%- ftrun results cycles%-A: end %-%->\n", "", 1)
+  .. "\nnotes written by hand\n")
+refused("a kind's page whose end marker is gone", "has no markers for this run")
+t.like(t.read(project .. "/results/pvm/README.md") or "", "notes written by hand", "the notes kept")
+t.write(project .. "/results/pvm/README.md", page)
+out, code = publish("PVM", "README=" .. q(project .. "/results/pvm/README.md"))
+t.is(code, 0, "README= naming the kind's own page: as without it", out)
+os.rename(project .. "/results/results.json", project .. "/results/results.json.kept")
+t.write(project .. "/results/results.json", "{\"machine\":")
+refused("a results/results.json that is no JSON", "results/results.json is not a results JSON")
+os.rename(project .. "/results/results.json.kept", project .. "/results/results.json")
+
+-- RESULTS elsewhere on a kind's first publish: the page made beside the files
+local elsewhere = project .. "/elsewhere"
+out, code = publish("PVM", "RESULTS=" .. q(elsewhere))
+t.is(code, 0, "a PVM publish with RESULTS elsewhere", out)
+t.like(t.read(elsewhere .. "/README.md") or "", "<!-- ftrun results cycles-A: begin -->", "its page beside its files")
+
+-- a kind whose name is one of results/'s own directories
+local odd = machine_root("odd")
+t.write(odd .. "/kernel.log", "<6>[    0.000000] Linux version 6.18\n<6>[    0.0] Hypervisor detected: repeats\n")
+out, code = t.run(("cd / && FTRUN_MACHINE_ROOT=%s %s %s"):format(q(odd), q(project .. "/ftrun"), RUN))
+t.is(code, 2, "a kind named repeats: exit 2", out)
+t.like(out, "cannot name a directory of results/ (repeats/ is taken", "naming the directory")
+
+-- claims: a repeat of another kind beside a kind's published run is refused
+os.execute(("mkdir -p %s/results/pvm/repeats/20990101T000000Z && cp %s/results/cycles-A-results.json "
+  .. "%s/results/pvm/repeats/20990101T000000Z/results.json && cp %s/results/pvm/cycles-A-results.json "
+  .. "%s/results/pvm/results.json"):format(q(project), q(project), q(project), q(project), q(project)))
+local ok, err = pcall(require("claims").runs, project, "results/pvm")
+t.ok(not ok, "claims: a KVM repeat beside PVM's published run is refused")
+t.like(tostring(err), "was made on KVM, the published run beside it on PVM", "naming both kinds")
 os.execute("rm -rf " .. q(project))
 t.done()

@@ -240,8 +240,14 @@ end
 function claims.runs(root, dir)
   dir = ("%s/%s"):format(root, dir or "results")
   local runs = { load(dir .. "/results.json") }
+  local kind = kinds.of(runs[1].machine)
   for _, d in ipairs(ls(dir .. "/repeats", "^%d+T%d+Z$")) do
-    runs[#runs + 1] = load(("%s/repeats/%s/results.json"):format(dir, d))
+    local run = load(("%s/repeats/%s/results.json"):format(dir, d))
+    if kinds.of(run.machine) ~= kind then -- a repeat is pooled with its published run: one kind only
+      error(("claims: %s was made on %s, the published run beside it on %s"):format(run.path,
+        tostring(kinds.of(run.machine) or "an unknown kind"), tostring(kind)), 0)
+    end
+    runs[#runs + 1] = run
   end
   return runs
 end
@@ -284,15 +290,28 @@ function claims.kinds(root)
   local out = {}
   for _, f in ipairs(all) do
     local m = f.pub.machine or {}
-    out[#out + 1] = ("- **%s guest** (`%s/`, kernel %s, clocksource %s, %d run%s): pass 1 cost %s ns per %d KiB "
-      .. "page in the published run, pass 2 repeated %s ns, %s times apart within each repetition%s.")
-      :format(f.kind, f.dir, tostring(m.kernel), tostring(m.clocksource), #f.runs, #f.runs == 1 and "" or "s",
+    out[#out + 1] = ("- **%s guest** (`%s/`, kernel %s, clocksource %s, %d MiB, %d repetitions a run, %d run%s): "
+      .. "pass 1 cost %s ns per %d KiB page in the published run, pass 2 repeated %s ns, %s times apart within each "
+      .. "repetition%s.")
+      :format(f.kind, f.dir, tostring(m.kernel), tostring(m.clocksource), f.pub.bytes >> 20,
+        row(f.pub, "A", "pass1").n, #f.runs, #f.runs == 1 and "" or "s",
         interval(row(f.pub, "A", "pass1")), f.pub.page_size // 1024, interval(row(f.pub, "A", "pass2r")),
         vinterval(value(f.pub, "first_touch")), f.attribution and "; " .. f.attribution or "")
   end
   local home, sentences, factors = all[1], {}, {}
   for i = 2, #all do
     local f = all[i]
+    local differ = {}
+    for _, k in ipairs { "MIB", "THP", "CYCLES", "COUNTERS", "REPORTING" } do
+      local a, b = (home.pub.knobs or {})[k], (f.pub.knobs or {})[k]
+      if tostring(a) ~= tostring(b) then differ[#differ + 1] = ("%s (%s against %s)"):format(k, tostring(b),
+        tostring(a)) end
+    end
+    if #differ > 0 then
+      sentences[#sentences + 1] = ("The %s guest's default run and the %s guest's differ in %s, so no factor "
+        .. "between them is computed."):format(f.kind, home.kind, table.concat(differ, ", "))
+      goto next_kind
+    end
     local r1, lo1, hi1 = inference.bootstrap_ratio(home.p1, f.p1, { seed = 1 })
     local r2, lo2, hi2 = inference.bootstrap_ratio(home.p2r, f.p2r, { seed = 1 })
     factors[#factors + 1] = { kind = f.kind, dir = f.dir, home = home.kind, p1 = { x = r1, lo = lo1, hi = hi1 },
@@ -303,6 +322,7 @@ function claims.kinds(root)
       .. "machines at different times, so the factor belongs to these machines; what makes it is not explained by "
       .. "these runs alone.")
       :format(f.kind, R(r1), R(lo1), R(hi1), home.kind, R(r2), R(lo2), R(hi2), #f.runs, #home.runs)
+    ::next_kind::
   end
   return table.concat(out, "\n") .. "\n\n" .. table.concat(sentences, " "), factors
 end
@@ -793,8 +813,12 @@ function claims.compute(root, ftrun)
         or error("claims: scripts/first_touch.lua: cannot read it", 0)) .. "```" },
     ["doc/ftrun.1"] = { scripts = claims.man_scripts(root, ftrun), options = claims.man_options(ftrun) },
   }
-  for _, f in ipairs(factors) do
-    out[f.dir .. "/README.md"] = { kinds = R_.kinds, findings = claims.kind_findings(root, f.dir) }
+  -- every kind's page: one whose default run is gone says so, rather than keep its old figures
+  local published = {}
+  for i, p in ipairs(kinds.published(root)) do if i > 1 then published[p.dir] = true end end
+  for _, dir in ipairs(kinds.pages(root)) do
+    out[dir .. "/README.md"] = { kinds = R_.kinds, findings = published[dir] and claims.kind_findings(root, dir)
+      or ("No default run of this kind is published in `%s/`."):format(dir) }
   end
   return out
 end

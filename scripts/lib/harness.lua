@@ -128,7 +128,7 @@ function harness.start(opts, args)
     desc = "the clock rate cycles per page are counted at; measured: estimated at the start" }
   spec[#spec + 1] = { name = "COUNTERS", kind = "flag", default = false,
     desc = "1: perf software counters around every pass, beside each row (they make a fault dearer: "
-      .. "AB=\"COUNTERS=0 | COUNTERS=1\" measures by how much)",
+      .. "an AB run of COUNTERS=0 against COUNTERS=1 measures by how much)",
     apply = function(on) -- AB alone applies knobs: opened for one side's half, closed for the other's
       local why = meter:set_counters(on)
       if why then knobs.fail(script, "AB: COUNTERS=1 is refused here: " .. why) end
@@ -195,7 +195,7 @@ function harness.start(opts, args)
     h.counters_refused = "on one AB side only (COUNTERS=1): its rows carry them"
   else
     h.counters_refused = "off (COUNTERS=1 turns them on; they make every fault dearer, by what "
-      .. "AB=\"COUNTERS=0 | COUNTERS=1\" measures)"
+      .. "an AB run of COUNTERS=0 against COUNTERS=1 measures)"
   end
   h.title = ("ftrun %s: %s; %s, %d MiB, %d reps%s"):format(script, opts.about, h.run_name, cfg.MIB, cfg.REPS,
     h.warmup > 0 and " after " .. h.warmup .. " warm-up" or "")

@@ -62,6 +62,59 @@ local function replace_block(readme, name, text)
   return readme:sub(1, b + #begin_mark - 1) .. "\n" .. text .. readme:sub(e)
 end
 
+local function dirname(path)
+  return path:match("^(.*)/[^/]*$") or "."
+end
+
+-- Every published results JSON of another kind in dir, as a refusal's words, or nil.
+local function other_kinds(dir, kind, where)
+  local others = kinds.others_in(dir, kind)
+  if #others == 0 then return nil end
+  return ("%s holds another kind's published runs (%s); this machine is %s, whose runs publish into %s")
+    :format(dir, table.concat(others, ", "), kind, where)
+end
+
+-- PUBLISH=1: a publish says which kind made it and goes where that kind's
+-- figures live (lib/kinds.lua); a directory or README beside another kind's
+-- runs is refused. A kind's own page is made by its first publish, and a
+-- run's section is added to it the first time; a page whose markers for
+-- the run are damaged is refused, as results/README.md is.
+local function publish_plan(script, run, cfg, plan)
+  local function refuse(msg) knobs.fail(script, "PUBLISH=1: " .. msg) end
+  local kind = kinds.of(ft.machine())
+  if not kind then
+    refuse("this machine's kind is unknown (the kernel log names the hypervisor, and reading it needs "
+      .. "CAP_SYSLOG); a publish must say which kind made it")
+  end
+  local dir, kind_page = kinds.publish_dir(runfiles.root, kind)
+  if not dir then refuse(kind_page) end
+  plan.kind = kind
+  plan.dir = cfg.given.RESULTS and cfg.RESULTS or dir
+  -- a kind's page sits beside its files: RESULTS elsewhere has its page there
+  local page_dir = kind_page and plan.dir or dir
+  plan.readme = cfg.given.README and cfg.README or page_dir .. "/README.md"
+  plan.page_ok = kind_page and dirname(plan.readme):gsub("/+$", "") == plan.dir:gsub("/+$", "")
+  for _, d in ipairs { plan.dir, dirname(plan.readme) } do
+    local why = other_kinds(d, kind, dir)
+    if why then refuse(why) end
+  end
+  if ft.list_dir(plan.readme) then refuse(("README=%s is a directory"):format(plan.readme)) end
+  local readme, err = read(plan.readme)
+  if not readme and plan.page_ok and not io.open(plan.readme) and not ft.list_dir(plan.readme) then
+    readme, plan.page = kinds.page(kind), true -- the kind's first publish
+  end
+  if not readme then refuse(("cannot read README=%s: %s"):format(plan.readme, tostring(err))) end
+  local ok, why = replace_block(readme, run, "")
+  local begin_mark, end_mark = marker_lines(run)
+  if not ok and plan.page_ok and not readme:find(begin_mark, 1, true) and not readme:find(end_mark, 1, true) then
+    ok, plan.page = true, true -- the run's first publish on this page: its section is added
+  end
+  if not ok then refuse(("README=%s has %s"):format(plan.readme, why)) end
+  if plan.page and not ft.list_dir(plan.dir) and ft.list_dir(dirname(plan.dir)) then
+    plan.make_dir = true -- made with its files, so a run that ends before leaves no empty directory
+  end
+end
+
 -- script: "cycles.lua"; run: the run's name ("main", "thp-always", "exp-thp");
 -- cfg: the knobs read. Returns the plan every later write follows.
 function runfiles.plan(script, run, cfg)
@@ -71,26 +124,7 @@ function runfiles.plan(script, run, cfg)
       knobs.fail(script, "NOWAIT=1 PUBLISH=1: a publish pastes the README under the settings lock, "
         .. "waiting for it when another run holds it; unset NOWAIT to publish")
     end
-    -- a publish says which kind made it, and goes where that kind's figures live
-    local kind = kinds.of(ft.machine())
-    if not kind then
-      knobs.fail(script, "PUBLISH=1: this machine's kind is unknown (the kernel log names the hypervisor, "
-        .. "and reading it needs CAP_SYSLOG); a publish must say which kind made it")
-    end
-    local dir, kind_page = kinds.publish_dir(runfiles.root, kind)
-    plan.dir = cfg.given.RESULTS and cfg.RESULTS or dir
-    local others = kinds.others_in(plan.dir, kind)
-    if #others > 0 then
-      knobs.fail(script, ("PUBLISH=1: %s holds another kind's published runs (%s); this machine is %s, "
-        .. "whose runs publish into %s"):format(plan.dir, table.concat(others, ", "), kind, dir))
-    end
-    plan.readme = cfg.given.README and cfg.README or dir .. "/README.md"
-    local readme, err = read(plan.readme)
-    if not readme and kind_page and not cfg.given.README then readme, plan.page = kinds.page(kind), kind end
-    if not readme then knobs.fail(script, ("PUBLISH=1: cannot read README=%s: %s"):format(plan.readme, err)) end
-    local ok, why = replace_block(readme, run, "")
-    if not ok and kind_page and not cfg.given.README then ok, plan.page = true, kind end
-    if not ok then knobs.fail(script, ("PUBLISH=1: README=%s has %s"):format(plan.readme, why)) end
+    publish_plan(script, run, cfg, plan)
   elseif cfg.given.RESULTS then
     plan.dir = cfg.RESULTS
   else -- the run's own directory is made when its files are written, exclusively
@@ -99,7 +133,7 @@ function runfiles.plan(script, run, cfg)
     plan.runs, plan.dir = runs, runs .. "/" .. plan.name
     plan.latest = { runs .. "/latest", runs .. "/latest-" .. script:gsub("%.lua$", "") }
   end
-  local where = plan.runs or plan.dir
+  local where = plan.runs or (plan.make_dir and dirname(plan.dir)) or plan.dir
   local ok, err = ft.mkdir(where)
   if not ok then knobs.fail(script, ("RESULTS=%s: cannot make the directory: %s"):format(where, err)) end
   local probe = ("%s/.ftrun-probe-%d"):format(where, ft.now_ns())
@@ -144,6 +178,11 @@ local function fail(msg) error(setmetatable({ message = msg }, EXPECTED), 0) end
 function runfiles.write(plan, files, pastes, draw)
   if ft.interrupted() then error("interrupted", 0) end
   local made = plan.runs and make_run_dir(plan)
+  if plan.make_dir and not ft.list_dir(plan.dir) then
+    local ok, err = ft.mkdir(plan.dir)
+    if not ok then fail(("%s: results not written: %s"):format(plan.script, err)) end
+    made = true
+  end
   -- The directory made here goes again if the run ends before anything is in it (rmdir: only
   -- while empty): on any error or interrupt leaving this function, and on a fatal signal.
   if made then ft.temporary(plan.dir) end
@@ -166,12 +205,20 @@ function runfiles.write(plan, files, pastes, draw)
     -- the README is shared by every publishing run: read, paste and rename under the settings lock
     local locked, why = ft.lock_settings()
     if not locked then fail(("%s: results not written: %s"):format(plan.script, why)) end
-    local readme = read(plan.readme) or assert(plan.page and kinds.page(plan.page))
+    -- another kind may have published here since the plan was made
+    local other = plan.kind and (other_kinds(plan.dir, plan.kind, plan.dir)
+      or other_kinds(dirname(plan.readme), plan.kind, plan.dir))
+    if other then fail(("%s: results not written: %s"):format(plan.script, other)) end
+    local readme = read(plan.readme) or (plan.page_ok and kinds.page(plan.kind))
+    if not readme then fail(("%s: results not written: cannot read %s"):format(plan.script, plan.readme)) end
     for name, text in pairs(pastes) do
-      if plan.page and not replace_block(readme, name, "") then -- a kind's page gains the run's section
-        readme = readme .. kinds.section(name, marker_lines(name))
+      local b, e = marker_lines(name)
+      if plan.page_ok and not readme:find(b, 1, true) and not readme:find(e, 1, true) then
+        readme = readme .. kinds.section(name, b, e) -- a kind's page gains the run's section
       end
-      readme = assert(replace_block(readme, name, text))
+      local pasted, missing = replace_block(readme, name, text)
+      if not pasted then fail(("%s: results not written: %s has %s"):format(plan.script, plan.readme, missing)) end
+      readme = pasted
     end
     list[#list + 1] = { plan.readme, readme }
   end
