@@ -104,6 +104,8 @@ local function publish_plan(script, run, cfg, plan)
     readme, plan.page = kinds.page(kind), true -- the kind's first publish
   end
   if not readme then refuse(("cannot read README=%s: %s"):format(plan.readme, tostring(err))) end
+  -- only a kind's own page gains sections (a README of someone else's is refused as results/README.md is)
+  plan.page_ok = plan.page_ok and readme:find("<!-- ftrun claims kinds: begin -->", 1, true) ~= nil
   local ok, why = replace_block(readme, run, "")
   local begin_mark, end_mark = marker_lines(run)
   if not ok and plan.page_ok and not readme:find(begin_mark, 1, true) and not readme:find(end_mark, 1, true) then
