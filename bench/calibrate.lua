@@ -59,10 +59,17 @@ local ALPHA, POWER = 0.05, 0.80
 local quote = require("shell").quote
 local function say(fmt, ...) io.stderr:write(NAME, ": ", fmt:format(...), "\n") end
 
-local work = os.tmpname()
-os.remove(work)
-if cfg.given.REUSE then work, cfg.KEEP = cfg.REUSE, true end
-assert(os.execute("mkdir -p " .. quote(work)))
+-- made by mktemp in TMPDIR (or /tmp), so that a test can look for it in a directory of its own
+local work
+if cfg.given.REUSE then
+  work, cfg.KEEP = cfg.REUSE, true
+  assert(os.execute("mkdir -p " .. quote(work)))
+else
+  local p = assert(io.popen("mktemp -d -t ftrun-calibrate.XXXXXX"))
+  work = p:read("l")
+  p:close()
+  if not work or work == "" then error(NAME .. ": mktemp -d failed to make a work directory") end
+end
 -- closed however the chunk ends: an interrupt (exit 130) or an error leaves no work directory
 local _ <close> = setmetatable({}, { __close = function()
   if not cfg.KEEP then os.execute("rm -rf " .. quote(work)) end

@@ -189,7 +189,7 @@ static int l_stop(lua_State *L)
 	return 1;
 }
 
-/* ft.touch_timed_at(b, value, samples) -> ns, start_ns, scale, chunks:
+/* ft.touch_timed_at(b, value, samples) -> ns, start_ns, scale, chunks, end_ns:
  * b:touch_timed with what puts its samples on the clock of ft.trace's
  * events. The pass is walked in 64 MiB chunks as core/pass.c walks it,
  * and the time between two chunks is in no sample (a few microseconds
@@ -202,7 +202,9 @@ static int l_stop(lua_State *L)
  * at when the program started; CLOCK_MONOTONIC is slewed by NTP meanwhile,
  * so the rate is measured again over the pass from (TSC, CLOCK_MONOTONIC)
  * pairs taken just before and after it: scale is that rate over the
- * calibrated one (1 for the clock_gettime timer). */
+ * calibrated one (1 for the clock_gettime timer). end_ns is the clock after
+ * the pass: the samples leave out the time the thread was off the CPU
+ * between two pages, so start_ns + ns can end before the last fault. */
 static int l_touch_timed_at(lua_State *L)
 {
 	ft_check_nargs(L, 3);
@@ -245,7 +247,8 @@ static int l_touch_timed_at(lua_State *L)
 		lua_setfield(L, -2, "start_ns");
 		lua_rawseti(L, -2, (lua_Integer)c + 1);
 	}
-	return 4;
+	lua_pushinteger(L, end);
+	return 5;
 }
 
 /* ft.plant_dontneed(b, stride) -> pages advised | nil, message, errno */

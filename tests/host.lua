@@ -3,7 +3,12 @@
 -- states the host's share, and the page reporting settings the held case changed are back.
 local t = require "tap"
 local json = require "json"
+local sysfs = require "sysfs"
 local q = t.quote
+
+-- The held case changes page reporting; holding the settings lock keeps another suite's
+-- REPORTING=held run from changing it between this file's two readings.
+assert(sysfs.hold_lock())
 
 local dir = t.tmpdir()
 local DIR = "/sys/module/page_reporting/parameters"

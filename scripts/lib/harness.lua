@@ -147,6 +147,7 @@ function harness.start(opts, args)
   sequential.drive(script, cfg, args or _G.arg or {}) -- UNTIL=decided: runs of this script, then exits
   local start_ns = ft.now_ns()
   local ab_plan = ab.plan(script, spec, cfg) -- AB's knobs checked before anything is mapped
+  runfiles.check_knobs(script, cfg)
   -- Every experiment measures under the machine's THP settings (a default or MADV_HUGEPAGE
   -- mapping gets whatever folio sizes they allow, and the folio counters are machine-wide):
   -- the settings lock shared keeps another run from changing them meanwhile. Shared holders

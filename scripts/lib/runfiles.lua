@@ -119,13 +119,19 @@ end
 
 -- script: "cycles.lua"; run: the run's name ("main", "thp-always", "exp-thp");
 -- cfg: the knobs read. Returns the plan every later write follows.
+-- NOWAIT=1 PUBLISH=1 is refused before the run takes any lock (a held lock would otherwise be
+-- named first) and before measuring: the paste waits for the lock.
+function runfiles.check_knobs(script, cfg)
+  if cfg.PUBLISH and os.getenv("NOWAIT") == "1" then
+    knobs.fail(script, "NOWAIT=1 PUBLISH=1: a publish pastes the README under the settings lock, "
+      .. "waiting for it when another run holds it; unset NOWAIT to publish")
+  end
+end
+
 function runfiles.plan(script, run, cfg)
   local plan = { script = script, run = run, publish = cfg.PUBLISH, quiet = cfg.QUIET }
+  runfiles.check_knobs(script, cfg)
   if cfg.PUBLISH then
-    if os.getenv("NOWAIT") == "1" then -- refused now, not after the run: the paste waits for the lock
-      knobs.fail(script, "NOWAIT=1 PUBLISH=1: a publish pastes the README under the settings lock, "
-        .. "waiting for it when another run holds it; unset NOWAIT to publish")
-    end
     publish_plan(script, run, cfg, plan)
   elseif cfg.given.RESULTS then
     plan.dir = cfg.RESULTS
