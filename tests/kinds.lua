@@ -117,7 +117,7 @@ t.is(code, 0, "a PVM machine publishes", out)
 t.like(out, project .. "/results/pvm/cycles-A-results.json", "into results/pvm/")
 local pvm_page = t.read(project .. "/results/pvm/README.md") or ""
 t.like(pvm_page, "# ftrun's results on a PVM guest", "a page of its own, made by its first publish")
-t.like(pvm_page, "## cycles-A\n\n<!-- ftrun results cycles-A: begin -->", "with the run's section")
+t.like(pvm_page, "## `cycles-A`\n\n<!-- ftrun results cycles-A: begin -->", "with the run's section")
 t.like(pvm_page, "hypervisor PVM", "whose block says which kind made it")
 t.like(pvm_page, "<!-- ftrun claims kinds: begin -->", "and the claims block comparing the kinds")
 t.is(t.read(project .. "/results/README.md"), readme, "results/README.md untouched")
@@ -127,7 +127,7 @@ t.is(kinds.of(json.decode(t.read(project .. "/results/pvm/cycles-A-results.json"
 
 out, code = publish("PVM")
 t.is(code, 0, "a second PVM publish", out)
-local _, sections = (t.read(project .. "/results/pvm/README.md") or ""):gsub("## cycles%-A", "")
+local _, sections = (t.read(project .. "/results/pvm/README.md") or ""):gsub("## `cycles%-A`", "")
 t.is(sections, 1, "replaces the run's block, no second section")
 
 out, code = publish("PVM", "RESULTS=" .. q(project .. "/results"))

@@ -132,6 +132,14 @@ local function binomial(n, k)
 end
 inference.binomial = binomial
 
+-- The two-sided sign test: k of n paired differences one way, p under "either way is as
+-- likely" (exact: twice the smaller tail, at most 1).
+function inference.sign_test(k, n)
+  local tail = 0
+  for i = 0, math.min(k, n - k) do tail = tail + binomial(n, i) end
+  return math.min(1, 2 * tail / 2 ^ n)
+end
+
 -- The two-sided permutation test of two small samples (e.g. run medians,
 -- or their logs): the statistic is the difference of the means, and p the
 -- share of the C(n1 + n2, n1) relabellings whose difference is at least as

@@ -144,7 +144,7 @@ function kinds.page(kind)
 end
 
 function kinds.section(run, begin_mark, end_mark)
-  return ("\n## %s\n\n%s\n%s\n"):format(run, begin_mark, end_mark)
+  return ("\n## `%s`\n\n%s\n%s\n"):format(run, begin_mark, end_mark) -- a code span: a run name is no figure
 end
 
 return kinds
