@@ -17,6 +17,7 @@
 -- run-to-run spread) and the table (calibration.md) in RESULTS.
 --   ./ftrun bench/calibrate.lua [RUNS=20] [CONFIG="CYCLES=A MIB=256 REPS=15"] [QUICK=1] [RESULTS=dir]
 local calibrations = require "calibrations"
+local covariates = require "covariates"
 local ft = require "ft"
 local inference = require "inference"
 local json = require "json"
@@ -24,6 +25,7 @@ local knobs = require "knobs"
 local provenance = require "provenance"
 local stats = require "stats"
 local units = require "units"
+local verdicts = require "verdicts"
 
 local NAME = "calibrate.lua"
 local SPEC = {
@@ -174,6 +176,13 @@ for _, row in ipairs(rows) do
   row.sd_medians = sd(row.medians) -- what one run's median varies by from run to run (logs)
 end
 
+-- How much of each row's run-to-run spread the machine's state explains (lib/covariates.lua).
+local runs_cov = stats.map(docs, covariates.of_run)
+for _, row in ipairs(rows) do
+  local c = covariates.calibrate_row(row.medians, runs_cov, row.sd_medians)
+  row.explained, row.adjust = c.explained, c.adjust
+end
+
 -- 2. False positives, one run a side: every pair of runs, every timed row.
 local pairs_n, u_calls, cal_calls, cal_called_bh, tests_n = 0, 0, 0, 0, 0
 for i = 1, cfg.RUNS do
@@ -201,6 +210,38 @@ end
 -- planted into the new side's values (all timed rows) for the power.
 local K = math.min(4, cfg.RUNS // 2)
 local SPLITS = 40
+
+-- The same splits judged as compare.lua judges them with a calibration made of the other runs
+-- (RUNS - 2K of them): pass 1 alone, raw and adjusted for the covariate those runs choose
+-- (lib/covariates.lua), A/A and with +10 % planted into the new side.
+local cov = { tries = 0, chosen = {}, raw_aa = 0, raw_plus10 = 0, adj_aa = 0, adj_plus10 = 0 }
+local function adjusted_split(row, idx)
+  local others, ys, xs_cov = {}, {}, {}
+  for k = 2 * K + 1, cfg.RUNS do others[#others + 1] = idx[k] end
+  for i, r in ipairs(others) do ys[i], xs_cov[i] = row.medians[r], runs_cov[r] end
+  local raw_cal = { between_run_sd_log = sd(ys), df = #ys - 1 }
+  local fit = covariates.calibrate_row(ys, xs_cov, raw_cal.between_run_sd_log).adjust
+  local function side(from, factor, adjust)
+    local out = {}
+    for k = 1, K do
+      local r = idx[from + k]
+      local x = adjust and runs_cov[r][adjust.covariate]
+      local scale = factor * (x and math.exp(-adjust.slope * (x - adjust.x_mean)) or 1)
+      out[k] = stats.map(row.runs[r], function(v) return v * scale end)
+    end
+    return out
+  end
+  local function called(adjust, factor)
+    local cal = adjust and { between_run_sd_log = adjust.sd_log, df = adjust.df } or raw_cal
+    local v = verdicts.runs(side(0, 1, adjust), side(K, factor, adjust), cal, { ALPHA = ALPHA, SEED = 1 })
+    return v.p and v.p < ALPHA and 1 or 0
+  end
+  cov.tries = cov.tries + 1
+  cov.raw_aa, cov.raw_plus10 = cov.raw_aa + called(nil, 1), cov.raw_plus10 + called(nil, 1.10)
+  local adjust = fit
+  if adjust then cov.chosen[adjust.covariate] = (cov.chosen[adjust.covariate] or 0) + 1 end
+  cov.adj_aa, cov.adj_plus10 = cov.adj_aa + called(adjust, 1), cov.adj_plus10 + called(adjust, 1.10)
+end
 local rng = inference.rng(20261203)
 local split_calls, split_raw, split_tests = 0, 0, 0
 local planted_hits, planted_tries = 0, 0
@@ -229,6 +270,7 @@ for _ = 1, SPLITS do
     planted_tries = planted_tries + 1
     -- called, and slower: the right sign
     if inference.bh(ps_planted)[pass1_at] <= ALPHA then planted_hits = planted_hits + 1 end
+    if cfg.RUNS - 2 * K >= covariates.MIN_RUNS then adjusted_split(rows[pass1_at], idx) end
   end
 end
 
@@ -378,6 +420,30 @@ elseif ab_thp then
   end
 end
 add("")
+add("The machine's state as covariates: the share of each row's run-to-run spread a fit on it removes, each run "
+  .. "left out and predicted from the others' fit, against their mean (%s); a row is adjusted for its best "
+  .. "covariate where that share is at least %.0f %% and the fit's spread is below the raw one.",
+  covariates.legend(),
+  100 * covariates.MIN_EXPLAINED)
+add("")
+add("%s", covariates.table_head())
+for _, row in ipairs(rows) do
+  add("%s", covariates.table_row(row.key, row.explained, row.adjust, row.sd_medians))
+end
+if cov.tries > 0 then
+  local chosen = {}
+  for _, n in ipairs(covariates.NAMES) do
+    if cov.chosen[n] then chosen[#chosen + 1] = ("%s in %d"):format(n, cov.chosen[n]) end
+  end
+  add("")
+  add("Pass 1 over the same %d splits of %d runs a side, judged as compare.lua judges with a calibration made of "
+    .. "the other %d runs (Student's t, p < ALPHA, this row alone): raw, A/A called in %s and +10 %% called in %s; "
+    .. "adjusted for the covariate the other runs chose (%s), A/A called in %s and +10 %% called in %s.",
+    cov.tries, K, cfg.RUNS - 2 * K, rate(cov.raw_aa, cov.tries), rate(cov.raw_plus10, cov.tries),
+    #chosen > 0 and table.concat(chosen, ", ") .. " of the splits; none in the others" or "none in any split",
+    rate(cov.adj_aa, cov.tries), rate(cov.adj_plus10, cov.tries))
+end
+add("")
 if #designs > 0 then
   add("The smallest change of pass 1 detected with %d %% power at ALPHA = %g (normal approximation from the "
     .. "spreads above; a single row, before any correction over rows), and its wall time:", 100 * POWER, ALPHA)
@@ -423,7 +489,7 @@ local cal = { kind = calibrations.KIND, script = docs[1].script, machine = docs[
 for _, row in ipairs(rows) do
   cal.rows[#cal.rows + 1] = { case = row.case, column = row.column, unit = row.unit,
     between_run_sd_log = row.sd_medians, df = cfg.RUNS - 1, var_between_log = row.var_between,
-    var_within_log = row.var_within }
+    var_within_log = row.var_within, explained = row.explained, adjust = row.adjust }
 end
 local script_name = docs[1].script:gsub("%.lua$", "")
 os.execute("mkdir -p " .. require("shell").path(out_dir))

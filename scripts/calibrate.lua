@@ -7,6 +7,7 @@
 -- says what comparisons judged against it can decide, by simulating them.
 --   ./ftrun calibrate.lua [RUNS=10] -- SCRIPT [KNOB=value ...]
 local calibrations = require "calibrations"
+local covariates = require "covariates"
 local ft = require "ft"
 local json = require "json"
 local knobs = require "knobs"
@@ -152,6 +153,13 @@ for _, row in ipairs(rows) do
   row.within_sd_log = dfw > 0 and math.sqrt(ssw / dfw) or nil
 end
 
+-- How much of each row's run-to-run spread the machine's state explains (lib/covariates.lua).
+local runs_cov = stats.map(docs, covariates.of_run)
+for _, row in ipairs(rows) do
+  local c = covariates.calibrate_row(row.medians, runs_cov, row.between_run_sd_log)
+  row.explained, row.adjust = c.explained, c.adjust
+end
+
 -- What comparisons judged against this calibration decide (simulated).
 local target_row = 1
 for i, row in ipairs(rows) do
@@ -166,6 +174,13 @@ for _, k in ipairs { 1, 2, 3, 4, 6 } do
   d.aa_any_called, d.aa_all_same, d.aa_target_same = called, same, same_target
   d.aa_rows_called = calls / #rows
   d.planted10 = power.simulate(rows, k, 0.10, target_row, sim)
+  if rows[target_row].adjust then -- the same test on the rows' spreads after the adjustment
+    local adjusted = stats.map(rows, function(r)
+      return r.adjust and { between_run_sd_log = r.adjust.sd_log, df = r.adjust.df } or r
+    end)
+    d.adjusted_planted10 = power.simulate(adjusted, k, 0.10, target_row, sim)
+    d.adjusted_smallest = power.smallest(adjusted, k, target_row, sim)
+  end
   designs[#designs + 1] = d
 end
 
@@ -187,7 +202,8 @@ local cal = { kind = calibrations.KIND, script = docs[1].script, fingerprint = c
   until_decided = seq, provenance = made_by }
 for _, row in ipairs(rows) do
   cal.rows[#cal.rows + 1] = { case = row.case, column = row.column, unit = row.unit,
-    between_run_sd_log = row.between_run_sd_log, df = row.df, within_sd_log = row.within_sd_log }
+    between_run_sd_log = row.between_run_sd_log, df = row.df, within_sd_log = row.within_sd_log,
+    explained = row.explained, adjust = row.adjust }
 end
 local dir = calibrations.dir()
 local path = calibrations.path(docs[1], dir)
@@ -210,6 +226,17 @@ for _, row in ipairs(rows) do
     row.within_sd_log and ("%.1f"):format(100 * row.within_sd_log) or "–"))
 end
 print("")
+print("How much of each row's run-to-run spread the machine's state explains: 1 - the squared error of predicting "
+  .. "each run's median from a fit on the other runs, over that of predicting it by their mean (" .. cfg.RUNS
+  .. " runs; a covariate that does not vary says why). compare.lua adjusts a row for its best covariate where that "
+  .. ("share is at least %.0f %% and the fit's spread is below the raw one."):format(100 * covariates.MIN_EXPLAINED))
+print("")
+print(covariates.table_head())
+for _, row in ipairs(rows) do
+  print(covariates.table_row(row.case .. " " .. row.column, row.explained, row.adjust, row.between_run_sd_log))
+end
+print("covariates: " .. covariates.legend() .. ".")
+print("")
 print(("What compare.lua decides with this calibration (%d simulated comparisons each, normal logs, BH over the %d "
   .. "rows, ALPHA = 0.05; the change planted into %s alone):"):format(cfg.SIMS, #rows, cal.simulated.target))
 print("")
@@ -221,6 +248,14 @@ for _, d in ipairs(designs) do
     d.smallest and ("%.1f %%"):format(100 * d.smallest) or "> 400 %", 100 * d.planted10, 100 * d.aa_rows_called,
     100 * d.aa_any_called,
     100 * d.aa_target_same, 2 * d.k * wall / cfg.RUNS / 60))
+end
+if rows[target_row].adjust then
+  print("")
+  print(("%s adjusted for %s (the run sd %.1f %% → %.1f %%): " .. table.concat(stats.map(designs, function(d)
+    return ("%d a side: +10 %% called in %.0f %%, 80 %% power at %s"):format(d.k, 100 * d.adjusted_planted10,
+      d.adjusted_smallest and ("%.1f %%"):format(100 * d.adjusted_smallest) or "> 400 %")
+  end), "; ") .. "."):format(cal.simulated.target, rows[target_row].adjust.covariate,
+    100 * rows[target_row].between_run_sd_log, 100 * rows[target_row].adjust.sd_log))
 end
 print("")
 local u = seq

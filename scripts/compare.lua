@@ -26,6 +26,7 @@ local report = require "report"
 local stats = require "stats"
 local units = require "units"
 local calibrations = require "calibrations"
+local covariates = require "covariates"
 local verdicts = require "verdicts"
 
 local SCRIPT = "compare.lua"
@@ -87,7 +88,11 @@ decide)" when neither, "?" when the runs given cannot judge the row.
   with a calibration (calibrate.lua) of this machine, script and knobs that
     every run matches: any number of runs a side, p from Student's t of the
     sides' mean log run medians against the calibrated between-run spread
-    pooled with the runs' own.
+    pooled with the runs' own. Where the calibration found that the
+    machine's state (the canary, steal, page reporting, the clock estimate)
+    explains a row's run-to-run spread, a second table shows that row with
+    each run adjusted for it, beside the raw change; the raw rows decide the
+    gate.
   2+ runs a side without one: interval from a hierarchical bootstrap (runs,
     then repetitions in runs), p from an exact permutation test over the run
     medians (4 runs a side are needed for p < 0.05: 2 of C(8,4) = 70 orders).
@@ -338,6 +343,44 @@ end
 local function pct(x) return x and ("%.1f"):format(x) or "–" end
 local function signed(r) return ("%+.1f"):format(100 * (r - 1)) end
 
+-- The rows the calibration adjusts for the machine's state (lib/covariates.lua), judged
+-- again with each run's values scaled by its own covariate and against the fit's spread,
+-- beside the raw change. The raw rows alone decide the gate.
+local function adjusted_block(old_docs, new_docs, cal, raw_rows)
+  local old, cal_rows = covariates.adjusted(old_docs, cal)
+  local new, why = covariates.adjusted(new_docs, cal)
+  if not old or not new then
+    if (cal_rows or why) ~= "the calibration adjusts no row" then
+      print(("not adjusted for the machine's state: %s."):format(old and why or cal_rows))
+    end
+    return
+  end
+  local raw = {}
+  for _, r in ipairs(raw_rows) do raw[r.case .. "\0" .. r.column] = r end
+  local rows = verdicts.rows(old, new)
+  for i, row in ipairs(rows) do
+    for k, v in pairs(verdicts.runs(row.old, row.new, cal_rows[row.case .. "\0" .. row.column],
+      { ALPHA = opts.ALPHA, SEED = opts.SEED, i = i, EQUIV = opts.EQUIV })) do row[k] = v end
+  end
+  verdicts.judge(rows, { ALPHA = opts.ALPHA, what = "runs a side" })
+  print("")
+  print("Adjusted for the machine's state: each run's values scaled by its own covariate as the calibration's fit "
+    .. "over its A/A runs says, and judged against the fit's spread (Benjamini-Hochberg over these rows); the raw "
+    .. "rows above decide any gate.")
+  print("")
+  print("| case | column | adjusted for | runs sd % raw → adjusted | change % raw | change % adjusted [95 %] | p | q "
+    .. "| verdict |")
+  print("|---|---|---|---|---|---|---|---|---|")
+  for _, row in ipairs(rows) do
+    local key = row.case .. "\0" .. row.column
+    local c, r = cal_rows[key], raw[key]
+    print(("| %s | %s | %s (explains %.0f %%) | %.1f → %.1f | %s | %s [%s, %s] | %s | %s | %s |"):format(row.case,
+      row.column, c.covariate, 100 * c.explained, 100 * c.raw_sd_log, 100 * c.between_run_sd_log,
+      r and r.ratio and signed(r.ratio) or "–", signed(row.ratio), signed(row.lo), signed(row.hi),
+      row.p and ("%.3g"):format(row.p) or "–", row.q and ("%.3g"):format(row.q) or "–", row.verdict))
+  end
+end
+
 -- One side's cell: the pooled median with its interval and the sizes.
 local function side_cell(runs, unit, seed)
   local pooled, reps = {}, 0
@@ -428,6 +471,7 @@ local function compare(old_docs, new_docs)
       .. "medians, the run-to-run spread pooled from %s (%d runs of %s, %s) and the runs' own (marked cal.); "
       .. "change and interval from the same t."):format(ko, kn, cal.path, cal.runs or 0, cal.script,
       tostring(cal.date)))
+    adjusted_block(old_docs, new_docs, cal, rows)
   elseif ko >= 2 and kn >= 2 then
     print(("%d runs against %d. change: ratio of the pooled medians, 95 %% interval from a hierarchical bootstrap "
       .. "(runs, then repetitions in runs; seed %d); p: exact permutation test over the runs' medians (logs)."):format(

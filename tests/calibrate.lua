@@ -20,6 +20,9 @@ local row
 for _, r in ipairs(cal and cal.rows or {}) do if r.case == "A" and r.column == "pass1" then row = r end end
 t.ok(row and row.between_run_sd_log > 0 and row.df == 5, "with pass 1's run-to-run spread and its df")
 t.like(t.read(dir .. "/calibration.md") or "", "| A pass1 | ", "and the table beside it")
+t.like(out, "| row | canary | reported | steal | clock | adjusted for |", "what the machine's state explains")
+t.ok(row and type(row.explained) == "table" and row.explained.canary ~= nil,
+  "and the file keeps each covariate's share, or why it has none", row and json.encode(row.explained or {}))
 
 -- Two runs of the calibrated configuration: one run a side is judged.
 for i = 1, 2 do

@@ -321,12 +321,14 @@ local function run_case(self, case, rep, timed, first)
   say(self, first and " " or "; ", case.name)
   io.stderr:flush()
   local r = setmetatable({ _h = self }, Record)
+  local canary_ns = measure.canary() -- before the case's bracket: none of its time or faults
   local before = provenance.snapshot()
   collectgarbage("collect") -- no collector work is left for the case
   collectgarbage("stop")
   local ok, why = case.fn(r, rep)
   collectgarbage("restart")
   r.noise = provenance.noise(before, provenance.snapshot())
+  r.noise.canary_ns = canary_ns
   r._h = nil
   if ok == false then -- what disturbed a case that did not run is no news
     case.unsupported = tostring(why)

@@ -50,6 +50,23 @@ local function made(make, ...)
   return b, b.map_ns, f1 - f0, delta(k0, reported())
 end
 
+-- The canary: one store into each of 512 pages already present (4 KiB pages, so every store
+-- walks the TLB), which no kernel change touches; the median of 5 passes in ns per page. It
+-- tracks the machine's own speed from repetition to repetition, for calibrate.lua's
+-- covariates. Its buffer is mapped and faulted in once, at the first call.
+measure.CANARY_PAGES, measure.CANARY_PASSES = 512, 5
+local canary
+function measure.canary()
+  if not canary then
+    canary = assert(ft.mmap(measure.CANARY_PAGES * ft.page_size(), { thp = "never" }))
+    canary:touch(1)
+  end
+  local ns = {}
+  for i = 1, measure.CANARY_PASSES do ns[i] = canary:touch(i % 255 + 1) / canary.pages end
+  table.sort(ns)
+  return ns[(measure.CANARY_PASSES + 1) // 2]
+end
+
 -- k * n(n-1)/2 mod 2^64, the sum of p[i] = i*k over n words: Lua integers
 -- wrap, and halving the even factor first keeps the product exact mod 2^64.
 function measure.fill_sum(words, k)
