@@ -174,12 +174,14 @@ publish: all $(REF) bench-tools
 # publishes its own set into results/<kind>/ (its default run, the THP
 # runs, KIND_EXPERIMENTS, REPEATS repeats) and never touches results/'s
 # files, bench/README.md or results/numa/; claims.lua then puts the kinds
-# side by side.
+# side by side. Its calibration.md (make calibrate's A/A figures) goes
+# beside its runs.
 KIND_EXPERIMENTS := host actouch attribution slowpages
 publish-kind: all
 	@./$(BIN) -e 'os.exit(require("provenance").check_clean())' || exit 2
 	@d=$$($(KIND_DIR)) || exit 2; [ "$$d" != results ] || { echo "make publish-kind: this machine" \
 	  "publishes into results/, its kind's: make publish" >&2; exit 2; }
+	d=$$($(KIND_DIR)) && ./$(BIN) bench/calibrate.lua RESULTS=$$d
 	PUBLISH=1 ./$(BIN) cycles.lua
 	PUBLISH=1 ./$(BIN) cycles.lua THP=always
 	PUBLISH=1 ./$(BIN) cycles.lua THP=16K
