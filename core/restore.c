@@ -502,7 +502,7 @@ int ft_settings_lock(void)
 	int err = take(LOCK_EX);
 	if (!err && !had) {
 		int restored, left;
-		ft_settings_recover(&restored, &left); /* a dead run's leftovers first */
+		ft_settings_recover(&restored, &left, true); /* a dead run's leftovers first */
 	}
 	return err;
 }
@@ -752,7 +752,7 @@ static int recover_journal(const char *name, long pid, int *restored)
  * another start holds it to restore the same journal, wait a little for
  * it: 1 when we have the lock, 0 when the journal went meanwhile (the
  * other start restored it), -1 when it is still there and held. */
-static int lock_to_restore(int *fd, const char *name, long pid)
+static int lock_to_restore(int *fd, const char *name, long pid, bool say_held)
 {
 	if ((*fd = open_lock_file()) < 0)
 		return -1;
@@ -777,6 +777,8 @@ static int lock_to_restore(int *fd, const char *name, long pid)
 	*fd = -1;
 	if (faccessat(journal_dir_fd, name, F_OK, AT_SYMLINK_NOFOLLOW) != 0 && errno == ENOENT)
 		return 0;
+	if (!say_held)
+		return -1;
 	char who[200];
 	describe(h, n, who, sizeof who);
 	ft_stderr_end_line();
@@ -785,7 +787,7 @@ static int lock_to_restore(int *fd, const char *name, long pid)
 	return -1;
 }
 
-int ft_settings_recover(int *restored, int *left)
+int ft_settings_recover(int *restored, int *left, bool say_held)
 {
 	*restored = *left = 0;
 	if (lock_mode == LOCK_SH)
@@ -820,7 +822,7 @@ int ft_settings_recover(int *restored, int *left)
 		if (sscanf(de->d_name, "%ld-%llu%c", &pid, &start, &end) != 2 || run_alive(pid, start))
 			continue;
 		if (!locked) {
-			int got = lock_to_restore(&fd, de->d_name, pid);
+			int got = lock_to_restore(&fd, de->d_name, pid, say_held);
 			if (got == 0)
 				continue;
 			if (got < 0) {

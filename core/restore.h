@@ -107,8 +107,9 @@ bool ft_setting_allowed(const char *path);
 /* Restores what the journals of dead runs name, one line on stderr per
  * file, and removes those journals. Runs only when the lock is free (or
  * held by this process or inherited); returns 0 or the first error, and
- * *left counts the files that could not be restored. */
-int ft_settings_recover(int *restored, int *left);
+ * *left counts the files that could not be restored. say_held: also say
+ * on stderr when another run's lock leaves a journal for a later start. */
+int ft_settings_recover(int *restored, int *left, bool say_held);
 
 /* Whether another process holds the lock (a parent, when inherited): its
  * run explains any setting that differs from the boot defaults. */

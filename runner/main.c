@@ -376,7 +376,7 @@ int main(int argc, char **argv)
 			return EXIT_SUCCESS;
 		} else if (strcmp(a, "--restore") == 0) {
 			int restored, left;
-			ft_settings_recover(&restored, &left);
+			ft_settings_recover(&restored, &left, true);
 			if (!restored && !left)
 				fputs("ftrun: no killed run left settings changed\n", stderr);
 			return left ? EXIT_LUA_ERROR : EXIT_SUCCESS;
@@ -419,7 +419,9 @@ int main(int argc, char **argv)
 	 * (SIGHUP and the rest keep an inherited SIG_IGN: nohup.) */
 	signal(SIGINT, ft_settings_on_signal);
 	int restored, left; /* what a killed run left: put back, and said */
-	ft_settings_recover(&restored, &left);
+	/* that another run holds the lock meanwhile is said to a script, which
+	 * measures under the settings; -e and the REPL only probe */
+	ft_settings_recover(&restored, &left, script != 0);
 	if (script)
 		ft_folio_warn_unexpected(); /* a script measures under them; -e and the REPL only probe */
 	lua_State *L = luaL_newstate();

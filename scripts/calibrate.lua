@@ -251,11 +251,13 @@ for _, d in ipairs(designs) do
 end
 if rows[target_row].adjust then
   print("")
-  print(("%s adjusted for %s (the run sd %.1f %% → %.1f %%): " .. table.concat(stats.map(designs, function(d)
+  local per_design = stats.map(designs, function(d)
     return ("%d a side: +10 %% called in %.0f %%, 80 %% power at %s"):format(d.k, 100 * d.adjusted_planted10,
       d.adjusted_smallest and ("%.1f %%"):format(100 * d.adjusted_smallest) or "> 400 %")
-  end), "; ") .. "."):format(cal.simulated.target, rows[target_row].adjust.covariate,
-    100 * rows[target_row].between_run_sd_log, 100 * rows[target_row].adjust.sd_log))
+  end)
+  print(("%s adjusted for %s (the run sd %.1f %% → %.1f %%), the same simulation: %s."):format(cal.simulated.target,
+    rows[target_row].adjust.covariate, 100 * rows[target_row].between_run_sd_log, 100 * rows[target_row].adjust.sd_log,
+    table.concat(per_design, "; ")))
 end
 print("")
 local u = seq

@@ -225,6 +225,25 @@ do -- X6: a child left running does not keep the lock; U1: the holder is named w
   t.like(out, "cannot take the settings lock: Resource deadlock avoided", "and refused")
 end
 
+do -- a dead run's journal under a held lock: said to a script, which measures under the settings;
+  -- -e only probes, and a second suite's every start saying it would bury its output
+  local stand = lockdir .. "/setting-held"
+  local h = holder("ft.lock_settings()", 8) -- first: taking the lock, it would restore the journal
+  t.write(stand, "16\n")
+  os.execute("mkdir -p " .. q(journals))
+  local journal = ("%s/%d-1"):format(journals, dead_pid())
+  t.write(journal, stand .. "\t0\n")
+  local out = t.ftrun_run("-e 'print(1)'", env)
+  t.is(out, "1\n", "ftrun -e says nothing of a journal the holder keeps it from restoring", out)
+  out = t.ftrun_run("first_touch.lua --help", env)
+  t.like(out, "died and left settings changed", "a script start says it", out)
+  t.like(out, "so they are left for a later start", "and why it leaves them")
+  stop(h)
+  t.ftrun_run("-e 'print(1)'", env)
+  t.is(t.read(stand), "0", "the next start with the lock free restores it")
+  os.remove(journal)
+end
+
 do -- W1: a run that measures under the THP settings holds the lock shared
   local run = ("QUICK=1 MIB=4 REPS=1 CYCLES=A RESULTS=%s"):format(q(dir .. "/w1"))
   local h = holder("ft.lock_settings()", 10)

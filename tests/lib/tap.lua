@@ -158,7 +158,8 @@ end
 -- process left changed (a machine shared with other work prints them, and
 -- a check that counts lines or bytes is about the run's own output).
 function tap.own(out)
-  return (out:gsub("ftrun: warning: [^\n]- and no run holds the settings lock[^\n]*\n", ""))
+  return (out:gsub("ftrun: warning: [^\n]- and no run holds the settings lock[^\n]*\n", "")
+    :gsub("ftrun: pid %d+ died and left settings changed [^\n]- so they are left for a later start\n", ""))
 end
 
 -- Starts cmd (a shell command line) in the background, sends it SIG<sig> once `ready` (a shell
