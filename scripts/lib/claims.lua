@@ -728,7 +728,21 @@ function claims.kind_findings(root, dir)
     out[#out + 1] = ("`actouch.lua` takes the cycles' two differences apart on fresh mappings, shuffled in every "
       .. "repetition (%d repetitions of one run, time on the CPU): %s; %s.")
       :format(row(ac, "plain (A)", "oncpu").n, effect("timed_over_plain", "timing every page as cycle C does"),
-        effect("after_munmap_over_fresh", "a munmap of another buffer just before, as cycle C has"))
+        effect("after_munmap_over_fresh", "a munmap of another buffer just before (as cycle C has)"))
+  end
+  local cal_path = ("%s/%s/calibration-cycles.json"):format(root, dir)
+  for _, r in ipairs(read(cal_path) and load(cal_path).rows or {}) do
+    if r.case == "A" and r.column == "pass1" and type(r.explained) == "table" then
+      local cal, a = load(cal_path), r.adjust
+      local e = type(r.explained.canary) == "number" and r.explained.canary or nil
+      out[#out + 1] = ("`make calibrate` ([calibration.md](calibration.md), %d A/A runs of `cycles.lua %s`): pass 1's "
+        .. "run median varied by %s %% (sd of the logs) from run to run; %s, %s.")
+        :format(cal.runs, tostring(cal.config), R(100 * r.between_run_sd_log),
+          e and ("the canary explains %s %% of that spread (each run left out and predicted from the others)")
+            :format(R(100 * e)) or "the canary was not recorded in every run",
+          a and ("adjusted for the %s, %s %% remains, and compare.lua shows pass 1 adjusted beside the raw change")
+            :format(a.covariate, R(100 * a.sd_log)) or "too little for compare.lua to adjust pass 1")
+    end
   end
   local host = doc("host")
   if host then
