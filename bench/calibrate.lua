@@ -17,6 +17,7 @@
 -- run-to-run spread) and the table (calibration.md) in RESULTS.
 --   ./ftrun bench/calibrate.lua [RUNS=20] [CONFIG="CYCLES=A MIB=256 REPS=15"] [QUICK=1] [RESULTS=dir]
 local calibrations = require "calibrations"
+local calreport = require "calreport"
 local covariates = require "covariates"
 local ft = require "ft"
 local inference = require "inference"
@@ -352,140 +353,56 @@ if pass1 then
   end
 end
 
--- The report.
-local lines = {}
-local function add(fmt, ...) lines[#lines + 1] = select("#", ...) > 0 and fmt:format(...) or fmt end
+-- The report's figures, kept in the calibration file (lib/calreport.lua renders them).
 local m = docs[1].machine
-add("**make calibrate**: %d A/A runs of `cycles.lua %s` on %s (%d CPUs), kernel %s, %s UTC; %.1f min in all.",
-  cfg.RUNS, cfg.CONFIG, m.cpu, m.cpus, m.kernel, os.date("!%Y-%m-%d %H:%M"), (ft.now_ns() - started) / 60e9)
-add("")
-add("Variance of each level, as sd of the logs (≈ % of the value): between runs (of a run's mean), between "
-  .. "repetitions of one run, and of a run's median from run to run.")
-add("")
-add("| row | median | between runs % | between repetitions % | run median sd % |")
-add("|---|---|---|---|---|")
+local made_by = provenance.collect()
+local f = { runs = cfg.RUNS, config = cfg.CONFIG, cpu = m.cpu, cpus = m.cpus, kernel = m.kernel,
+  date = os.date("!%Y-%m-%d %H:%M"), minutes = (ft.now_ns() - started) / 60e9, alpha = ALPHA, power = POWER,
+  rows = {}, pairs = pairs_n, tests = tests_n, u_calls = u_calls, cal_calls = cal_calls,
+  cal_called_bh = cal_called_bh, k = K, splits = SPLITS, split_raw = split_raw, split_tests = split_tests,
+  split_calls = split_calls, planted_hits = planted_hits, planted_tries = planted_tries,
+  covariates = cov.tries > 0 and cov or nil, designs = {}, ab_for_3 = designs.ab_for_3,
+  provenance_line = provenance.describe(made_by) }
 for _, row in ipairs(rows) do
   local all = {}
   for _, v in ipairs(row.runs) do table.move(v, 1, #v, #all + 1, all) end
-  add("| %s | %.1f %s | %.1f | %.1f | %.1f |", row.key, stats.median(all), row.unit, 100 * math.sqrt(row.var_between),
-    100 * math.sqrt(row.var_within), 100 * row.sd_medians)
+  f.rows[#f.rows + 1] = { key = row.key, median = stats.median(all), unit = row.unit,
+    between = math.sqrt(row.var_between), within = math.sqrt(row.var_within), sd_medians = row.sd_medians,
+    explained = row.explained, adjust = row.adjust }
 end
-add("")
-local function rate(k, n)
-  local lo, hi = inference.wilson(k, n)
-  return ("%d of %d = %.1f %% [%.1f, %.1f]"):format(k, n, n > 0 and 100 * k / n or 0, 100 * lo, 100 * hi)
-end
-add("False calls when nothing changed (A/A), ALPHA = %g, 95 %% Wilson intervals:", ALPHA)
-add("")
-add("| comparison | tests | called |")
-add("|---|---|---|")
-add("| one run a side, U test on the repetitions (the old compare.lua) | %d pairs × %d rows | %s |", pairs_n, #rows,
-  rate(u_calls, tests_n))
-add("| one run a side, t against the spread of the other %d runs, p < ALPHA | %d pairs × %d rows | %s |",
-  cfg.RUNS - 2, pairs_n, #rows, rate(cal_calls, tests_n))
-add("| the same with Benjamini-Hochberg over the rows (compare.lua) | %d pairs × %d rows | %s |", pairs_n, #rows,
-  rate(cal_called_bh, tests_n))
-add("| %d runs a side, permutation test, p < ALPHA (random splits, not independent) | %d splits × %d rows | %s |",
-  K, SPLITS, #rows, rate(split_raw, split_tests))
-add("| the same with Benjamini-Hochberg (compare.lua) | %d splits × %d rows | %s |", SPLITS, #rows,
-  rate(split_calls, split_tests))
 if ab_aa then
-  local raw, bh = 0, 0
+  f.ab_aa = { n = #ab_aa, raw = 0, bh = 0 }
   for _, r in ipairs(ab_aa) do
-    if r.p < ALPHA then raw = raw + 1 end
-    if r.q <= ALPHA then bh = bh + 1 end
+    if r.p < ALPHA then f.ab_aa.raw = f.ab_aa.raw + 1 end
+    if r.q <= ALPHA then f.ab_aa.bh = f.ab_aa.bh + 1 end
   end
-  add("| an AB run, the same knobs both sides (Wilcoxon, p < ALPHA) | 1 run × %d rows | %s |", #ab_aa,
-    rate(raw, #ab_aa))
-  add("| the same with Benjamini-Hochberg | 1 run × %d rows | %s |", #ab_aa, rate(bh, #ab_aa))
-end
-add("")
-add("Power:")
-add("")
-if planted_tries > 0 then
-  add("- +10 %% planted into the new side of %d runs a side (every timed row): pass 1 called in %s of the splits.",
-    K, rate(planted_hits, planted_tries))
 end
 if ab_thp and ab_thp.refused then
-  add("- the AB run of THP=never | THP=16K could not run here: %s", (ab_thp.refused:gsub("\n", " ")))
+  f.ab_thp = { refused = ab_thp.refused }
 elseif ab_thp then
   for _, r in ipairs(ab_thp) do
-    if r.key == "A pass1" then
-      local ratio = math.exp(stats.median(r.d))
-      add("- an AB run of THP=never | THP=16K: pass 1 B/A = %+.1f %% (median of %d per-repetition ratios), "
-        .. "p = %.3g, q = %.3g: %s.", 100 * (ratio - 1), #r.d, r.p, r.q,
-        r.q <= ALPHA and (ratio < 1 and "called, 16 KiB folios cheaper" or "called, 16 KiB folios dearer")
-          or "not called")
-    end
+    if r.key == "A pass1" then f.ab_thp = { ratio = math.exp(stats.median(r.d)), n = #r.d, p = r.p, q = r.q } end
   end
 end
-add("")
-add("The machine's state as covariates: the share of each row's run-to-run spread a fit on it removes, each run "
-  .. "left out and predicted from the others' fit, against their mean (%s); a row is adjusted for its best "
-  .. "covariate where that share is at least %.0f %% and the fit's spread is below the raw one.",
-  covariates.legend(),
-  100 * covariates.MIN_EXPLAINED)
-add("")
-add("%s", covariates.table_head())
-for _, row in ipairs(rows) do
-  add("%s", covariates.table_row(row.key, row.explained, row.adjust, row.sd_medians))
-end
-if cov.tries > 0 then
-  local chosen = {}
-  for _, n in ipairs(covariates.NAMES) do
-    if cov.chosen[n] then chosen[#chosen + 1] = ("%s in %d"):format(n, cov.chosen[n]) end
-  end
-  add("")
-  add("Pass 1 over the same %d splits of %d runs a side, judged as compare.lua judges with a calibration made of "
-    .. "the other %d runs (Student's t, p < ALPHA, this row alone): raw, A/A called in %s and +10 %% called in %s; "
-    .. "adjusted for the covariate the other runs chose (%s), A/A called in %s and +10 %% called in %s.",
-    cov.tries, K, cfg.RUNS - 2 * K, rate(cov.raw_aa, cov.tries), rate(cov.raw_plus10, cov.tries),
-    #chosen > 0 and table.concat(chosen, ", ") .. " of the splits; none in the others" or "none in any split",
-    rate(cov.adj_aa, cov.tries), rate(cov.adj_plus10, cov.tries))
-end
-add("")
-if #designs > 0 then
-  add("The smallest change of pass 1 detected with %d %% power at ALPHA = %g (normal approximation from the "
-    .. "spreads above; a single row, before any correction over rows), and its wall time:", 100 * POWER, ALPHA)
-  add("")
-  add("| design | smallest change | wall time |")
-  add("|---|---|---|")
-  for _, d in ipairs(designs) do
-    add("| %s | %.1f %% | %.1f min |", d.what, 100 * (math.exp(d.mde) - 1), d.wall / 60)
-  end
-  if designs.ab_for_3 then
-    local a3 = designs.ab_for_3
-    add("")
-    add("A 3 %% change of pass 1 needs an AB run of about %d pairs (%.1f min; per-pair sd of the log ratio "
-      .. "%.1f %%)%s",
-      a3.pairs, a3.wall / 60, 100 * a3.sd, a3.wall <= 300 and "." or ": more than the goal of 5 minutes, because "
-      .. "the ratio of two neighbouring repetitions already varies by that much here.")
-  end
-end
+for i, d in ipairs(designs) do f.designs[i] = { what = d.what, mde = d.mde, wall = d.wall } end
 -- How busy the machine was: the runs' own marks of repetitions that another
 -- process, steal time or an interrupt storm made noisy (results.lua's "noisy").
-local noisy, marked_of = 0, 0
+f.noisy, f.marked_of = 0, 0
 for _, doc in ipairs(docs) do
   for _, v in ipairs(doc.values or {}) do
     if v.value == "noisy" and type(v.x) == "number" and type(v.of) == "number" then
-      noisy, marked_of = noisy + v.x, marked_of + v.of
+      f.noisy, f.marked_of = f.noisy + v.x, f.marked_of + v.of
     end
   end
 end
-add("")
-add("Noise on the record: %d of %d repetitions of the A/A runs (every case) were marked noisy; the spreads above "
-  .. "include them.", noisy, marked_of)
-add("")
-local made_by = provenance.collect()
-add("%s", provenance.describe(made_by))
-local md = table.concat(lines, "\n") .. "\n"
+local md = calreport.render(f)
 io.stdout:write(md)
 
 -- The calibration file compare.lua reads.
 local cal = { kind = calibrations.KIND, script = docs[1].script, machine = docs[1].machine,
   fingerprint = calibrations.fingerprint(docs[1]), knobs = calibrations.knobs(docs[1]),
   config = cfg.CONFIG, runs = cfg.RUNS, date = os.date("!%Y-%m-%dT%H:%M:%SZ"), run_wall_s = run_wall, rows = {},
-  provenance = made_by }
+  provenance = made_by, report = f }
 for _, row in ipairs(rows) do
   cal.rows[#cal.rows + 1] = { case = row.case, column = row.column, unit = row.unit,
     between_run_sd_log = row.sd_medians, df = cfg.RUNS - 1, var_between_log = row.var_between,

@@ -10,6 +10,7 @@
 -- Each claim says in how many runs it held, and where runs are compared,
 -- what compare.lua said.
 local inference = require "inference"
+local calreport = require "calreport"
 local json = require "json"
 local kinds = require "kinds"
 local regimes = require "regimes"
@@ -1148,6 +1149,21 @@ function claims.pasted(root)
     end
   end
   against("bench/README.md", "bench", "results/bench.txt", function(x) return "```\n" .. x .. "```" end)
+  -- make calibrate's page, rendered again from the figures its calibration file keeps (a file
+  -- made before it kept them cannot be checked, and is not)
+  for _, dir in ipairs(stats.map(pages, function(p) return p[2] end)) do
+    local cal = read(root .. "/" .. dir .. "/calibration-cycles.json") and load(root .. "/" .. dir
+      .. "/calibration-cycles.json")
+    if cal and type(cal.report) == "table" then
+      local ok, md = pcall(calreport.render, cal.report)
+      if not ok then
+        problems[#problems + 1] = ("%s/calibration-cycles.json: its report cannot be rendered: %s"):format(dir, md)
+      elseif read(root .. "/" .. dir .. "/calibration.md") ~= md then
+        problems[#problems + 1] = ("%s/calibration.md differs from what its calibration file's figures render "
+          .. "(calibration-cycles.json)"):format(dir)
+      end
+    end
+  end
   return problems
 end
 
