@@ -68,10 +68,9 @@ if cfg.given.REUSE then
   work, cfg.KEEP = cfg.REUSE, true
   assert(os.execute("mkdir -p " .. quote(work)))
 else
-  local p = assert(io.popen("mktemp -d -t ftrun-calibrate.XXXXXX"))
-  work = p:read("l")
-  p:close()
-  if not work or work == "" then error(NAME .. ": mktemp -d failed to make a work directory") end
+  local why
+  work, why = require("shell").mkdtemp("ftrun-calibrate")
+  if not work then knobs.fail(NAME, why) end
 end
 -- closed however the chunk ends: an interrupt (exit 130) or an error leaves no work directory
 local _ <close> = setmetatable({}, { __close = function()
@@ -356,7 +355,7 @@ end
 -- The report's figures, kept in the calibration file (lib/calreport.lua renders them).
 local m = docs[1].machine
 local made_by = provenance.collect()
-local f = { runs = cfg.RUNS, config = cfg.CONFIG, cpu = m.cpu, cpus = m.cpus, kernel = m.kernel,
+local f = { script = docs[1].script, runs = cfg.RUNS, config = cfg.CONFIG, cpu = m.cpu, cpus = m.cpus, kernel = m.kernel,
   date = os.date("!%Y-%m-%d %H:%M"), minutes = (ft.now_ns() - started) / 60e9, alpha = ALPHA, power = POWER,
   rows = {}, pairs = pairs_n, tests = tests_n, u_calls = u_calls, cal_calls = cal_calls,
   cal_called_bh = cal_called_bh, k = K, splits = SPLITS, split_raw = split_raw, split_tests = split_tests,

@@ -64,9 +64,10 @@ local shell = require "shell"
 local quote = shell.quote
 local function say(fmt, ...) io.stderr:write(SCRIPT, ": ", fmt:format(...), "\n") end
 
-local work = os.tmpname()
-os.remove(work)
-assert(ft.mkdir(work))
+local work, why_no_work = shell.mkdtemp("ftrun-calibrate")
+if not work then fail(why_no_work) end
+-- closed however the chunk ends: an interrupt (exit 130) or an error leaves no work directory
+local _ <close> = setmetatable({}, { __close = function() os.execute("rm -rf " .. quote(work)) end })
 local function stop(msg, code)
   os.execute("rm -rf " .. quote(work))
   io.stderr:write(SCRIPT, ": ", msg, "\n")

@@ -347,11 +347,10 @@ local function signed(r) return ("%+.1f"):format(100 * (r - 1)) end
 -- again with each run's values scaled by its own covariate and against the fit's spread,
 -- beside the raw change. The raw rows alone decide the gate.
 local function adjusted_block(old_docs, new_docs, cal, raw_rows)
-  local old, cal_rows = covariates.adjusted(old_docs, cal)
-  local new, why = covariates.adjusted(new_docs, cal)
-  if not old or not new then
-    if (cal_rows or why) ~= "the calibration adjusts no row" then
-      print(("not adjusted for the machine's state: %s."):format(old and why or cal_rows))
+  local old, new, cal_rows = covariates.adjusted(old_docs, new_docs, cal)
+  if not old then
+    if new ~= "the calibration adjusts no row" then
+      print(("\nnot adjusted for the machine's state: %s."):format(new))
     end
     return
   end
@@ -365,18 +364,21 @@ local function adjusted_block(old_docs, new_docs, cal, raw_rows)
   verdicts.judge(rows, { ALPHA = opts.ALPHA, what = "runs a side" })
   print("")
   print("Adjusted for the machine's state: each run's values scaled by its own covariate as the calibration's fit "
-    .. "over its A/A runs says, and judged against the fit's spread (Benjamini-Hochberg over these rows); the raw "
-    .. "rows above decide any gate.")
+    .. "over its A/A runs says, judged against the fit's spread widened by its slope's uncertainty (Benjamini-"
+    .. "Hochberg over these rows). The raw rows above decide any gate. A change that itself moves the covariate "
+    .. "(its new - old column) is partly taken away by the adjustment: read the two side by side.")
   print("")
-  print("| case | column | adjusted for | runs sd % raw → adjusted | change % raw | change % adjusted [95 %] | p | q "
-    .. "| verdict |")
-  print("|---|---|---|---|---|---|---|---|---|")
+  print("| case | column | adjusted for | its new - old | calibration's runs sd % raw → fit | change % raw "
+    .. "| change % adjusted [95 %] | p | q | verdict |")
+  print("|---|---|---|---|---|---|---|---|---|---|")
   for _, row in ipairs(rows) do
     local key = row.case .. "\0" .. row.column
     local c, r = cal_rows[key], raw[key]
-    print(("| %s | %s | %s (explains %.0f %%) | %.1f → %.1f | %s | %s [%s, %s] | %s | %s | %s |"):format(row.case,
-      row.column, c.covariate, 100 * c.explained, 100 * c.raw_sd_log, 100 * c.between_run_sd_log,
-      r and r.ratio and signed(r.ratio) or "–", signed(row.ratio), signed(row.lo), signed(row.hi),
+    local dx = c.covariate == "canary" and ("%+.1f %%"):format(100 * (math.exp(c.dx) - 1)) or ("%+.3g"):format(c.dx)
+    print(("| %s | %s | %s (explains %.0f %%) | %s | %.1f → %.1f | %s | %s [%s, %s] | %s | %s | %s |"):format(row.case,
+      row.column, c.covariate, 100 * c.explained, dx, 100 * c.raw_sd_log, 100 * c.between_run_sd_log,
+      r and r.ratio and signed(r.ratio) or "–", row.ratio and signed(row.ratio) or "–",
+      row.lo and signed(row.lo) or "–", row.hi and signed(row.hi) or "–",
       row.p and ("%.3g"):format(row.p) or "–", row.q and ("%.3g"):format(row.q) or "–", row.verdict))
   end
 end

@@ -9,7 +9,7 @@ local out, code = t.ftrun_run("bench/calibrate.lua QUICK=1 AB_CHECK=0 RESULTS=" 
 t.is(code, 0, "a QUICK calibration", out)
 t.like(out, "| A pass1 | ", "the table has pass 1's levels")
 t.like(out, "one run a side, U test on the repetitions", "the U test's false calls")
-t.like(out, "the same with Benjamini-Hochberg over the rows (compare.lua)", "the calibrated test's")
+t.like(out, "the same with Benjamini-Hochberg over the rows (as comparisons judge)", "the calibrated test's")
 t.like(out, "+10 % planted into the new side", "the planted power")
 t.like(out, "| one run a side, judged against this calibration | ", "the smallest change per design")
 t.ok(out:find("Noise on the record: %d+ of %d+ repetitions of the A/A runs"), "and how many repetitions were marked noisy")

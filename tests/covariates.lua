@@ -39,6 +39,11 @@ do -- the fit
     g and tostring(g.explained))
   local c = covariates.calibrate_row(zs, canary_runs(xs), 0.02)
   t.is(c.adjust, nil, "so calibrate_row adjusts nothing")
+  local five_y, five_x = { table.unpack(ys, 1, 5) }, { table.unpack(xs, 1, 5) }
+  t.is(covariates.calibrate_row(five_y, canary_runs(five_x), 1).adjust, nil,
+    ("five runs are too few to adjust for even a planted relation (at least %d)"):format(covariates.MIN_ADJUST_RUNS))
+  t.ok(covariates.calibrate_row(ys, canary_runs(xs), 1).adjust, "twelve are enough")
+  t.ok(f and f.slope_se > 0 and f.x_min <= f.x_mean and f.x_mean <= f.x_max, "the fit keeps its slope's error and range")
   local flat = {}
   for i = 1, 12 do flat[i] = 0 end
   local none, why = covariates.fit(ys, flat)
@@ -96,7 +101,8 @@ local cal = { kind = calibrations.KIND, script = doc.script, fingerprint = calib
 for _, row in ipairs(doc.rows) do
   local c = { case = row.case, column = row.column, unit = row.unit, between_run_sd_log = 0.2, df = 9 }
   if row.case == "A" and row.column == "pass1" then
-    c.adjust = { covariate = "canary", slope = 1, x_mean = math.log(10), sd_log = 0.005, df = 8, explained = 0.95 }
+    c.adjust = { covariate = "canary", slope = 1, slope_se = 0, x_mean = math.log(10), x_min = math.log(7),
+      x_max = math.log(14), sd_log = 0.005, df = 8, explained = 0.95 }
   end
   cal.rows[#cal.rows + 1] = c
 end
@@ -108,7 +114,8 @@ out, code = t.ftrun_run("compare.lua " .. sides)
 t.is(code, 0, "compare.lua with a calibration that adjusts pass 1", out)
 t.like(out, "Adjusted for the machine's state", "an adjusted block under the table")
 local line = out:match("\n| A | pass1 | canary[^\n]*") or ""
-t.like(line, "canary (explains 95 %) | 20.0 → 0.5 |", "naming the covariate, its share and both spreads", out)
+t.like(line, "canary (explains 95 %) | +1.1 % | 20.0 → 0.5 |",
+  "naming the covariate, its share, the sides' difference in it and both spreads", out)
 t.like(line, "| +10.0 [", "the adjusted change is the planted one", out)
 t.like(line, "+10.0 % (worse)", "and is called", out)
 local raw = out:match("\n| A | pass1 | ns/page[^\n]*") or ""
@@ -118,6 +125,28 @@ out, code = t.ftrun_run("compare.lua " .. ("%s %s -- %s %s CALIBRATION=%s"):form
 t.is(code, 0, "a run without the canary", out)
 t.like(out, "o3-results.json does not record the canary's ns per page",
   "is named, and nothing is adjusted")
+-- a run whose canary lies far outside the calibration's runs: no extrapolation
+out = t.ftrun_run("compare.lua " .. ("%s %s -- %s %s CALIBRATION=%s"):format(fixture("o5", 0.8, 1),
+  fixture("o6", 1.3, 1), fixture("n5", 5, 1.1), fixture("n6", 0.85, 1.1), q(cal_path)))
+t.like(out, "would extrapolate", "a covariate beyond the calibration's range is not adjusted for", out)
+-- the slope's own uncertainty widens the adjusted test when the sides differ in the covariate
+local wide = json.decode(json.encode(cal))
+for _, c in ipairs(wide.rows) do if c.adjust then c.adjust.slope_se = 0.5 end end
+t.write(dir .. "/cal-wide.json", json.encode(wide))
+out = t.ftrun_run("compare.lua " .. ("%s %s -- %s %s CALIBRATION=%s"):format(fixture("o7", 1, 1), fixture("o8", 1.02, 1),
+  fixture("n7", 1.3, 1.1), fixture("n8", 1.32, 1.1), q(dir .. "/cal-wide.json")))
+local wide_line = out:match("\n| A | pass1 | canary[^\n]*") or ""
+t.like(wide_line, "| +29.7 % | 20.0 → ", "the sides' canary differs by 30 % (geometric means)", out)
+t.ok(not wide_line:find("20.0 → 0.5 |", 1, true), "so the fit's spread is widened by the slope's error", wide_line)
+-- a damaged adjustment in a calibration file: exit 2, naming the row and the field
+for _, bad in ipairs { { "slope", "x" }, { "sd_log", -1 }, { "df", 0 }, { "covariate", "bogus" }, { "x_mean", nil } } do
+  local c = json.decode(json.encode(cal))
+  for _, row in ipairs(c.rows) do if row.adjust then row.adjust[bad[1]] = bad[2] end end
+  t.write(dir .. "/cal-bad.json", json.encode(c))
+  out, code = t.ftrun_run("compare.lua " .. sides:gsub("CALIBRATION=%S+", "CALIBRATION=" .. q(dir .. "/cal-bad.json")))
+  t.is(code, 2, ("adjust.%s = %s: exit 2"):format(bad[1], tostring(bad[2])), out)
+  t.like(out, "(A pass1): adjust.", "naming the row and the field")
+end
 
 -- calibrate.lua stores what each covariate explains for every row.
 local caldir = dir .. "/calibrations"

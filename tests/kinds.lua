@@ -78,7 +78,7 @@ local found = require("claims").kind_findings(dir, "results/pvm")
 t.like(found, "below cycle A's in 2 of 3", "cycle C against A, repetition by repetition")
 t.like(found, "timing every page as cycle C does changed it by a factor of 1.00 [0.990, 1.02] (an interval holding 1: "
   .. "no effect shown)", "actouch: the timer's effect, none shown")
-t.like(found, "a munmap of another buffer just before, as cycle C has changed it by a factor of 0.930 [0.900, 0.950] "
+t.like(found, "a munmap of another buffer just before (as cycle C has) changed it by a factor of 0.930 [0.900, 0.950] "
   .. "(an interval without 1)", "actouch: the munmap's effect")
 t.like(found, "41.2 [38.0, 44.0] % lies outside the guest kernel's account (12 repetitions", "host.lua's share")
 local small = json.decode(t.read(dir .. "/results/pvm/results.json"))
@@ -192,5 +192,14 @@ os.execute(("mkdir -p %s/results/pvm/repeats/20990101T000000Z && cp %s/results/c
 local ok, err = pcall(require("claims").runs, project, "results/pvm")
 t.ok(not ok, "claims: a KVM repeat beside PVM's published run is refused")
 t.like(tostring(err), "was made on KVM, the published run beside it on PVM", "naming both kinds")
+-- and a repeat of the same kind with other knobs: not pooled into the kind's figures
+local repeat_json = project .. "/results/pvm/repeats/20990101T000000Z/results.json"
+local other = require("json").decode(t.read(project .. "/results/pvm/results.json") or "null") or {}
+other.knobs = other.knobs or {}
+other.knobs.MIB = 12345
+t.write(repeat_json, require("json").encode(other))
+ok, err = pcall(require("claims").runs, project, "results/pvm")
+t.ok(not ok, "claims: a repeat with another MIB beside the published run is refused")
+t.like(tostring(err), "was run with MIB=12345, the published run beside it with MIB=", "naming the knob")
 os.execute("rm -rf " .. q(project))
 t.done()

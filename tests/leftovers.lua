@@ -17,6 +17,28 @@ do -- SIGINT to calibrate in its A/A runs: exit 130, its TMPDIR/ftrun-calibrate.
   t.is(t.run("ls -A " .. q(tmp)), "", "and leaves no work directory in its TMPDIR")
 end
 
+do -- calibrate.lua (any script's A/A runs) interrupted: exit 130, nothing left in its TMPDIR
+  local tmp = dir .. "/caltmp2"
+  os.execute("mkdir -p " .. q(tmp))
+  local out = t.run(("TMPDIR=%s CALIBRATIONS=%s %s calibrate.lua RUNS=5 SIMS=20 -- cycles.lua CYCLES=A MIB=4 REPS=3 "
+    .. "2>%s & pid=$!; for i in $(seq 300); do grep -q 'A/A run 1/' %s 2>/dev/null && break; sleep 0.05; done; "
+    .. "ls %s; kill -INT $pid; wait $pid; echo \"exit $?\""):format(q(tmp), q(dir .. "/cals"), q(t.ftrun),
+    q(dir .. "/log2"), q(dir .. "/log2"), q(tmp)))
+  t.like(out, "ftrun-calibrate.", "its work directory is in TMPDIR while it runs", out)
+  t.like(out, "exit 130", "calibrate.lua interrupted exits 130", t.read(dir .. "/log2"))
+  t.is(t.run("ls -A " .. q(tmp)), "", "and leaves no work directory in its TMPDIR")
+end
+
+do -- a TMPDIR whose name holds a newline: refused before any run, and the directory its first line names is kept
+  local victim = dir .. "/victim"
+  os.execute(("mkdir -p %s %s && touch %s/keep"):format(q(victim), q(victim .. "\nx"), q(victim)))
+  local out, code = t.run(("cd %s && TMPDIR=%s QUICK=1 RESULTS=%s %s bench/calibrate.lua 2>&1"):format(
+    q(ft.project_dir), q(victim .. "\nx"), q(dir .. "/cal3"), q(t.ftrun)))
+  t.is(code, 2, "bench/calibrate.lua with TMPDIR holding a newline exits 2", out)
+  t.like(out, "holds a control character", "saying why")
+  t.ok(t.read(victim .. "/keep"), "and removes nothing")
+end
+
 do -- plot directories of dead runs are swept when a run draws; a live run's and a young unnamed one stay
   local tmp = dir .. "/tmp"
   os.execute("mkdir -p " .. q(tmp))

@@ -4,6 +4,7 @@
 -- only worth what its fingerprint is: the same script on a PVM guest and on
 -- a KVM guest differ by a factor of six in a first touch, and by more than
 -- that in their run-to-run spread.
+local covariates = require "covariates"
 local json = require "json"
 
 local calibrations = {}
@@ -108,6 +109,8 @@ function calibrations.load(path)
       or r.between_run_sd_log < 0 then
       return nil, ("row %d has no case, column, between_run_sd_log or df (at least 1)"):format(i)
     end
+    local bad = r.adjust ~= nil and covariates.invalid(r.adjust)
+    if bad then return nil, ("row %d (%s %s): %s"):format(i, r.case, r.column, bad) end
   end
   local rows = {}
   for _, r in ipairs(cal.rows) do rows[r.case .. "\0" .. r.column] = r end

@@ -14,8 +14,8 @@ end
 function calreport.render(f)
   local lines = {}
   local function add(fmt, ...) lines[#lines + 1] = select("#", ...) > 0 and fmt:format(...) or fmt end
-  add("**make calibrate**: %d A/A runs of `cycles.lua %s` on %s (%d CPUs), kernel %s, %s UTC; %.1f min in all.",
-    f.runs, f.config, f.cpu, f.cpus, f.kernel, f.date, f.minutes)
+  add("**make calibrate**: %d A/A runs of `%s %s` on %s (%d CPUs), kernel %s, %s UTC; %.1f min in all.",
+    f.runs, f.script, f.config, f.cpu, f.cpus, f.kernel, f.date, f.minutes)
   add("")
   add("Variance of each level, as sd of the logs (≈ % of the value): between runs (of a run's mean), between "
     .. "repetitions of one run, and of a run's median from run to run.")
@@ -32,15 +32,15 @@ function calreport.render(f)
   add("")
   add("| comparison | tests | called |")
   add("|---|---|---|")
-  add("| one run a side, U test on the repetitions (the old compare.lua) | %d pairs × %d rows | %s |", f.pairs, nrows,
+  add("| one run a side, U test on the repetitions (as comparisons were judged before calibrations) | %d pairs × %d rows | %s |", f.pairs, nrows,
     rate(f.u_calls, f.tests))
   add("| one run a side, t against the spread of the other %d runs, p < ALPHA | %d pairs × %d rows | %s |",
     f.runs - 2, f.pairs, nrows, rate(f.cal_calls, f.tests))
-  add("| the same with Benjamini-Hochberg over the rows (compare.lua) | %d pairs × %d rows | %s |", f.pairs, nrows,
+  add("| the same with Benjamini-Hochberg over the rows (as comparisons judge) | %d pairs × %d rows | %s |", f.pairs, nrows,
     rate(f.cal_called_bh, f.tests))
   add("| %d runs a side, permutation test, p < ALPHA (random splits, not independent) | %d splits × %d rows | %s |",
     f.k, f.splits, nrows, rate(f.split_raw, f.split_tests))
-  add("| the same with Benjamini-Hochberg (compare.lua) | %d splits × %d rows | %s |", f.splits, nrows,
+  add("| the same with Benjamini-Hochberg (as comparisons judge) | %d splits × %d rows | %s |", f.splits, nrows,
     rate(f.split_calls, f.split_tests))
   if f.ab_aa then
     add("| an AB run, the same knobs both sides (Wilcoxon, p < ALPHA) | 1 run × %d rows | %s |", f.ab_aa.n,
@@ -79,7 +79,7 @@ function calreport.render(f)
       if (c.chosen or {})[n] then chosen[#chosen + 1] = ("%s in %d"):format(n, c.chosen[n]) end
     end
     add("")
-    add("Pass 1 over the same %d splits of %d runs a side, judged as compare.lua judges with a calibration made of "
+    add("Pass 1 over the same %d splits of %d runs a side, judged as a comparison with a calibration made of "
       .. "the other %d runs (Student's t, p < ALPHA, this row alone): raw, A/A called in %s and +10 %% called in %s; "
       .. "adjusted for the covariate the other runs chose (%s), A/A called in %s and +10 %% called in %s.",
       c.tries, f.k, f.runs - 2 * f.k, rate(c.raw_aa, c.tries), rate(c.raw_plus10, c.tries),

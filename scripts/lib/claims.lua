@@ -10,6 +10,7 @@
 -- Each claim says in how many runs it held, and where runs are compared,
 -- what compare.lua said.
 local inference = require "inference"
+local calibrations = require "calibrations"
 local calreport = require "calreport"
 local json = require "json"
 local kinds = require "kinds"
@@ -248,6 +249,16 @@ function claims.runs(root, dir)
       error(("claims: %s was made on %s, the published run beside it on %s"):format(run.path,
         tostring(kinds.of(run.machine) or "an unknown kind"), tostring(kind)), 0)
     end
+    -- and one configuration: the same knobs (where the files went aside)
+    local mine, theirs = calibrations.knobs(run), calibrations.knobs(runs[1])
+    for _, t in ipairs { mine, theirs } do
+      for k in pairs(t) do
+        if tostring(mine[k]) ~= tostring(theirs[k]) then
+          error(("claims: %s was run with %s=%s, the published run beside it with %s=%s"):format(run.path, k,
+            tostring(mine[k]), k, tostring(theirs[k])), 0)
+        end
+      end
+    end
     runs[#runs + 1] = run
   end
   return runs
@@ -436,7 +447,7 @@ local function c_sentence(doc, runs)
     :format(interval(row(doc, "C", "pass1")), doc.page_size // 1024, lower, n,
       runs and (", and in every repetition %s"):format(held(all_lower, #runs)) or "",
       p < 0.05 and ("why the two cycles differ is not explained (sign test p = %.2g)"):format(p)
-        or ("no consistent difference between them (sign test p = %.2g)"):format(p))
+        or ("no difference between them shown (sign test p = %.2g)"):format(p))
 end
 
 function P.first_touch(c)
@@ -740,7 +751,7 @@ function claims.kind_findings(root, dir)
         .. "run median varied by %s %% (sd of the logs) from run to run; %s, %s.")
         :format(cal.runs, tostring(cal.config), R(100 * r.between_run_sd_log),
           e and ("the canary explains %s %% of that spread (each run left out and predicted from the others)")
-            :format(R(100 * e)) or "the canary was not recorded in every run",
+            :format(R(100 * e)) or ("the canary explains none of it (%s)"):format(tostring(r.explained.canary)),
           a and ("adjusted for the %s, %s %% remains, and compare.lua shows pass 1 adjusted beside the raw change")
             :format(a.covariate, R(100 * a.sd_log)) or "too little for compare.lua to adjust pass 1")
     end

@@ -20,8 +20,16 @@ covariates.ABOUT = {
 -- a row is adjusted: below it the fit's own error eats what it gains.
 covariates.MIN_EXPLAINED = 0.2
 covariates.MIN_RUNS = 5 -- a fit on every run but one needs 3 runs or more, and a slope to spare
+-- Runs a calibration needs before a row is adjusted: with 5 runs and four covariates to choose
+-- from, pure noise passes the rule for about a fifth of the rows; with 20, for a few percent.
+covariates.MIN_ADJUST_RUNS = 10
+-- How far outside the calibration's covariate range a run may lie, as a share of that range,
+-- before its adjustment would be an extrapolation and is refused.
+covariates.RANGE_SLACK = 0.25
 
-local function positive(x) return type(x) == "number" and x > 0 end
+local function positive(x) return type(x) == "number" and x > 0 and x < math.huge end
+local function finite(x) return type(x) == "number" and x == x and x > -math.huge and x < math.huge end
+covariates.finite = finite
 
 -- One run's covariates from its results JSON: each the median over its records (nil where it
 -- has none); the canary as a log, since the rows are compared as logs.
@@ -31,10 +39,10 @@ function covariates.of_run(doc)
     for _, r in ipairs(type(case.records) == "table" and case.records or {}) do
       local noise = type(r.noise) == "table" and r.noise or {}
       if positive(noise.canary_ns) then canary[#canary + 1] = math.log(noise.canary_ns) end
-      if type(noise.steal_pct) == "number" then steal[#steal + 1] = noise.steal_pct end
+      if finite(noise.steal_pct) then steal[#steal + 1] = noise.steal_pct end
       local kib, any = 0, false
       for k, v in pairs(r) do
-        if type(k) == "string" and k:match("_reported_kib$") and type(v) == "number" then kib, any = kib + v, true end
+        if type(k) == "string" and k:match("_reported_kib$") and finite(v) then kib, any = kib + v, true end
       end
       if any then reported[#reported + 1] = kib end
     end
@@ -57,9 +65,10 @@ local function line(xs, ys)
 end
 
 -- ys: a row's log run medians; xs: a covariate per run. Returns nil (and why) when it cannot
--- be fitted, else {slope, x_mean, explained, sd_log, df}: explained is 1 - PRESS of the
--- fit over PRESS of the others' mean, each run left out in turn; sd_log the residual spread
--- of the fit over every run, with n - 2 degrees of freedom.
+-- be fitted, else {slope, slope_se, x_mean, x_min, x_max, explained, sd_log, df}: explained
+-- is 1 - PRESS of the fit over PRESS of the others' mean, each run left out in turn; sd_log
+-- the residual spread of the fit over every run, with n - 2 degrees of freedom, and slope_se
+-- the slope's standard error.
 function covariates.fit(ys, xs)
   local n = #ys
   if n < covariates.MIN_RUNS then return nil, ("%d runs, a fit needs %d"):format(n, covariates.MIN_RUNS) end
@@ -76,10 +85,13 @@ function covariates.fit(ys, xs)
   end
   local a, b = line(xs, ys)
   if not a then return nil, "it does not vary between the runs" end
-  local ss = 0
-  for i = 1, n do ss = ss + (ys[i] - (a + b * xs[i])) ^ 2 end
-  return { slope = b, x_mean = stats.mean(xs), explained = press_mean > 0 and 1 - press_fit / press_mean or 0,
-    sd_log = math.sqrt(ss / (n - 2)), df = n - 2 }
+  local ss, mx, sxx = 0, stats.mean(xs), 0
+  for i = 1, n do
+    ss, sxx = ss + (ys[i] - (a + b * xs[i])) ^ 2, sxx + (xs[i] - mx) ^ 2
+  end
+  local sd = math.sqrt(ss / (n - 2))
+  return { slope = b, slope_se = sd / math.sqrt(sxx), x_mean = mx, x_min = stats.min(xs), x_max = stats.max(xs),
+    explained = press_mean > 0 and 1 - press_fit / press_mean or 0, sd_log = sd, df = n - 2 }
 end
 
 -- For one calibrated row: its log run medians ys, and runs_cov[i] = covariates.of_run(run i).
@@ -96,7 +108,7 @@ function covariates.calibrate_row(ys, runs_cov, raw_sd)
     local f, why
     if complete then f, why = covariates.fit(ys, xs) else why = "not recorded in every run" end
     out.explained[name] = f and f.explained or why
-    if f and f.explained >= covariates.MIN_EXPLAINED and f.sd_log < raw_sd
+    if f and #ys >= covariates.MIN_ADJUST_RUNS and f.explained >= covariates.MIN_EXPLAINED and f.sd_log < raw_sd
       and (not out.adjust or f.explained > out.adjust.explained) then
       f.covariate = name
       out.adjust = f
@@ -129,40 +141,77 @@ function covariates.legend()
   return table.concat(parts, "; ")
 end
 
--- Copies of docs holding only the rows cal adjusts, each run's values scaled by its own
--- covariate: value * exp(-slope (x - x_mean)). Returns the copies and the calibration rows
--- to judge them against ({between_run_sd_log = the fit's, df}), or nil and why when a run
--- lacks a covariate a row needs.
-function covariates.adjusted(docs, cal)
+-- Why a calibration row's stored adjustment is unusable, or nil when it is sound.
+function covariates.invalid(a)
+  if type(a) ~= "table" then return "adjust is not an object" end
+  local known = false
+  for _, n in ipairs(covariates.NAMES) do known = known or a.covariate == n end
+  if not known then return ("adjust.covariate %s is none of %s"):format(tostring(a.covariate),
+    table.concat(covariates.NAMES, ", ")) end
+  for _, k in ipairs { "slope", "slope_se", "x_mean", "x_min", "x_max", "explained", "sd_log" } do
+    if not finite(a[k]) then return ("adjust.%s is %s, not a finite number"):format(k, tostring(a[k])) end
+  end
+  if a.sd_log <= 0 or a.slope_se < 0 then return "adjust.sd_log must be above 0 and adjust.slope_se not below" end
+  if a.x_min > a.x_max then return "adjust.x_min is above adjust.x_max" end
+  if math.type(a.df) ~= "integer" or a.df < 1 then return ("adjust.df is %s, not a whole number of at least 1")
+    :format(tostring(a.df)) end
+end
+
+-- The sides' copies holding only the rows cal adjusts, each run's values scaled by its own
+-- covariate (value * exp(-slope (x - x_mean))), and the calibration rows to judge them
+-- against: the fit's spread, widened by the slope's standard error times the sides'
+-- difference in the covariate (dx, kept for the table). nil and why when a run lacks a
+-- covariate a row needs, or lies outside the calibration's range (an extrapolation).
+function covariates.adjusted(old_docs, new_docs, cal)
   local rows = {}
   for _, r in ipairs(cal.rows or {}) do
     if type(r.adjust) == "table" then rows[r.case .. "\0" .. r.column] = r end
   end
   if next(rows) == nil then return nil, "the calibration adjusts no row" end
-  local out, cal_rows = {}, {}
-  for _, d in ipairs(docs) do
-    local cov, copy = covariates.of_run(d), { path = d.path, machine_label = d.machine_label, rows = {} }
-    for _, r in ipairs(d.rows or {}) do
-      local c = rows[r.case .. "\0" .. r.column]
-      if c then
-        local x = cov[c.adjust.covariate]
-        if x == nil then
-          return nil, ("%s does not record %s"):format(tostring(d.path), covariates.ABOUT[c.adjust.covariate])
+  local sides, xs = {}, { {}, {} }
+  for side, docs in ipairs { old_docs, new_docs } do
+    sides[side] = {}
+    for _, d in ipairs(docs) do
+      local cov, copy = covariates.of_run(d), { path = d.path, machine_label = d.machine_label, rows = {} }
+      for _, r in ipairs(d.rows or {}) do
+        local key = r.case .. "\0" .. r.column
+        local c = rows[key]
+        if c then
+          local a = c.adjust
+          local x = cov[a.covariate]
+          if x == nil then
+            return nil, ("%s does not record %s"):format(tostring(d.path), covariates.ABOUT[a.covariate])
+          end
+          local slack = covariates.RANGE_SLACK * (a.x_max - a.x_min)
+          if x < a.x_min - slack or x > a.x_max + slack then
+            return nil, ("%s: %s = %.4g lies outside the calibration's runs (%.4g to %.4g), so adjusting %s %s for it "
+              .. "would extrapolate"):format(tostring(d.path), a.covariate, x, a.x_min, a.x_max, r.case, r.column)
+          end
+          local scale = math.exp(-a.slope * (x - a.x_mean))
+          local values = {}
+          for _, v in ipairs(r.finite or (type(r.values) == "table" and r.values) or {}) do
+            if type(v) == "number" then values[#values + 1] = v * scale end
+          end
+          values.machine = d.machine_label
+          copy.rows[#copy.rows + 1] = { case = r.case, column = r.column, unit = r.unit, finite = values }
+          xs[side][key] = xs[side][key] or {}
+          table.insert(xs[side][key], x)
         end
-        local scale = math.exp(-c.adjust.slope * (x - c.adjust.x_mean))
-        local values = {}
-        for _, v in ipairs(r.finite or (type(r.values) == "table" and r.values) or {}) do
-          if type(v) == "number" then values[#values + 1] = v * scale end
-        end
-        values.machine = d.machine_label
-        copy.rows[#copy.rows + 1] = { case = r.case, column = r.column, unit = r.unit, finite = values }
-        cal_rows[r.case .. "\0" .. r.column] = { between_run_sd_log = c.adjust.sd_log, df = c.adjust.df,
-          covariate = c.adjust.covariate, explained = c.adjust.explained, raw_sd_log = c.between_run_sd_log }
       end
+      sides[side][#sides[side] + 1] = copy
     end
-    out[#out + 1] = copy
   end
-  return out, cal_rows
+  local cal_rows = {}
+  for key, c in pairs(rows) do
+    local xo, xn = xs[1][key], xs[2][key]
+    if xo and xn then
+      local a = c.adjust
+      local dx = stats.mean(xn) - stats.mean(xo)
+      cal_rows[key] = { between_run_sd_log = math.sqrt(a.sd_log ^ 2 + (dx * a.slope_se) ^ 2 / (1 / #xo + 1 / #xn)),
+        df = a.df, covariate = a.covariate, explained = a.explained, raw_sd_log = c.between_run_sd_log, dx = dx }
+    end
+  end
+  return sides[1], sides[2], cal_rows
 end
 
 return covariates

@@ -14,6 +14,23 @@ function shell.path(p)
   return shell.quote(p)
 end
 
+-- A new directory of our own in TMPDIR (or /tmp), made by mktemp -d: its path, or nil and why
+-- (a TMPDIR that is missing or not writable; one holding a newline, whose path a line cannot
+-- carry, so that a cleanup would remove another directory).
+function shell.mkdtemp(prefix)
+  local tmpdir = os.getenv("TMPDIR")
+  local where = tmpdir and ("TMPDIR=%q"):format(tmpdir) or "/tmp (TMPDIR unset)"
+  if tmpdir and tmpdir:find("[%c]") then return nil, where .. " holds a control character" end
+  local p = io.popen("mktemp -d -t " .. shell.quote(prefix .. ".XXXXXX") .. " 2>&1")
+  local out = p and p:read("a") or ""
+  local ok = p and p:close()
+  local dir = out:gsub("\n$", "")
+  if not ok or dir:sub(1, 1) ~= "/" or dir:find("\n", 1, true) or not require("ft").list_dir(dir) then
+    return nil, ("cannot make a work directory in %s: %s"):format(where, (out:gsub("\n", " ")))
+  end
+  return dir
+end
+
 -- The names in dir that match the Lua pattern (every name without one),
 -- sorted; an empty list when the directory cannot be read.
 function shell.list(dir, pattern)
