@@ -32,12 +32,12 @@ function calreport.render(f)
   add("")
   add("| comparison | tests | called |")
   add("|---|---|---|")
-  add("| one run a side, U test on the repetitions (as comparisons were judged before calibrations) | %d pairs × %d rows | %s |", f.pairs, nrows,
-    rate(f.u_calls, f.tests))
+  add("| one run a side, U test on the repetitions (as comparisons were judged before calibrations) "
+    .. "| %d pairs × %d rows | %s |", f.pairs, nrows, rate(f.u_calls, f.tests))
   add("| one run a side, t against the spread of the other %d runs, p < ALPHA | %d pairs × %d rows | %s |",
     f.runs - 2, f.pairs, nrows, rate(f.cal_calls, f.tests))
-  add("| the same with Benjamini-Hochberg over the rows (as comparisons judge) | %d pairs × %d rows | %s |", f.pairs, nrows,
-    rate(f.cal_called_bh, f.tests))
+  add("| the same with Benjamini-Hochberg over the rows (as comparisons judge) | %d pairs × %d rows | %s |", f.pairs,
+    nrows, rate(f.cal_called_bh, f.tests))
   add("| %d runs a side, permutation test, p < ALPHA (random splits, not independent) | %d splits × %d rows | %s |",
     f.k, f.splits, nrows, rate(f.split_raw, f.split_tests))
   add("| the same with Benjamini-Hochberg (as comparisons judge) | %d splits × %d rows | %s |", f.splits, nrows,
