@@ -356,8 +356,8 @@ end
 local m = docs[1].machine
 local made_by = provenance.collect()
 local f = { script = docs[1].script, runs = cfg.RUNS, config = cfg.CONFIG, cpu = m.cpu, cpus = m.cpus,
-  kernel = m.kernel, date = os.date("!%Y-%m-%d %H:%M"), minutes = (ft.now_ns() - started) / 60e9, alpha = ALPHA, power = POWER,
-  rows = {}, pairs = pairs_n, tests = tests_n, u_calls = u_calls, cal_calls = cal_calls,
+  kernel = m.kernel, date = os.date("!%Y-%m-%d %H:%M"), minutes = (ft.now_ns() - started) / 60e9, alpha = ALPHA,
+  power = POWER, rows = {}, pairs = pairs_n, tests = tests_n, u_calls = u_calls, cal_calls = cal_calls,
   cal_called_bh = cal_called_bh, k = K, splits = SPLITS, split_raw = split_raw, split_tests = split_tests,
   split_calls = split_calls, planted_hits = planted_hits, planted_tries = planted_tries,
   covariates = cov.tries > 0 and cov or nil, designs = {}, ab_for_3 = designs.ab_for_3,
