@@ -123,6 +123,19 @@ do -- a pasted table edited by hand, in results/README.md and in bench/README.md
   t.is(code, 1, "a pasted block whose file is gone: CHECK=1 exits 1")
   t.like(out, "the block exp-recycle was pasted from results/exp-recycle-summary.md, which cannot be read", "saying so")
   t.run(("cp %s/results/exp-recycle-summary.md %s/results/"):format(q(ROOT), q(dir)))
+  -- a kind's page: two runs' headings swapped
+  local page = t.read(dir .. "/results/pvm/README.md")
+  if page then
+    t.write(dir .. "/results/pvm/README.md", (page:gsub("\n## `main`\n", "\n## `X`\n", 1)
+      :gsub("\n## `thp%-always`\n", "\n## `main`\n", 1):gsub("\n## `X`\n", "\n## `thp-always`\n", 1)))
+    out, code = check(dir)
+    t.is(code, 1, "two runs' headings swapped on a kind's page: CHECK=1 exits 1")
+    t.like(out, "the block of run main is not under its heading ## `main`", "naming the run")
+    t.write(dir .. "/results/pvm/README.md", page)
+  else
+    t.ok(true, "two runs' headings swapped on a kind's page # SKIP no results/pvm/README.md")
+    t.ok(true, "naming the run # SKIP no results/pvm/README.md")
+  end
 end
 
 do -- the headline in README.md is checked too

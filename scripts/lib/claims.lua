@@ -1154,9 +1154,14 @@ function claims.pasted(root)
     return i
   end
   local function same(x) return x end
-  for _, p in ipairs(pages) do
-    for name in (read(root .. "/" .. p[1]) or ""):gmatch("<!%-%- ftrun results ([^:\n]+): begin %-%->") do
+  for i, p in ipairs(pages) do
+    local text = read(root .. "/" .. p[1]) or ""
+    for name in text:gmatch("<!%-%- ftrun results ([^:\n]+): begin %-%->") do
       against(p[1], name, ("%s/%ssummary.md"):format(p[2], name == "main" and "" or name .. "-"), same)
+      -- a kind's page heads each run's block with the run's name, the only label a reader sees
+      if i > 1 and not text:find(("\n## `%s`\n\n<!-- ftrun results %s: begin -->"):format(name, name), 1, true) then
+        problems[#problems + 1] = ("%s: the block of run %s is not under its heading ## `%s`"):format(p[1], name, name)
+      end
     end
   end
   against("bench/README.md", "bench", "results/bench.txt", function(x) return "```\n" .. x .. "```" end)
