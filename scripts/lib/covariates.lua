@@ -1,6 +1,7 @@
 -- The machine's state beside each run, and how much of the run-to-run spread it explains.
--- Every repetition records a canary (measure.canary: stores into pages already present, which
--- no kernel change touches), the steal and the KiB page reporting handed to the host; each run
+-- Every repetition records a canary (measure.canary: stores into pages already present, meant
+-- to be untouched by a kernel change, an assumption compare.lua shows the sides' difference in
+-- the canary to check), the steal and the KiB page reporting handed to the host; each run
 -- records its clock estimate. calibrate.lua fits each timed row's run medians (logs) on each of
 -- these over its A/A runs and keeps a covariate only where leaving each run out and predicting
 -- it from the others' fit lowers the spread (predicted residual sum of squares, against the

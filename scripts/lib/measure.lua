@@ -51,7 +51,8 @@ local function made(make, ...)
 end
 
 -- The canary: one store into each of 512 pages already present (4 KiB pages, so every store
--- walks the TLB), which no kernel change touches; the median of 5 passes in ns per page. It
+-- walks the TLB), no fault in it, so a kernel change should leave it alone (assumed, not
+-- shown: compare.lua prints the sides' difference in it); the median of 5 passes in ns per page. It
 -- tracks the machine's own speed from repetition to repetition, for calibrate.lua's
 -- covariates. Its buffer is mapped and faulted in once, at the first call.
 measure.CANARY_PAGES, measure.CANARY_PASSES = 512, 5
