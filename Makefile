@@ -296,10 +296,10 @@ $(LINT_TOOLS):
 
 lint: | $(LINT_TOOLS) $(DEPS)
 	luacheck --no-color -q scripts tests bench numa
+	# one compiler per file, as many at once as there are CPUs
 	for cc in gcc clang; do \
-	  for f in core/*.c runner/*.c bench/ref.c; do \
-	    $$cc $(CFLAGS) $(LUA_CFLAGS) -c -o /dev/null $$f || exit 1; \
-	  done; \
+	  printf '%s\n' core/*.c runner/*.c bench/ref.c | \
+	    xargs -P "$$(nproc)" -I{} $$cc $(CFLAGS) $(LUA_CFLAGS) -c -o /dev/null {} || exit 1; \
 	done
 	@echo "lint: luacheck clean; the C is warning-free under gcc and clang"
 
