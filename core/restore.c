@@ -758,8 +758,9 @@ static int lock_to_restore(int *fd, const char *name, long pid, bool say_held)
 		return -1;
 	struct holder h[32];
 	int n = 0;
-	/* an exclusive holder may be restoring it now; shared ones never do */
-	for (int tries = 0; tries < 200; tries++) {
+	/* an exclusive holder may be restoring it now (shared ones never do): a
+	 * script waits up to 2 s to see, -e and the REPL, which only probe, not */
+	for (int tries = 0; tries < (say_held ? 200 : 1); tries++) {
 		if (flock(*fd, LOCK_EX | LOCK_NB) == 0)
 			return 1;
 		if (faccessat(journal_dir_fd, name, F_OK, AT_SYMLINK_NOFOLLOW) != 0 && errno == ENOENT)
