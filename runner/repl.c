@@ -466,7 +466,7 @@ static const char help_source[] =
 	"local dir = require('ft').project_dir\n"
 	"local doc = dir .. '/doc/ft.md'\n"
 	"local f = io.open(doc)\n"
-	"if f then f:close() else doc = dir .. '/../doc/ftrun/ft.md' end\n"
+	"if f then f:close() else doc = dir .. '/../share/doc/ftrun/ft.md' end\n"
 	"local text = table.concat({\n"
 	"  'Each line runs as Lua 5.4, with ft loaded. To try first:',\n"
 	"  '  b = ft.mmap(64 << 20)     a fresh 64 MiB anonymous mapping (ft.mmap(n, {thp = \"always\"}) and more)',\n"

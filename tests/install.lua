@@ -30,6 +30,10 @@ t.is(t.read(prefix .. "/share/man/man1/ftrun.1"), t.read(ROOT .. "/doc/ftrun.1")
 
 -- The installed runner finds its scripts by name, in ../share/ftrun/scripts beside itself.
 local installed = q(prefix .. "/bin/ftrun")
+-- the REPL's help names the reference where make install put it
+local help_doc = t.run(("echo help | %s 2>&1"):format(installed)):match("The reference of every ft function[^:]*: (%S+)")
+t.ok(help_doc ~= nil and t.read(help_doc) == t.read(ROOT .. "/doc/ft.md"),
+  "the installed REPL's help names the installed ft.md, which is there", help_doc)
 local script = "cycles.lua"
 out, code = t.run(("cd %s && %s %s QUICK=1 REPS=2"):format(q(work), installed, script))
 t.is(code, 0, "a QUICK run of the installed ftrun exits 0", out)
