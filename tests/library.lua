@@ -90,6 +90,7 @@ do -- RESULT lines
   end
   t.ok(same, "a RESULT line reads back to the same values, types and order")
   t.is(report.line { { "a", 1 }, { "b", nil }, { "c", 2 } }, "RESULT a=1 c=2", "a nil value is left out")
+  t.is(report.line { { "WAITS", { 0, 0.1, 2 } } }, "RESULT WAITS=0,0.1,2", "a list knob as it was written, not a pointer")
   t.errors(function() report.line { { "a", 'say "hi"' } } end, "may not hold a double quote", "a quote is refused")
   t.is(report.parse("not a result"), nil, "other lines are not results")
 end

@@ -18,6 +18,11 @@ end
 -- text with spaces or quotes in double quotes (a " inside one is an error).
 local function format_value(v)
   if type(v) == "number" then return units.exact(v) end
+  if type(v) == "table" then -- a list knob's values, as the knob was written
+    local parts = {}
+    for i, x in ipairs(v) do parts[i] = type(x) == "number" and units.exact(x) or tostring(x) end
+    v = table.concat(parts, ",")
+  end
   if type(v) == "boolean" then return tostring(v) end
   v = tostring(v)
   if v:find('"', 1, true) or v:find("\n", 1, true) then
