@@ -25,7 +25,7 @@ for _, mode in ipairs { "never", "default", "always" } do
   end)
 end
 h:columns {
-  { "huge_bytes", "bytes in huge pages (smaps)", "bytes" },
+  { "huge_bytes", "bytes in PMD-mapped huge pages (PAGEMAP_SCAN)", "bytes" },
   { "thp_fault_alloc", "thp_fault_alloc", "count" },
   { "thp_fault_fallback", "thp_fault_fallback", "count" },
   { "pass1_faults", "pass-1 faults", "faults" }, { "pass1", "pass 1", "ns/page" },
