@@ -48,16 +48,26 @@ local function shown(row, stat)
 end
 summary.shown = shown
 
--- What the intervals are, from the first row that has one.
+-- What the intervals are, from the rows of the count of repetitions most
+-- rows have (a row of one value, where a count is taken once, has none).
 local function interval_note(rows)
+  local by_n, best = {}, nil
   for _, r in ipairs(rows) do
-    if r.ci_ranks then
-      local l, u = r.ci_ranks:match("(%d+),(%d+)")
-      return ("Intervals: [lo, hi] is a distribution-free confidence interval of the median: the values of "
-        .. "ranks %s and %s of the %d sorted repetitions, which cover the median with probability %s %% "
-        .. "(95 %% needs at least 6 repetitions)."):format(l, u, r.n, units.cell(100 * r.ci_coverage, "%"))
+    if r.ci_ranks and r.n then
+      by_n[r.n] = by_n[r.n] or { row = r, k = 0 }
+      by_n[r.n].k = by_n[r.n].k + 1
+      local b = by_n[best or r.n]
+      if not best or by_n[r.n].k > b.k or (by_n[r.n].k == b.k and r.n > best) then best = r.n end
     end
   end
+  if not best then return nil end
+  local r, others = by_n[best].row, 0
+  for n in pairs(by_n) do if n ~= best then others = others + 1 end end
+  local l, u = r.ci_ranks:match("(%d+),(%d+)")
+  return ("Intervals: [lo, hi] is a distribution-free confidence interval of the median: the values of "
+    .. "ranks %s and %s of the %d sorted repetitions, which cover the median with probability %s %% "
+    .. "(95 %% needs at least 6 repetitions)%s."):format(l, u, r.n, units.cell(100 * r.ci_coverage, "%"),
+      others > 0 and "; rows of another count of repetitions have their own ranks, in the raw file" or "")
 end
 
 local function own_time(ix)
