@@ -47,7 +47,7 @@ RUNNER  := main repl ft ft_aux ft_buffer ft_memfd ft_samples ft_timer ft_system 
 OBJS    := $(CORE:%=$(BUILD)/core/%.o) $(RUNNER:%=$(BUILD)/runner/%.o)
 DEPS    := $(BUILD)/.packages
 
-.PHONY: all run test bench bench-tools publish publish-kind claims repeats plots fuzz lint clean packages calibrate install uninstall numa numa-publish
+.PHONY: all run test bench bench-tools publish publish-kind calibrate-published judge-repeats claims repeats plots fuzz lint clean packages calibrate install uninstall numa numa-publish
 
 all: $(BIN) $(ASM)
 
@@ -148,7 +148,8 @@ calibrate: all
 EXPERIMENTS := thp populate zeropage placement scaling recycle coldness pagesize attribution faults slowpages
 export ALLOW_DIRTY
 # Then REPEATS more default runs replace results/repeats/ (the claims rest
-# on runs of one tree), compare.lua compares them, and claims.lua writes
+# on runs of one tree), calibrate-published measures how far such runs
+# differ by chance, judge-repeats judges them with it, and claims.lua writes
 # every claim of results/README.md and README.md's headline from the JSON.
 REPEATS ?= 2
 KIND_DIR = ./$(BIN) -e 'local d, why = require("kinds").here(require("ft").project_dir) \
@@ -167,7 +168,7 @@ publish: all $(REF) bench-tools
 	./$(BIN) plot.lua results
 	rm -rf results/repeats
 	for i in $$(seq $(REPEATS)); do $(MAKE) --no-print-directory repeats || exit 1; sleep 1; done
-	./$(BIN) compare.lua results/results.json results/repeats/*/results.json > results/repeats/compare.txt
+	$(MAKE) --no-print-directory calibrate-published judge-repeats
 	./$(BIN) claims.lua
 
 # A machine of another kind than results/ was published on (lib/kinds.lua)
@@ -187,8 +188,8 @@ publish-kind: all
 	PUBLISH=1 ./$(BIN) cycles.lua THP=16K
 	for e in $(KIND_EXPERIMENTS); do PUBLISH=1 ./$(BIN) $$e.lua || exit 1; done
 	d=$$($(KIND_DIR)) && rm -rf $$d/repeats && for i in $$(seq $(REPEATS)); do \
-	  $(MAKE) --no-print-directory repeats || exit 1; sleep 1; done && \
-	  ./$(BIN) compare.lua $$d/results.json $$d/repeats/*/results.json > $$d/repeats/compare.txt
+	  $(MAKE) --no-print-directory repeats || exit 1; sleep 1; done
+	$(MAKE) --no-print-directory calibrate-published judge-repeats
 	./$(BIN) claims.lua
 
 # The claims alone, from the committed JSON (CHECK=1 in tests/claims.lua).
@@ -202,6 +203,20 @@ claims: all
 repeats: all
 	k=$$($(KIND_DIR)) && d=$$k/repeats/$$(date -u +%Y%m%dT%H%M%SZ) && RESULTS=$$d ./$(BIN) cycles.lua && \
 	  rm -f $$d/*.i32 $$d/*.i32.txt $$d/*.dat $$d/*.gp $$d/*.svg
+
+# How far runs of the published configuration (cycles.lua, no knobs) differ
+# by chance on the kind's machine: PUBLISH_CAL_RUNS A/A runs by
+# calibrate.lua, kept in <kind dir>/calibrations/ (replaced only whole).
+# judge-repeats then judges the published run against each repeat with it,
+# one run a side, a verdict per row, into <kind dir>/repeats/compare.txt.
+PUBLISH_CAL_RUNS ?= 6
+calibrate-published: all
+	d=$$($(KIND_DIR)) && rm -rf $$d/calibrations.new && \
+	  CALIBRATIONS=$$d/calibrations.new ./$(BIN) calibrate.lua RUNS=$(PUBLISH_CAL_RUNS) -- cycles.lua && \
+	  rm -rf $$d/calibrations && mv $$d/calibrations.new $$d/calibrations
+judge-repeats: all
+	d=$$($(KIND_DIR)) && CALIBRATIONS=$$d/calibrations ./$(BIN) compare.lua $$d/results.json \
+	  $$d/repeats/*/results.json > $$d/repeats/compare.txt.new && mv $$d/repeats/compare.txt.new $$d/repeats/compare.txt
 
 # Every SVG of the published results, redrawn from their files alone.
 plots: all

@@ -196,6 +196,67 @@ do -- the repetitions of THP=always pass 1 made unimodal: the split no longer ma
   t.write(path, saved)
 end
 
+do -- CHECK=1 from the environment, as make and CI may give it: compare.lua, run inside, must not see it
+  local out, code = t.ftrun_run("claims.lua ROOT=" .. q(dir), "CHECK=1")
+  t.is(code, 0, "CHECK=1 in the environment: the copy checks clean", out)
+end
+
+do -- a run's summary.md and its pasted block edited together: the summary is made again from the raw file
+  local path = dir .. "/results/thp-16K-summary.md"
+  local saved = t.read(path)
+  local function bump(text)
+    return (text:gsub("(| A | [^\n]-)(%d)(%.%d)", function(head, d, tail)
+      return head .. tostring((tonumber(d) + 1) % 10) .. tail
+    end, 1))
+  end
+  t.write(path, bump(saved))
+  t.write(dir .. "/results/README.md", (readme:gsub(saved:gsub("%p", "%%%0"), (bump(saved):gsub("%%", "%%%%")), 1)))
+  t.ok(t.read(dir .. "/results/README.md") ~= readme, "the pasted block was edited with its summary")
+  local out, code = check(dir)
+  t.is(code, 1, "a summary and its pasted block edited together: CHECK=1 exits 1")
+  t.like(out, "results/thp%-16K%-summary%.md differs from what its run's thp%-16K%-raw%.txt and provenance make",
+    "naming the summary and its raw file")
+  t.write(path, saved)
+  t.write(dir .. "/results/README.md", readme)
+end
+
+do -- a calibration.md whose calibration file lost its figures, and the one pinned from before they were kept
+  for _, kind_dir in ipairs { "results/pvm", "results" } do
+    local path = dir .. "/" .. kind_dir .. "/calibration-cycles.json"
+    local saved = t.read(path)
+    if not saved then
+      t.skip(kind_dir .. ": a calibration without its report", "no " .. kind_dir .. "/calibration-cycles.json")
+      t.skip("naming the page", "no " .. kind_dir .. "/calibration-cycles.json")
+    else
+      local json = require "json"
+      local doc = json.decode(saved)
+      doc.report = nil
+      t.write(path, json.encode(doc))
+      local md = t.read(dir .. "/" .. kind_dir .. "/calibration.md")
+      t.write(dir .. "/" .. kind_dir .. "/calibration.md", md:gsub("(%d)%.(%d)", "%2.%1", 1))
+      local out, code = check(dir)
+      t.is(code, 1, kind_dir .. ": a calibration.md edited, its calibration file without a report: CHECK=1 exits 1")
+      t.like(out, kind_dir:gsub("%p", "%%%0") .. "/calibration%.md cannot be checked", "naming the page")
+      t.write(path, saved)
+      t.write(dir .. "/" .. kind_dir .. "/calibration.md", md)
+    end
+  end
+end
+
+do -- the published configuration's calibration, kept beside a kind's runs, judges its repeats
+  local folder = dir .. "/results/pvm/calibrations"
+  if #require("shell").list(folder) == 0 then
+    t.skip("the kept calibration of the published configuration removed", "no results/pvm/calibrations/")
+    t.skip("naming the kind's findings", "no results/pvm/calibrations/")
+  else
+    t.run(("mv %s %s.gone"):format(q(folder), q(folder)))
+    local out, code = check(dir)
+    t.is(code, 1, "the kept calibration of the published configuration removed: CHECK=1 exits 1")
+    t.like(out, "results/pvm/README.md: the claim findings differs", "naming the kind's findings, whose verdicts it gave")
+    t.run(("mv %s.gone %s"):format(q(folder), q(folder)))
+  end
+end
+
 do -- data that moved: the prose no longer matches
   local path = dir .. "/results/results.json"
   local json = require "json"

@@ -14,9 +14,12 @@ local calibrations = require "calibrations"
 local calreport = require "calreport"
 local json = require "json"
 local kinds = require "kinds"
+local provenance = require "provenance"
 local regimes = require "regimes"
+local reports = require "reports"
 local runfiles = require "runfiles"
 local stats = require "stats"
+local summary = require "summary"
 local verdicts = require "verdicts"
 
 local claims = {}
@@ -350,18 +353,35 @@ local function cells_of(l)
   return out
 end
 
+-- The calibration of the published configuration that make publish keeps
+-- beside the runs (dir/calibrations, made by calibrate.lua on the kind's
+-- machine), when every run matches it: the path, the file, and the folder.
+-- Never the reader's own $CALIBRATIONS: a published claim must not depend
+-- on what the machine reading it has calibrated.
+function claims.calibration(root, dir, runs)
+  local folder = ("%s/%s/calibrations"):format(root, dir or "results")
+  local path = calibrations.find(runs[1], folder)
+  local cal = path and calibrations.load(path)
+  if not cal then return nil, folder end
+  for _, d in ipairs(runs) do
+    if calibrations.mismatch(cal, d) then return nil, folder end
+  end
+  return cal, folder
+end
+
 -- compare.lua's verdicts, the published run against each repeat, from
--- the library that judges them for compare.lua (one run a side, no
--- calibration: a published claim must not depend on what the machine
--- reading it has calibrated): for "case column", a list of { verdict = "~"
--- or "+12.3 % (worse)" ..., p = 0.03 }. text: compare.lua's own output, for
--- the block that quotes it.
-function claims.verdicts(root, runs, ftrun)
-  local out, all = {}, {}
+-- the library that judges them for compare.lua, against the published
+-- calibration when there is one: for "case column", a list of { verdict =
+-- "~" or "+12.3 % (worse)" ..., p = 0.03 }. With ftrun, text: compare.lua's
+-- own output (run under the same calibration), for the block that quotes it.
+function claims.verdicts(root, runs, ftrun, dir)
+  local cal, folder = claims.calibration(root, dir, runs)
+  local out, all = { cal = cal }, {}
   for j = 2, #runs do
     local rows = verdicts.rows({ runs[1] }, { runs[j] })
     for i, r in ipairs(rows) do
-      for k, v in pairs(verdicts.runs(r.old, r.new, nil, { ALPHA = 0.05, SEED = 1, i = i })) do r[k] = v end
+      local c = cal and cal.by_row[r.case .. "\0" .. r.column]
+      for k, v in pairs(verdicts.runs(r.old, r.new, c, { ALPHA = 0.05, SEED = 1, i = i })) do r[k] = v end
     end
     verdicts.judge(rows, { ALPHA = 0.05 })
     for _, r in ipairs(rows) do
@@ -371,14 +391,16 @@ function claims.verdicts(root, runs, ftrun)
       all[#all + 1] = out[k][j - 1]
     end
   end
+  out.pairs, out.rows = #runs - 1, all
+  if not ftrun then return out end
   local paths = {}
   -- the repo's own paths, as the block shows them
   for i, r in ipairs(runs) do paths[i] = sh(r.path:sub(#root + 2)) end
-  local p = assert(io.popen(("cd %s && CALIBRATIONS=/nonexistent %s compare.lua %s 2>&1"):format(
-    shell.path(root), ftrun, table.concat(paths, " "))))
+  -- the options claims.lua was given stay its own (compare.lua refuses a knob it does not take)
+  local p = assert(io.popen(("cd %s && env -u CHECK -u ROOT CALIBRATIONS=%s %s compare.lua %s 2>&1"):format(
+    shell.path(root), cal and sh(folder) or "/nonexistent", ftrun, table.concat(paths, " "))))
   out.text = p:read("a")
-  p:close()
-  out.pairs, out.rows = #runs - 1, all
+  if not p:close() then error("claims: compare.lua failed: " .. (out.text:match("[^\n]*") or ""), 0) end
   return out
 end
 
@@ -574,13 +596,14 @@ function P.compare(c)
   end
   local unjudged = count(c.v.rows, function(r) return verdicts.kind(r.verdict) == "unjudged" end)
   local constant = count(c.v.rows, function(r) return r.verdict:match("^= %(one value%)") ~= nil end)
-  local found = ("%d with a significant change; of the %d rows over the comparisons, %d could not be judged (one "
-    .. "run a side, and no calibration applies), so they say nothing on whether the runs differ, and %d held one "
-    .. "value"):format(shown, #c.v.rows, unjudged, constant)
-  return ("`./ftrun compare.lua results/results.json results/repeats/*/results.json`, cut to pass 1's "
+  local found = ("%d with a significant change; of the %d rows over the comparisons, %d could not be judged (%s), "
+    .. "so they say nothing on whether the runs differ, and %d held one value"):format(shown, #c.v.rows, unjudged,
+      c.v.cal and "the calibration has no spread for them" or "one run a side, and no calibration applies", constant)
+  return ("`%s./ftrun compare.lua results/results.json results/repeats/*/results.json`, cut to pass 1's "
     .. "rows and every row with a significant change: %s (the whole output: "
     .. "`results/repeats/compare.txt`):\n\n"
-    .. "```\n%s\n```"):format(found, table.concat(lines, "\n"))
+    .. "```\n%s\n```"):format(c.v.cal and "CALIBRATIONS=results/calibrations " or "", found,
+      table.concat(lines, "\n"))
 end
 
 -- THP, and the seed's page size.
@@ -723,9 +746,29 @@ end
 
 -- A kind's own page: what its runs say, from the files it published (the
 -- default runs; actouch.lua and host.lua where published).
+-- The published run against each repeat, every row judged against the
+-- calibration of the published configuration kept beside them.
+local function repeats_judged(root, dir, runs)
+  if #runs < 2 then return nil end
+  local v = claims.verdicts(root, runs, nil, dir)
+  if not v.cal then
+    return ("The %d repeats are not judged against the published run: `%s/calibrations/` holds no calibration of "
+      .. "the published configuration that every run matches (`make publish-kind` makes one)."):format(#runs - 1, dir)
+  end
+  local judged = {}
+  for _, r in ipairs(v.rows) do if r.p then judged[#judged + 1] = r end end
+  local function n(kind) return count(judged, function(r) return verdicts.kind(r.verdict) == kind end) end
+  return ("The published run against each of its %d repeats, one run a side judged against the published "
+    .. "configuration's calibration (`%s`, %d A/A runs of `%s` made %s; a t test per row with the calibration's "
+    .. "run-to-run spread, Benjamini-Hochberg over each comparison's rows): of %d judged rows, %d called different, "
+    .. "%d the same within ±δ, %d undecided; pass 1: %s.")
+    :format(#runs - 1, v.cal.path:sub(#root + 2), v.cal.runs or 0, tostring(v.cal.script), tostring(v.cal.date),
+      #judged, n("different"), n("same"), n("undecided"), verdict(v, "A pass1"))
+end
+
 function claims.kind_findings(root, dir)
   local runs = claims.runs(root, dir)
-  local out = { c_sentence(runs[1], runs) }
+  local out = { c_sentence(runs[1], runs), repeats_judged(root, dir, runs) }
   local function doc(name)
     local path = ("%s/%s/exp-%s-results.json"):format(root, dir, name)
     return read(path) and load(path)
@@ -1047,7 +1090,11 @@ end
 -- The README's sample of `make run`: the published run's title, its first
 -- table and its headline lines, as cycles.lua printed them.
 function claims.run_output(root)
-  local text = read(root .. "/results/summary.md") or error("claims: results/summary.md: cannot read it", 0)
+  local text -- the summary as make claims makes it again from its raw file (a hand edit cannot reach here)
+  for _, r in ipairs(claims.rendered(root)) do
+    if r.file == "results/summary.md" then text = r.md end
+  end
+  text = text or error("claims: results/summary.md: cannot make it from its raw file and provenance", 0)
   local out, state = { "```" }, "title"
   for l in text:gmatch("[^\n]+") do
     if state == "title" then
@@ -1127,11 +1174,17 @@ end
 -- The results prose, where no figure may be typed by hand.
 claims.PROSE = { "results/README.md", "bench/README.md" }
 
--- Every problem: a block that differs from its recomputation, a marker
--- missing, a digit typed by hand in the results prose.
+-- A calibration.md made before its calibration file kept the figures it
+-- shows (the KVM guest's, make publish at 5663d94), held to its hash until
+-- a publish on that kind makes it again.
+claims.UNRENDERED = {
+  ["results/calibration.md"] = "f0a58b27b1c96140c5d363d4421d43a480ae9a2ec9ea71564f95745828701dc0",
+}
+
 -- Every table a publish pasted, against the file it was pasted from: a
 -- run's block in results/README.md (or a kind's page) is its summary.md,
--- the bench's block in bench/README.md its bench.txt in a code fence.
+-- the bench's block in bench/README.md its bench.txt in a code fence; and
+-- every calibration.md against its calibration file's figures.
 function claims.pasted(root)
   local pages = { { "results/README.md", "results" } }
   for i, p in ipairs(kinds.published(root)) do
@@ -1178,13 +1231,74 @@ function claims.pasted(root)
         problems[#problems + 1] = ("%s/calibration.md differs from what its calibration file's figures render "
           .. "(calibration-cycles.json)"):format(dir)
       end
+    elseif cal or read(root .. "/" .. dir .. "/calibration.md") then
+      local page = dir .. "/calibration.md"
+      local p = io.popen("sha256sum " .. sh(root .. "/" .. page) .. " 2>/dev/null")
+      local hash = p and p:read("a"):match("^(%x+)")
+      if p then p:close() end
+      if not claims.UNRENDERED[page] or hash ~= claims.UNRENDERED[page] then
+        problems[#problems + 1] = ("%s cannot be checked: its calibration file keeps no figures to render it from "
+          .. "(no report in %s/calibration-cycles.json), and it is not the page pinned from before they were kept")
+          :format(page, dir)
+      end
     end
   end
   return problems
 end
 
+-- Every published run's summary.md made again from its raw file and its
+-- provenance, as results.finish made it: the table is a rendering of the
+-- raw file, so the code's present rendering is the summary's, and a summary
+-- edited by hand (with the block pasted from it) differs. A list of {dir,
+-- name (the run's block), file, md} or {dir, file, problem}. An AB run
+-- cannot be made again from these two files, and none is published.
+function claims.rendered(root)
+  local out = {}
+  for _, p in ipairs(kinds.published(root)) do
+    local names = ls(root .. "/" .. p.dir, "summary%.md$")
+    table.sort(names)
+    for _, name in ipairs(names) do
+      local prefix = name:sub(1, -#"summary.md" - 1)
+      local r = { dir = p.dir, name = prefix == "" and "main" or prefix:sub(1, -2), file = p.dir .. "/" .. name }
+      local raw, doc = read(("%s/%s/%sraw.txt"):format(root, p.dir, prefix)), nil
+      local text = read(("%s/%s/%sresults.json"):format(root, p.dir, prefix))
+      if text then doc = select(2, pcall(json.decode, text)) end
+      if not raw or type(doc) ~= "table" or type(doc.provenance) ~= "table" then
+        r.problem = ("its run's %sraw.txt and %sresults.json cannot both be read"):format(prefix, prefix)
+      elseif doc.ab then
+        r.problem = "an AB run's summary is not published (it cannot be checked)"
+      else
+        local ok, md = pcall(function()
+          return (reports.of(doc.script).table or summary.table)(raw) .. "\n" .. provenance.describe(doc.provenance)
+            .. "\n"
+        end)
+        if ok then r.md = md else r.problem = ("its raw file cannot be rendered: %s"):format(md) end
+      end
+      out[#out + 1] = r
+    end
+  end
+  return out
+end
+
+function claims.summaries(root)
+  local problems = {}
+  for _, r in ipairs(claims.rendered(root)) do
+    if r.problem then
+      problems[#problems + 1] = r.file .. ": " .. r.problem
+    elseif r.md ~= read(root .. "/" .. r.file) then
+      problems[#problems + 1] = ("%s differs from what its run's raw file and provenance make (make claims makes it "
+        .. "again)"):format(r.file)
+    end
+  end
+  return problems
+end
+
+-- Every problem: a block that differs from its recomputation, a marker
+-- missing, a pasted table or a summary that differs from its source, a
+-- digit typed by hand in the results prose.
 function claims.check(root, ftrun)
   local problems = claims.pasted(root)
+  for _, p in ipairs(claims.summaries(root)) do problems[#problems + 1] = p end
   for file, blocks in pairs(claims.compute(root, ftrun)) do
     local text = read(root .. "/" .. file)
     if not text then
@@ -1216,12 +1330,26 @@ function claims.check(root, ftrun)
   return problems
 end
 
--- Writes every block into its file; raises naming a missing marker.
+-- Writes every block into its file, every published summary made again
+-- from its raw file and pasted again where it was; raises naming a missing
+-- marker or a summary that cannot be made.
 function claims.write(root, ftrun)
-  local files = {}
-  for file, blocks in pairs(claims.compute(root, ftrun)) do
+  local files, pastes = {}, {}
+  for _, r in ipairs(claims.rendered(root)) do
+    if r.problem then error(("claims: %s: %s"):format(r.file, r.problem), 0) end
+    if r.md ~= read(root .. "/" .. r.file) then files[#files + 1] = { root .. "/" .. r.file, r.md } end
+    local page = r.dir .. "/README.md"
+    pastes[page] = pastes[page] or {}
+    pastes[page][#pastes[page] + 1] = r
+  end
+  local computed = claims.compute(root, ftrun)
+  for page in pairs(pastes) do computed[page] = computed[page] or {} end
+  for file, blocks in pairs(computed) do
     local path = root .. "/" .. file
     local text = read(path) or error(("claims: %s: cannot read it"):format(path), 0)
+    for _, r in ipairs(pastes[file] or {}) do -- only a run the page has a block for
+      text = runfiles.replace_block(text, r.name, r.md) or text
+    end
     local new, missing = claims.apply(text, blocks)
     if not new then error(("claims: %s has no markers for the claim %s (%s)"):format(path, missing,
       (marks(missing))), 0) end

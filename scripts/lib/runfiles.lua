@@ -62,6 +62,8 @@ local function replace_block(readme, name, text)
   return readme:sub(1, b + #begin_mark - 1) .. "\n" .. text .. readme:sub(e)
 end
 
+runfiles.replace_block = replace_block
+
 local function dirname(path)
   return path:match("^(.*)/[^/]*$") or "."
 end
