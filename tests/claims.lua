@@ -220,6 +220,16 @@ do -- a run's summary.md and its pasted block edited together: the summary is ma
   t.write(dir .. "/results/README.md", readme)
 end
 
+do -- a samples file's sidecar, which says what made it, gone
+  local path = dir .. "/results/C-pass2-samples.i32.txt"
+  local saved = t.read(path)
+  os.remove(path)
+  local out, code = check(dir)
+  t.is(code, 1, "a samples file without its sidecar: CHECK=1 exits 1")
+  t.like(out, "results/C%-pass2%-samples%.i32%.txt is missing or differs", "naming the sidecar")
+  t.write(path, saved or "")
+end
+
 do -- a calibration.md whose calibration file lost its figures, and the one pinned from before they were kept
   for _, kind_dir in ipairs { "results/pvm", "results" } do
     local path = dir .. "/" .. kind_dir .. "/calibration-cycles.json"

@@ -1280,6 +1280,31 @@ function claims.rendered(root)
   return out
 end
 
+-- Every published samples file's sidecar, as harness attach writes it: what
+-- the bytes are and the provenance of the run that made them (its
+-- results.json). A list of {file, text} or {file, problem}.
+function claims.sidecars(root)
+  local out = {}
+  for _, p in ipairs(kinds.published(root)) do
+    local names = ls(root .. "/" .. p.dir, "%.i32$")
+    table.sort(names)
+    for _, name in ipairs(names) do
+      local prefix, pass = name:match("^(.-)C%-(pass%d)%-samples%.i32$")
+      local r = { file = p.dir .. "/" .. name .. ".txt" }
+      local text = prefix and read(("%s/%s/%sresults.json"):format(root, p.dir, prefix))
+      local ok, doc = pcall(json.decode, text or "")
+      if not ok or type(doc) ~= "table" or type(doc.provenance) ~= "table" then
+        r.problem = ("no run's results.json beside it says what made %s"):format(name)
+      else
+        r.text = ("%s: %s\n%s\n"):format(name, reports.of("cycles").samples_about(pass),
+          provenance.describe(doc.provenance))
+      end
+      out[#out + 1] = r
+    end
+  end
+  return out
+end
+
 function claims.summaries(root)
   local problems = {}
   for _, r in ipairs(claims.rendered(root)) do
@@ -1288,6 +1313,14 @@ function claims.summaries(root)
     elseif r.md ~= read(root .. "/" .. r.file) then
       problems[#problems + 1] = ("%s differs from what its run's raw file and provenance make (make claims makes it "
         .. "again)"):format(r.file)
+    end
+  end
+  for _, r in ipairs(claims.sidecars(root)) do
+    if r.problem then
+      problems[#problems + 1] = r.file .. ": " .. r.problem
+    elseif r.text ~= read(root .. "/" .. r.file) then
+      problems[#problems + 1] = ("%s is missing or differs from what its samples file is and its run's "
+        .. "provenance (make claims makes it again)"):format(r.file)
     end
   end
   return problems
@@ -1341,6 +1374,10 @@ function claims.write(root, ftrun)
     local page = r.dir .. "/README.md"
     pastes[page] = pastes[page] or {}
     pastes[page][#pastes[page] + 1] = r
+  end
+  for _, r in ipairs(claims.sidecars(root)) do
+    if r.problem then error(("claims: %s: %s"):format(r.file, r.problem), 0) end
+    if r.text ~= read(root .. "/" .. r.file) then files[#files + 1] = { root .. "/" .. r.file, r.text } end
   end
   local computed = claims.compute(root, ftrun)
   for page in pairs(pastes) do computed[page] = computed[page] or {} end

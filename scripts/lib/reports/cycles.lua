@@ -27,9 +27,13 @@ local function edge(k) return 2 ^ (report.HIST_FROM + (k - 1) / report.HIST_PER_
 -- A samples object as little-endian int32 ns, one per page, in page order,
 -- and what its sidecar says it is
 -- (in C: read from Lua, s[i] by s[i], a 1 GiB pass took 45 ms).
-function report.pack_samples(s, pass)
-  return s:pack_i32(), ("cycle C %s, the last repetition's ns per page (store + one timestamp), one little-endian "
+function report.samples_about(pass)
+  return ("cycle C %s, the last repetition's ns per page (store + one timestamp), one little-endian "
     .. "int32 a page in page order"):format(pass)
+end
+
+function report.pack_samples(s, pass)
+  return s:pack_i32(), report.samples_about(pass)
 end
 
 -- Unpacked CHUNK values a call: a call per sample took 0.3 s a 1 GiB pass.
