@@ -239,6 +239,14 @@ t.like(out, "EQUIV=1000: expected a percent above 0 and below 100", "saying what
 out = cmp(join(old4) .. " -- " .. join(same4), env .. " EQUIV=0.01")
 t.ok(not out:find("same within ±", 1, true), "EQUIV smaller than the spread: no row the same")
 t.ok(line(out, "A pass1"):match("| ~ %(%d+ runs a side would decide%) |$"), "but how many runs would decide it", out)
+-- a row every calibration run gave one value for (a median at the timer's step): no spread, not judged
+do
+  local verdicts = require "verdicts"
+  local row = verdicts.runs({ { 30, 30, 30 } }, { { 31, 31, 31 } }, { between_run_sd_log = 0, df = 5 },
+    { ALPHA = 0.05, SEED = 1 })
+  t.is(row.p, nil, "a calibrated spread of 0: no p (it would call a change of one timer step)")
+  t.like(row.unjudged or "", "no run-to-run spread to judge against", "and the row says why it is not judged")
+end
 -- a calibration that is no calibration: exit 2 naming it
 t.write(cal_path, json.encode(calibration(0.02)):sub(1, 200))
 out, code = cmp(q(base) .. " " .. q(slower) .. " CALIBRATION=" .. q(cal_path))

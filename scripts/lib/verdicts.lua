@@ -180,9 +180,13 @@ function verdicts.runs(old, new, cal, opts)
     local se = s * math.sqrt(1 / ko + 1 / kn)
     local tq = inference.t_quantile(alpha / 2, df)
     row.ratio, row.lo, row.hi = math.exp(d), math.exp(d - tq * se), math.exp(d + tq * se)
-    row.p = se > 0 and 2 * inference.t_upper_tail(math.abs(d) / se, df) or (d == 0 and 1 or 0)
     row.floor = 0
-    row.delta_design = verdicts.smallest_change(se, df, alpha)
+    if se > 0 then
+      row.p = 2 * inference.t_upper_tail(math.abs(d) / se, df)
+      row.delta_design = verdicts.smallest_change(se, df, alpha)
+    else -- every calibration run gave one value (a median at the timer's step): no spread, no p
+      row.unjudged = "? no run-to-run spread to judge against (one value in every run)"
+    end
   elseif ko >= 2 and kn >= 2 then
     local xo = mo or stats.map(old, stats.median)
     local xn = mn or stats.map(new, stats.median)
