@@ -206,13 +206,15 @@ repeats: all
 
 # How far runs of the published configuration (cycles.lua, no knobs) differ
 # by chance on the kind's machine: PUBLISH_CAL_RUNS A/A runs by
-# calibrate.lua, kept in <kind dir>/calibrations/ (replaced only whole).
+# calibrate.lua, kept in <kind dir>/calibrations/ with what it printed
+# (calibrate.txt), replaced only whole.
 # judge-repeats then judges the published run against each repeat with it,
 # one run a side, a verdict per row, into <kind dir>/repeats/compare.txt.
 PUBLISH_CAL_RUNS ?= 6
 calibrate-published: all
 	d=$$($(KIND_DIR)) && rm -rf $$d/calibrations.new && \
-	  CALIBRATIONS=$$d/calibrations.new ./$(BIN) calibrate.lua RUNS=$(PUBLISH_CAL_RUNS) -- cycles.lua && \
+	  mkdir -p $$d/calibrations.new && CALIBRATIONS=$$d/calibrations.new ./$(BIN) calibrate.lua \
+	  RUNS=$(PUBLISH_CAL_RUNS) -- cycles.lua > $$d/calibrations.new/calibrate.txt && \
 	  rm -rf $$d/calibrations && mv $$d/calibrations.new $$d/calibrations
 judge-repeats: all
 	d=$$($(KIND_DIR)) && CALIBRATIONS=$$d/calibrations ./$(BIN) compare.lua $$d/results.json \
