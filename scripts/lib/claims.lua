@@ -908,7 +908,7 @@ function claims.compute(root, ftrun)
     ["README.md"] = { headline = headline(c),
       layout = claims.layout(root),
       ["run-output"] = claims.run_output(root),
-      ["ten-line"] = "```lua\n" .. (read(root .. "/scripts/first_touch.lua")
+      example = "```lua\n" .. (read(root .. "/scripts/first_touch.lua")
         or error("claims: scripts/first_touch.lua: cannot read it", 0)) .. "```" },
     ["doc/ftrun.1"] = { scripts = claims.man_scripts(root, ftrun), options = claims.man_options(ftrun) },
   }
