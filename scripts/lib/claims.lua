@@ -1285,7 +1285,8 @@ function claims.rendered(root)
     table.sort(names)
     for _, name in ipairs(names) do
       local prefix = name:sub(1, -#"summary.md" - 1)
-      local r = { dir = p.dir, name = prefix == "" and "main" or prefix:sub(1, -2), file = p.dir .. "/" .. name }
+      local r = { dir = p.dir, name = prefix == "" and "main" or prefix:sub(1, -2), file = p.dir .. "/" .. name,
+        raw = prefix .. "raw.txt" }
       local raw, doc = read(("%s/%s/%sraw.txt"):format(root, p.dir, prefix)), nil
       local text = read(("%s/%s/%sresults.json"):format(root, p.dir, prefix))
       if text then doc = select(2, pcall(json.decode, text)) end
@@ -1312,8 +1313,8 @@ function claims.summaries(root)
     if r.problem then
       problems[#problems + 1] = r.file .. ": " .. r.problem
     elseif r.md ~= read(root .. "/" .. r.file) then
-      problems[#problems + 1] = ("%s differs from what its run's raw file and provenance make (make claims makes it "
-        .. "again)"):format(r.file)
+      problems[#problems + 1] = ("%s differs from what its run's %s and provenance make (make claims makes it "
+        .. "again)"):format(r.file, r.raw)
     end
   end
   return problems
