@@ -214,7 +214,7 @@ do -- a run's summary.md and its pasted block edited together: the summary is ma
   t.ok(t.read(dir .. "/results/README.md") ~= readme, "the pasted block was edited with its summary")
   local out, code = check(dir)
   t.is(code, 1, "a summary and its pasted block edited together: CHECK=1 exits 1")
-  t.like(out, "results/thp-16K-summary.md differs from what its run's raw file and provenance make",
+  t.like(out, "results/thp-16K-summary.md differs from what its run's thp-16K-raw.txt and provenance make",
     "naming the summary and its raw file")
   t.write(path, saved)
   t.write(dir .. "/results/README.md", readme)

@@ -155,10 +155,10 @@ do
   t.is(code, 2, "a bad WAITS exits 2")
 end
 
-do -- README's ten-line experiment is scripts/first_touch.lua, and it runs as shown
+do -- README's short experiment is scripts/first_touch.lua, and it runs as shown
   local root = t.ftrun:gsub("[^/]+$", "")
   local readme = t.read(root .. "README.md") or ""
-  local block = readme:match("## A ten.line experiment.-```lua\n(.-)```")
+  local block = readme:match("## A short experiment.-```lua\n(.-)```")
   t.is(block, t.read(root .. "scripts/first_touch.lua"), "README shows first_touch.lua as it is")
   local out, code = t.ftrun_run("first_touch.lua", "MIB=8 REPS=2 RESULTS=" .. q(dir))
   t.is(code, 0, "first_touch.lua runs")

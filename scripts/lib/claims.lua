@@ -543,20 +543,24 @@ function P.malloc(c)
   local pub, n, runs = c.pub, c.n, c.runs
   local same = value(pub, "same_block")
   local all_same = count(runs, function(d) local s = value(d, "same_block"); return s.x == s.of end)
+  -- every page faulted in once: all but one in the first touch, the other in the malloc call
   c.minus_one = count(runs, function(d)
-    local r = row(d, "D", "touch1_faults")
-    return r.min == d.pages - 1 and r.max == d.pages - 1
+    local r, m = row(d, "D", "touch1_faults"), row(d, "D", "malloc_faults")
+    return r.min == d.pages - 1 and r.max == d.pages - 1 and m.min == 1 and m.max == 1
   end)
   local mft = value(pub, "malloc_first_touch")
+  local tf, mf = row(pub, "D", "touch1_faults").median, row(pub, "D", "malloc_faults").median
   c.contains_one = count(runs, function(d)
     local x = value(d, "malloc_first_touch")
     return x.lo <= 1 and 1 <= x.hi
   end)
   return ("malloc returned the address just freed in %d of %d repetitions of the published run, and in "
-    .. "every repetition, %s; the first touch after it took %d faults (one fewer than the pages: malloc's chunk "
-    .. "header is in the first) in every repetition, %s, and cost **%s times** the first touch after mmap in the "
-    .. "same repetition%s, an interval holding 1 %s. free took %s ms. %s.")
-    :format(same.x, same.of, held(all_same, n), c.pages - 1, held(c.minus_one, n), vinterval(mft),
+    .. "every repetition, %s; the first touch after it took %d faults and the malloc call %d%s in every "
+    .. "repetition, %s, and cost **%s times** the first touch after mmap "
+    .. "in the same repetition%s, an interval holding 1 %s. free took %s ms. %s.")
+    :format(same.x, same.of, held(all_same, n), tf, mf,
+      tf + mf == c.pages and (" (one fault for each of the %d pages between them)"):format(c.pages) or "",
+      held(c.minus_one, n), vinterval(mft),
       c.vmedians("malloc_first_touch"), held(c.contains_one, n), interval(ms(row(pub, "D", "free"))),
       verdict(c.v, "D touch1"))
 end
@@ -644,7 +648,8 @@ function P.predictions(c)
     ("2. With THP the fault count drops by 512: %s (%d faults against %d, a factor of %d; one run)."):format(
       f4k // f2m == 512 and "held" or "did not hold", f2m, f4k, f4k // f2m),
     ("3. glibc returns the block on free, so the first touch after malloc costs what pass 1 costs: %s "
-      .. "(every page but the first faulted again %s; the ratio's interval holds 1 %s)."):format(
+      .. "(every page faulted again, one in the malloc call and the rest in the first touch, %s; "
+      .. "the ratio's interval holds 1 %s)."):format(
       (c.minus_one == n and c.contains_one == n) and "held" or "held only in part", held(c.minus_one, n),
       held(c.contains_one, n)),
     ("4. MAP_POPULATE moves the faults into the mmap call: %s (%d faults in the call, %d in the pass after; "
@@ -724,24 +729,44 @@ function P.slowpages(c)
     error(("claims: %s has no value %s"):format(sp.path, name), 0)
   end
   local slow2 = spv("slow_pages", { case = "THP=never", pass = 2 })
-  local shares = {}
+  -- each cause's pages with their ns, from the plot data beside the JSON: the
+  -- JSON's median_ns takes the lower middle value of an even count
+  local ns, cause = {}, nil
+  local dat = c.root .. "/results/exp-slowpages-pass2-thp-never-causes.dat"
+  for l in (read(dat) or error("claims: " .. dat .. ": cannot read it", 0)):gmatch("[^\n]+") do
+    local name = l:match("^# (.-): page index, ns, repetition$")
+    if name then cause = name; ns[cause] = {}
+    elseif cause and not l:match("^#") then ns[cause][#ns[cause] + 1] = tonumber(l:match("^%S+%s+(%S+)")) end
+  end
+  local shares, lower = {}, {}
   for _, item in ipairs(sp.values) do
     if item.value == "slow_share" and item.case == "THP=never" and item.pass == 2 then
+      local mine = ns[item.cause]
+      if not mine or #mine ~= item.pages then
+        error(("claims: %s: %s holds %s pages, the JSON %d"):format(dat, item.cause, mine and #mine or "no",
+          item.pages), 0)
+      end
+      local median = stats.median(mine)
       shares[#shares + 1] = ("%s %s %% (%d pages, median %s ns)"):format(item.cause, R(item.x), item.pages,
-        R(item.median_ns))
+        R(median))
+      if median ~= item.median_ns then
+        lower[#lower + 1] = ("%.0f ns for the %s"):format(item.median_ns, item.cause)
+      end
     end
   end
+  local note = #lower == 0 and "" or (" The run's table gives %s: the lower of the two middle values; the "
+    .. "median here is their mean, as everywhere else on this page."):format(table.concat(lower, ", "))
   local runs2 = spv("runs", { case = "THP=never", pass = 2 })
   local cost = spv("trace_cost", { thp = "never", pass = 1 })
   return ("Pass 2 after pass 1 (THP never, %d MiB, %d repetitions of one run): %d of %d page stores "
-    .. "(%s %%) took more than %d ns, with %d events lost. By the guest's events in their windows: %s. Of the %d "
-    .. "runs of slow pages that span two pages or more, %d have one cause throughout. A cause `host` is given only "
-    .. "where the steal counter moved during the pass. Tracing made pass 1 %s than the untraced case "
-    .. "interleaved with it (median of the per-repetition ratios)%s.")
+    .. "(%s %%) took more than %d ns, with %d events lost. By the guest's events in their windows: %s.%s Of the %d "
+    .. "runs of slow pages that span two pages or more, %d have one cause throughout. The cause `host` is a "
+    .. "pass's, not a page's: every slow page without a guest event is called `host` when the steal counter moved "
+    .. "during its pass. Tracing made pass 1 %s than the untraced case interleaved with it (median of the "
+    .. "per-repetition ratios). `cycles.lua` traces its cycle C only with `CAUSES=1`.")
     :format(sp.bytes >> 20, slow2.reps, slow2.x, slow2.reps * sp.pages, R(100 * slow2.x / (slow2.reps * sp.pages)),
-      slow2.slow_ns, slow2.lost, table.concat(shares, "; "), runs2.multi, runs2.single_cause,
-      ("%s %% %s"):format(R(math.abs(cost.x)), cost.x >= 0 and "dearer" or "cheaper"),
-      cost.x > 0 and ", which is why `cycles.lua` traces only with `CAUSES=1`" or "")
+      slow2.slow_ns, slow2.lost, table.concat(shares, "; "), note, runs2.multi, runs2.single_cause,
+      ("%s %% %s"):format(R(math.abs(cost.x)), cost.x >= 0 and "dearer" or "cheaper"))
 end
 
 -- A kind's own page: what its runs say, from the files it published (the
@@ -895,7 +920,7 @@ function claims.compute(root, ftrun)
     ["README.md"] = { headline = headline(c),
       layout = claims.layout(root),
       ["run-output"] = claims.run_output(root),
-      ["ten-line"] = "```lua\n" .. (read(root .. "/scripts/first_touch.lua")
+      example = "```lua\n" .. (read(root .. "/scripts/first_touch.lua")
         or error("claims: scripts/first_touch.lua: cannot read it", 0)) .. "```" },
     ["doc/ftrun.1"] = { scripts = claims.man_scripts(root, ftrun), options = claims.man_options(ftrun) },
   }
@@ -1015,8 +1040,9 @@ function claims.placement(root)
     .. "MPOL_MF_MOVE it moved %d; a mapping reused from a CPU of the other node took %d faults and kept %d of %d "
     .. "pages on its first toucher's node, and after MADV_DONTNEED the reuser's node got %d; a malloc block glibc "
     .. "handed back kept %d of the %d its first toucher had placed (%d on the reuser's node after MADV_DONTNEED). "
-    .. "Two pinned threads put %d and %d pages on their own nodes. `make numa` checks the same in 2-node, "
-    .. "4-node, unequal and memoryless-node layouts.")
+    .. "Two pinned threads put %d and %d pages on their own nodes. `make numa` runs the same checks, adapted to "
+    .. "each layout, in its other default layouts too (four nodes, two nodes of unequal memory, a node without "
+    .. "memory); only this guest's run is committed.")
     :format(decided and "held" or "did not hold", tostring(m.numa_nodes), tostring(m.kernel), pages, stay, pages,
       moved, faults, kept, pages, reset, mkept, mfirst, mreset, split0, split1)
 end
@@ -1271,7 +1297,8 @@ function claims.rendered(root)
     table.sort(names)
     for _, name in ipairs(names) do
       local prefix = name:sub(1, -#"summary.md" - 1)
-      local r = { dir = p.dir, name = prefix == "" and "main" or prefix:sub(1, -2), file = p.dir .. "/" .. name }
+      local r = { dir = p.dir, name = prefix == "" and "main" or prefix:sub(1, -2), file = p.dir .. "/" .. name,
+        raw = prefix .. "raw.txt" }
       local raw, doc = read(("%s/%s/%sraw.txt"):format(root, p.dir, prefix)), nil
       local text = read(("%s/%s/%sresults.json"):format(root, p.dir, prefix))
       if text then doc = select(2, pcall(json.decode, text)) end
@@ -1323,8 +1350,8 @@ function claims.summaries(root)
     if r.problem then
       problems[#problems + 1] = r.file .. ": " .. r.problem
     elseif r.md ~= read(root .. "/" .. r.file) then
-      problems[#problems + 1] = ("%s differs from what its run's raw file and provenance make (make claims makes it "
-        .. "again)"):format(r.file)
+      problems[#problems + 1] = ("%s differs from what its run's %s and provenance make (make claims makes it "
+        .. "again)"):format(r.file, r.raw)
     end
   end
   for _, r in ipairs(claims.sidecars(root)) do
