@@ -213,12 +213,13 @@ repeats: all
 PUBLISH_CAL_RUNS ?= 6
 calibrate-published: all
 	d=$$($(KIND_DIR)) && rm -rf $$d/calibrations.new && \
-	  mkdir -p $$d/calibrations.new && CALIBRATIONS=$$d/calibrations.new ./$(BIN) calibrate.lua \
-	  RUNS=$(PUBLISH_CAL_RUNS) -- cycles.lua > $$d/calibrations.new/calibrate.txt && \
-	  rm -rf $$d/calibrations && mv $$d/calibrations.new $$d/calibrations
+	  mkdir -p $$d/calibrations.new && { CALIBRATIONS=$$d/calibrations.new ./$(BIN) calibrate.lua \
+	  RUNS=$(PUBLISH_CAL_RUNS) -- cycles.lua > $$d/calibrations.new/calibrate.txt || \
+	  { rm -rf $$d/calibrations.new; exit 1; }; } && rm -rf $$d/calibrations && mv $$d/calibrations.new $$d/calibrations
 judge-repeats: all
-	d=$$($(KIND_DIR)) && CALIBRATIONS=$$d/calibrations ./$(BIN) compare.lua $$d/results.json \
-	  $$d/repeats/*/results.json > $$d/repeats/compare.txt.new && mv $$d/repeats/compare.txt.new $$d/repeats/compare.txt
+	d=$$($(KIND_DIR)) && { CALIBRATIONS=$$d/calibrations ./$(BIN) compare.lua $$d/results.json \
+	  $$d/repeats/*/results.json > $$d/repeats/compare.txt.new || { rm -f $$d/repeats/compare.txt.new; exit 1; }; } && \
+	  mv $$d/repeats/compare.txt.new $$d/repeats/compare.txt
 
 # Every SVG of the published results, redrawn from their files alone.
 plots: all

@@ -220,6 +220,41 @@ do -- a run's summary.md and its pasted block edited together: the summary is ma
   t.write(dir .. "/results/README.md", readme)
 end
 
+do -- a raw file edited, with the summary and block made again from it: the JSON still says otherwise
+  local path = dir .. "/results/raw.txt"
+  local saved = t.read(path)
+  t.write(path, (saved:gsub("(RESULT case=A column=pass1 [^\n]- median=)(%d)", function(head, d)
+    return head .. tostring((tonumber(d) % 9) + 1)
+  end, 1)))
+  local out, code = check(dir)
+  t.is(code, 1, "a row of the raw file edited: CHECK=1 exits 1")
+  t.like(out, "raw.txt and results.json disagree: row", "naming the two files and the row")
+  t.write(path, saved)
+end
+
+do -- a sidecar whose samples file is gone; a calibration kept beside the runs that is broken
+  local samples = dir .. "/results/C-pass1-samples.i32"
+  t.run(("mv %s %s.gone"):format(q(samples), q(samples)))
+  local out, code = check(dir)
+  t.is(code, 1, "a samples file gone, its sidecar left: CHECK=1 exits 1")
+  t.like(out, "results/C-pass1-samples.i32.txt: a sidecar whose samples file is gone", "naming the sidecar")
+  t.like(out, "results/C-pass1-samples.i32: missing: its run (results.json) has cycle C", "and the file")
+  t.run(("mv %s.gone %s"):format(q(samples), q(samples)))
+  local kept = require("shell").list(dir .. "/results/pvm/calibrations", "%.json$")[1]
+  if kept then
+    local path = dir .. "/results/pvm/calibrations/" .. kept
+    local saved = t.read(path)
+    t.write(path, saved:sub(1, 300))
+    out, code = check(dir)
+    t.is(code, 1, "a truncated calibration beside the runs: CHECK=1 exits 1")
+    t.like(out, "results/pvm/calibrations/" .. kept .. ": not a calibration file", "naming it, not 'not judged'")
+    t.write(path, saved)
+  else
+    t.skip("a truncated calibration beside the runs", "no results/pvm/calibrations/")
+    t.skip("naming it, not 'not judged'", "no results/pvm/calibrations/")
+  end
+end
+
 do -- a samples file's sidecar, which says what made it, gone
   local path = dir .. "/results/C-pass2-samples.i32.txt"
   local saved = t.read(path)
@@ -270,7 +305,8 @@ end
 do -- data that moved: the prose no longer matches
   local path = dir .. "/results/results.json"
   local json = require "json"
-  local doc = json.decode(t.read(path))
+  local saved = t.read(path)
+  local doc = json.decode(saved)
   for _, r in ipairs(doc.rows) do
     if r.case == "A" and r.column == "pass1" then r.median = r.median * 2 end
   end
@@ -278,6 +314,8 @@ do -- data that moved: the prose no longer matches
   local out, code = check(dir)
   t.is(code, 1, "a changed median in the JSON: CHECK=1 exits 1")
   t.like(out, "the claim first-touch differs", "naming the claim it moves")
+  t.like(out, "raw.txt and results.json disagree: row", "and that the raw file says otherwise")
+  t.write(path, saved)
 end
 
 do -- a missing marker

@@ -106,8 +106,8 @@ function calibrations.load(path)
   for i, r in ipairs(cal.rows) do
     if type(r) ~= "table" or type(r.case) ~= "string" or type(r.column) ~= "string"
       or type(r.between_run_sd_log) ~= "number" or math.type(r.df) ~= "integer" or r.df < 1
-      or r.between_run_sd_log < 0 then
-      return nil, ("row %d has no case, column, between_run_sd_log or df (at least 1)"):format(i)
+      or not (r.between_run_sd_log >= 0 and r.between_run_sd_log < math.huge) then
+      return nil, ("row %d has no case, column, finite between_run_sd_log of 0 or more, or df (at least 1)"):format(i)
     end
     local bad = r.adjust ~= nil and covariates.invalid(r.adjust)
     if bad then return nil, ("row %d (%s %s): %s"):format(i, r.case, r.column, bad) end

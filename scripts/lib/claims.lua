@@ -16,7 +16,9 @@ local json = require "json"
 local kinds = require "kinds"
 local provenance = require "provenance"
 local regimes = require "regimes"
+local report = require "report"
 local reports = require "reports"
+local results = require "results"
 local runfiles = require "runfiles"
 local stats = require "stats"
 local summary = require "summary"
@@ -360,13 +362,22 @@ end
 -- on what the machine reading it has calibrated.
 function claims.calibration(root, dir, runs)
   local folder = ("%s/%s/calibrations"):format(root, dir or "results")
-  local path = calibrations.find(runs[1], folder)
-  local cal = path and calibrations.load(path)
-  if not cal then return nil, folder end
-  for _, d in ipairs(runs) do
-    if calibrations.mismatch(cal, d) then return nil, folder end
+  local names = ls(folder, "%.json$")
+  if #names == 0 then return nil, folder end
+  -- a calibration kept beside the runs that cannot judge them is a broken publish, not "not judged"
+  table.sort(names)
+  local why = {}
+  for _, name in ipairs(names) do
+    local cal, bad = calibrations.load(folder .. "/" .. name)
+    if not cal then error(("claims: %s/calibrations/%s: %s"):format(dir or "results", name, bad), 0) end
+    for _, d in ipairs(runs) do
+      bad = bad or calibrations.mismatch(cal, d)
+    end
+    if not bad then return cal, folder end
+    why[#why + 1] = name .. ": " .. bad
   end
-  return cal, folder
+  error(("claims: no calibration in %s/calibrations/ applies to every published run (%s)"):format(dir or "results",
+    table.concat(why, "; ")), 0)
 end
 
 -- compare.lua's verdicts, the published run against each repeat, from
@@ -1132,7 +1143,8 @@ function claims.run_output(root)
   for _, r in ipairs(claims.rendered(root)) do
     if r.file == "results/summary.md" then text = r.md end
   end
-  text = text or error("claims: results/summary.md: cannot make it from its raw file and provenance", 0)
+  -- else the committed one; the check names why it could not be made
+  text = text or read(root .. "/results/summary.md") or error("claims: results/summary.md: cannot read it", 0)
   local out, state = { "```" }, "title"
   for l in text:gmatch("[^\n]+") do
     if state == "title" then
@@ -1269,7 +1281,10 @@ function claims.pasted(root)
         problems[#problems + 1] = ("%s/calibration.md differs from what its calibration file's figures render "
           .. "(calibration-cycles.json)"):format(dir)
       end
-    elseif cal or read(root .. "/" .. dir .. "/calibration.md") then
+    elseif not cal and read(root .. "/" .. dir .. "/calibration.md") then
+      problems[#problems + 1] = ("%s/calibration.md: its calibration file (calibration-cycles.json) is gone")
+        :format(dir)
+    elseif cal then
       local page = dir .. "/calibration.md"
       local p = io.popen("sha256sum " .. sh(root .. "/" .. page) .. " 2>/dev/null")
       local hash = p and p:read("a"):match("^(%x+)")
@@ -1293,17 +1308,19 @@ end
 function claims.rendered(root)
   local out = {}
   for _, p in ipairs(kinds.published(root)) do
-    local names = ls(root .. "/" .. p.dir, "summary%.md$")
+    local names = ls(root .. "/" .. p.dir, "raw%.txt$")
     table.sort(names)
     for _, name in ipairs(names) do
-      local prefix = name:sub(1, -#"summary.md" - 1)
-      local r = { dir = p.dir, name = prefix == "" and "main" or prefix:sub(1, -2), file = p.dir .. "/" .. name,
-        raw = prefix .. "raw.txt" }
+      local prefix = name:sub(1, -#"raw.txt" - 1)
+      local r = { dir = p.dir, name = prefix == "" and "main" or prefix:sub(1, -2),
+        file = ("%s/%ssummary.md"):format(p.dir, prefix), raw = name }
       local raw, doc = read(("%s/%s/%sraw.txt"):format(root, p.dir, prefix)), nil
       local text = read(("%s/%s/%sresults.json"):format(root, p.dir, prefix))
       if text then doc = select(2, pcall(json.decode, text)) end
-      if not raw or type(doc) ~= "table" or type(doc.provenance) ~= "table" then
+      if not raw or type(doc) ~= "table" or type(doc.provenance) ~= "table" or type(doc.rows) ~= "table" then
         r.problem = ("its run's %sraw.txt and %sresults.json cannot both be read"):format(prefix, prefix)
+      elseif claims.raw_rows(raw, doc) then
+        r.problem = ("%sraw.txt and %sresults.json disagree: %s"):format(prefix, prefix, claims.raw_rows(raw, doc))
       elseif doc.ab then
         r.problem = "an AB run's summary is not published (it cannot be checked)"
       else
@@ -1325,7 +1342,29 @@ end
 function claims.sidecars(root)
   local out = {}
   for _, p in ipairs(kinds.published(root)) do
-    local names = ls(root .. "/" .. p.dir, "%.i32$")
+    local names, have = ls(root .. "/" .. p.dir, "%.i32$"), {}
+    for _, name in ipairs(names) do have[name] = true end
+    for _, name in ipairs(ls(root .. "/" .. p.dir, "%.i32%.txt$")) do
+      if not have[name:sub(1, -5)] then
+        out[#out + 1] = { file = p.dir .. "/" .. name, problem = "a sidecar whose samples file is gone" }
+      end
+    end
+    -- a published cycles.lua run with cycle C keeps its two passes' samples
+    for _, name in ipairs(ls(root .. "/" .. p.dir, "results%.json$")) do
+      local prefix = name:sub(1, -#"results.json" - 1)
+      local ok, doc = pcall(json.decode, read(root .. "/" .. p.dir .. "/" .. name) or "")
+      local cycles = ok and type(doc) == "table" and doc.script == "cycles.lua" and type(doc.knobs) == "table"
+        and doc.knobs.CYCLES
+      if type(cycles) == "string" and cycles:find("C", 1, true) then
+        for _, pass in ipairs { "pass1", "pass2" } do
+          local want = ("%sC-%s-samples.i32"):format(prefix, pass)
+          if not have[want] then
+            out[#out + 1] = { file = p.dir .. "/" .. want,
+              problem = ("missing: its run (%s) has cycle C"):format(name) }
+          end
+        end
+      end
+    end
     table.sort(names)
     for _, name in ipairs(names) do
       local prefix, pass = name:match("^(.-)C%-(pass%d)%-samples%.i32$")
@@ -1342,6 +1381,29 @@ function claims.sidecars(root)
     end
   end
   return out
+end
+
+-- Where a raw file's rows and its results.json's differ, or nil: the
+-- same rows in the same order, each field the same value (the JSON keeps
+-- 1641.0 as 1641, so numbers are compared as numbers).
+function claims.raw_rows(raw, doc)
+  local lines = {}
+  for l in raw:gmatch("[^\n]+") do if l:match("^RESULT case=") then lines[#lines + 1] = report.parse(l) end end
+  if #lines ~= #doc.rows then
+    return ("the raw file holds %d rows, the JSON %d (a file cut short?)"):format(#lines, #doc.rows)
+  end
+  for i, r in ipairs(doc.rows) do
+    local a, b = lines[i], report.parse(results.row_line(r))
+    local name = ("row %d (%s %s)"):format(i, tostring(r.case), tostring(r.column))
+    for _, k in ipairs(b._keys) do
+      local x, y = a[k], b[k]
+      local equal = x == y or (type(x) == "number" and type(y) == "number" and x ~= x and y ~= y)
+      if not equal then
+        return ("%s, %s: %s in the raw file, %s in the JSON"):format(name, k, tostring(x), tostring(y))
+      end
+    end
+    if #a._keys ~= #b._keys then return name .. ": other fields" end
+  end
 end
 
 function claims.summaries(root)

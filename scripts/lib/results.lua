@@ -147,7 +147,7 @@ end
 
 local ROW_FIELDS = { "n", "min", "median", "lo", "hi", "ci_ranks", "ci_coverage", "max", "mean", "cv" }
 
-local function row_line(row)
+function results.row_line(row)
   local fields = { { "case", row.case }, { "column", row.column }, { "label", row.label }, { "unit", row.unit } }
   for _, k in ipairs(ROW_FIELDS) do fields[#fields + 1] = { k, row[k] } end
   for _, k in ipairs(COUNTERS) do fields[#fields + 1] = { "perf_" .. k, row.counters and row.counters[k] } end
@@ -291,7 +291,7 @@ function results.finish(h, render)
       lines[#lines + 1] = report.line { { "case", case.name }, { "unsupported", case.unsupported } }
     end
   end
-  for _, row in ipairs(h.rows) do lines[#lines + 1] = row_line(row) end
+  for _, row in ipairs(h.rows) do lines[#lines + 1] = results.row_line(row) end
   for _, w in ipairs(warnings(h)) do
     io.stderr:write(h.script .. ": warning: " .. w .. "\n")
     lines[#lines + 1] = report.line { { "meta", "warning" }, { "text", w } }
