@@ -62,15 +62,16 @@ do -- without index or options: forward, stride 1
 end
 
 -- bad arguments: Lua errors naming the value
-t.errors(function() ft.touch_timed_walk(b, 1, s, { stride = 0 }) end, "stride = 0: expected a number of pages from 1 to 64",
-  "stride 0")
+t.errors(function() ft.touch_timed_walk(b, 1, s, { stride = 0 }) end,
+  "stride = 0: expected a number of pages from 1 to 64", "stride 0")
 t.errors(function() ft.touch_timed_walk(b, 1, s, { stride = PAGES + 1 }) end, "stride = 65", "a stride past the pages")
 t.errors(function() ft.touch_timed_walk(b, 1, s, { shift = 64 }) end, "shift = 64: expected bytes from 0 to 63",
   "shift 64")
 t.errors(function() ft.touch_timed_walk(b, 1, s, { shift = -1 }) end, "shift = -1", "a negative shift")
 t.errors(function() ft.touch_timed_walk(b, 1, s, { strid = 2 }) end, "unknown ft.touch_timed_walk option 'strid'",
   "a misspelt option")
-t.errors(function() ft.touch_timed_walk(b, 1, s, { stride = "two" }) end, "stride must be an integer", "a string stride")
+t.errors(function() ft.touch_timed_walk(b, 1, s, { stride = "two" }) end, "stride must be an integer",
+  "a string stride")
 t.errors(function() ft.touch_timed_walk(b, 1, ft.samples(3)) end, "samples hold 3 entries, the pass needs 64",
   "short samples")
 t.errors(function() ft.touch_timed_walk(b, 1, s, { index = ft.samples(3) }) end, "option index: expected an ft.samples",

@@ -94,7 +94,9 @@ local method_calls = {
   function(b) return b.poke, b, integer_arg(), integer_arg() end,
   function(b) return b.madvise, b, pick(madvice) end,
   function(b) return b.thp_bytes, b end,
-  function(b) return b.frames, b, chance(0.5) and #samples > 0 and pick(samples) or pick { 1, "x" } end,
+  function(b)
+    return b.frames, b, chance(0.5) and #samples > 0 and pick(samples) or pick { 1, "x" }
+  end,
   function(b) return b.unmap, b end,
   function(b) return b.free, b end,
   function(b) return function() return b[pick(fields)] end end,
