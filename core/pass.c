@@ -195,18 +195,13 @@ int ft_pass_touch_timed_walk(const struct ft_buffer *b, const struct ft_timer *t
                              int64_t *firsts, size_t *done, int64_t *ns)
 {
 	walk_kernel *kernel = walk_kernel_for(timer);
-	size_t n = ft_pass_walk_chunks(b, w), bytes = (b->pages * sizeof(int64_t) + 64 + 63) / 64 * 64;
+	size_t n = ft_pass_walk_chunks(b, w);
 	struct walk_plan plan = { 0, calloc(n ? n : 1, sizeof *plan.at) };
-	unsigned char *scratch = aligned_alloc(64, bytes);
-	if (!plan.at || !scratch) {
-		free(plan.at);
-		free(scratch);
+	if (!plan.at)
 		return ENOMEM;
-	}
 	pieces(w, b->pages, chunk_pages(b), plan_piece, &plan);
-	memset(scratch, 0xff, bytes); /* written now: the pass takes no fault of its own */
-	FT_SINK(scratch);
-	unsigned char *out = scratch + shift;
+	uintptr_t line = ((uintptr_t)samples + 63) & ~(uintptr_t)63;
+	unsigned char *out = (unsigned char *)samples + (line - (uintptr_t)samples) + shift;
 	size_t k = 0;
 	int64_t t0 = ft_now_ns();
 	for (; k < plan.n && !ft_should_stop(); k++) {
@@ -216,14 +211,13 @@ int ft_pass_touch_timed_walk(const struct ft_buffer *b, const struct ft_timer *t
 	}
 	int64_t t1 = ft_now_ns();
 	FT_SINK(b->addr);
-	FT_SINK(scratch);
+	FT_SINK(out);
 	size_t walked = k < plan.n ? plan.at[k].j : b->pages;
-	memcpy(samples, out, walked * sizeof(int64_t));
+	memmove(samples, out, walked * sizeof(int64_t));
 	ft_timer_to_ns(timer, samples, walked);
 	for (size_t c = 0; c < k; c++)
 		firsts[c] = (int64_t)plan.at[c].j;
 	free(plan.at);
-	free(scratch);
 	*done = k;
 	*ns = t1 - t0;
 	return ft_should_stop() ? EINTR : 0;

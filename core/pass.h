@@ -45,10 +45,11 @@ size_t ft_pass_walk_chunks(const struct ft_buffer *b, const struct ft_walk *w);
 
 /* As ft_pass_touch_timed_at over the walk's order: samples[j] is the j-th
  * store's time (time order, not page order), each piece's start is read
- * just before it into starts, firsts[k] = its first j. The kernel writes the
- * samples into a scratch array aligned to 64 bytes, at `shift` bytes from
- * its start (0 to 63), written before the pass and copied into samples
- * after it. Returns 0, EINTR or ENOMEM. */
+ * just before it into starts, firsts[k] = its first j. samples must have
+ * FT_SAMPLES_SPARE written bytes after its pages' entries: the kernel
+ * stores the samples from the first 64-byte boundary at or after samples,
+ * plus `shift` bytes (0 to 63), and they are moved back to samples after
+ * the pass. Returns 0, EINTR or ENOMEM (the walk's plan). */
 int ft_pass_touch_timed_walk(const struct ft_buffer *b, const struct ft_timer *timer, unsigned char v,
                              const struct ft_walk *w, size_t shift, int64_t *samples, int64_t *starts,
                              int64_t *firsts, size_t *done, int64_t *ns);

@@ -274,8 +274,8 @@ static int l_touch_timed_at(lua_State *L)
 /* ft.touch_timed_walk(b, value, samples [, {stride =, backward =, shift =,
  * index =}]) -> as ft.touch_timed_at, over the walk's order (core/pass.h):
  * samples[j] is the j-th store's time, chunks' first the j of each piece;
- * shift: the bytes (0 to 63) the kernel's samples array sits off a 64-byte
- * line; index: an ft.samples that gets the page of each j, after the pass. */
+ * shift: the bytes (0 to 63) the kernel's samples sit off a 64-byte line
+ * (samples keep a spare line for it: FT_SAMPLES_SPARE); index: an ft.samples that gets the page of each j, after the pass. */
 static int l_touch_timed_walk(lua_State *L)
 {
 	static const struct ft_opt known[] = {
@@ -316,8 +316,7 @@ static int l_touch_timed_walk(lua_State *L)
 	s->n = b->pages;
 	ft_samples_changed(s);
 	if (err == ENOMEM)
-		return ft_error_errno(L, err, "ft.touch_timed_walk: the scratch samples of %I pages",
-		                      (lua_Integer)b->pages);
+		return ft_error_errno(L, err, "ft.touch_timed_walk: the walk's plan of %I pieces", (lua_Integer)nchunks);
 	if (err)
 		return ft_stopped_error(L);
 	if (index) {

@@ -1,0 +1,413 @@
+-- What pass 2's slow pages follow, decided by experiments with controls
+-- (slowpages.lua EXPERIMENT=period). The same buffer is walked in several
+-- orders, each a case: forward (the reference), forward with the samples
+-- array 4 bytes off its cache lines, backward, and by a stride; every case
+-- runs pass 2 and then pass 3, the same walk over the same written pages.
+-- A slow page that no guest event explains (slowcause.lua) can follow
+--   the walk into a 2 MiB region: its first store there, wherever the walk
+--     enters (the backward walk moves it from a 2 MiB's page 0 to its last
+--     page), or page 0 of each 2 MiB by index (it stays at page 0);
+--   a period of the page index (it stays at the same residues backward),
+--     of the walk's order (it moves with the order), or of the samples
+--     array's cache lines (the 4-byte shift moves it as the line
+--     boundaries move);
+--   the page's second touch: gone in pass 3 over the same pages, and not
+--     gone when pass 2 itself comes 50 ms later (else: the time since the
+--     first touch);
+--   time: the same rate per ms in pass 3 as in pass 2, whatever the order.
+-- A class is named only where its control removed it or moved it as
+-- predicted, with the share of pass-2 slow pages (forward) it covers;
+-- time has no control that removes it, so pages that follow time stay
+-- "not explained" (the verdict says they follow time). The physical frames
+-- of the slow pages are compared with all pages' frames, bit by bit.
+local inference = require "inference"
+local period = require "period"
+
+local slowperiod = {}
+
+slowperiod.ALPHA = 0.001   -- a test's level (Bonferroni where several are made)
+slowperiod.REMOVED = 0.25  -- a control removes a class when it leaves at most this share of its rate
+slowperiod.SAME = 1.5      -- rates within this factor of each other are the same (with no significant change)
+slowperiod.MIN_PAGES = 20  -- slow pages a verdict on rates needs
+slowperiod.FRAME_BITS = 12 -- the frame bits compared, 0 to this - 1
+
+-- The causes no guest event stands behind: the pages the experiments decide.
+local UNEXPLAINED = { ["no guest event"] = true, ["host"] = true, ["unknown"] = true }
+slowperiod.UNEXPLAINED = UNEXPLAINED
+
+local function normal_upper(z) return inference.t_upper_tail(z, 1e9) end
+
+-- P(X >= k) for X Poisson with mean lam.
+local function poisson_upper(k, lam)
+  if k <= 0 then return 1 end
+  if lam <= 0 then return 0 end
+  if lam > 300 then return normal_upper((k - 0.5 - lam) / math.sqrt(lam)) end
+  local term, cdf = math.exp(-lam), 0
+  for i = 0, k - 1 do
+    cdf = cdf + term
+    term = term * lam / (i + 1)
+  end
+  return math.max(0, 1 - cdf)
+end
+slowperiod.poisson_upper = poisson_upper
+
+-- The slow pages of a pass that no guest event explains, with pred(page) true.
+local function count(set, pred)
+  local n = 0
+  for _, p in ipairs(set.slow) do
+    if UNEXPLAINED[p.cause] and (not pred or pred(p)) then n = n + 1 end
+  end
+  return n
+end
+
+-- A pass's slow pages, as slowpages.lua keeps them: s (ft.samples in walk
+-- order), ix (the page of each j, or nil: j itself), ends (slowcause.windows'
+-- ends), matched (slowcause.match's slow), frames (page -> frame, or nil).
+-- Returns {pages, ns, entries, slow = {{j, page, t, ns, cause, entry, frame}}}:
+-- t the page's end from the pass's start, entry whether the walk's previous
+-- store was in another 2 MiB (or none was), entries how many j are such.
+function slowperiod.set(s, ix, ends, matched, pass_ns, pages_2m, frames)
+  local n = #s
+  local function page(j) return ix and ix[j] or j - 1 end
+  local entry, entries, prev = {}, 0, nil
+  for j = 1, n do
+    local region = page(j) // pages_2m
+    if region ~= prev then entry[j], entries = true, entries + 1 end
+    prev = region
+  end
+  local out = { pages = n, ns = pass_ns, entries = entries, slow = {} }
+  for _, m in ipairs(matched) do
+    local j = m.index + 1
+    local p = page(j)
+    out.slow[#out.slow + 1] = { j = j - 1, page = p, t = ends[j] - ends[0], ns = m.ns, cause = m.cause,
+      entry = entry[j] or false, frame = frames and frames[p + 1] or nil }
+  end
+  return out
+end
+
+-- Sets of one case's repetitions taken together: pages, ns and entries add
+-- up; each page's position is kept per repetition by an offset of whole
+-- multiples of the pages (a multiple of every modulus tested).
+local function pooled(sets)
+  local out = { pages = 0, ns = 0, entries = 0, slow = {}, reps = #sets }
+  for _, s in ipairs(sets) do
+    for _, p in ipairs(s.slow) do
+      local q = {}
+      for k, v in pairs(p) do q[k] = v end
+      q.j, q.page = p.j + out.pages, p.page + out.pages
+      out.slow[#out.slow + 1] = q
+    end
+    out.pages, out.ns, out.entries = out.pages + s.pages, out.ns + s.ns, out.entries + s.entries
+  end
+  return out
+end
+slowperiod.pooled = pooled
+
+-- period.lua over a set's unexplained slow pages, by page index (key
+-- "page") or by walk order ("j").
+local function period_of(set, key, pages_2m)
+  local slow = {}
+  for _, p in ipairs(set.slow) do
+    if UNEXPLAINED[p.cause] then slow[p[key] + 1] = true end
+  end
+  return period.of(function(i) return slow[i] and 1 or 0 end, set.pages, 0, pages_2m)
+end
+
+local function same_positions(a, b)
+  local set, both = {}, 0
+  for _, r in ipairs(a or {}) do set[r] = true end
+  for _, r in ipairs(b or {}) do if set[r] then both = both + 1 end end
+  return #(a or {}) > 0 and both * 2 >= math.max(#a, #b)
+end
+
+-- The residue of j whose sample first stores into a new 64-byte line of the
+-- samples array `shift` bytes off a line: j with (shift + 8 j + 7) // 64 >
+-- (shift + 8 j - 1) // 64, modulo 8.
+function slowperiod.line_residue(shift)
+  for j = 0, 7 do
+    if (shift + 8 * j + 7) // 64 > (shift + 8 * j - 1) // 64 then return j end
+  end
+end
+
+-- The rate of unexplained slow pages per ms of pass, and whether pass b's
+-- differs from pass a's: {ratio, p (two-sided, pass b's share of the two
+-- counts given their times), a, b}.
+local function rates(a_count, a_ns, b_count, b_ns)
+  local n = a_count + b_count
+  local out = { a = a_count, b = b_count, a_ns = a_ns, b_ns = b_ns }
+  if a_count > 0 and a_ns > 0 and b_ns > 0 then out.ratio = (b_count / b_ns) / (a_count / a_ns) end
+  if n > 0 then
+    local f = b_ns / (a_ns + b_ns)
+    local z = (b_count - n * f) / math.sqrt(n * f * (1 - f))
+    out.p = 2 * normal_upper(math.abs(z))
+  end
+  return out
+end
+slowperiod.rates = rates
+
+-- The frames of a pass's unexplained slow pages against all present pages',
+-- bit by bit: all = {present =, set = {[bit] = pages with it set}}. Returns
+-- the bit that stands out most {bit, slow_share, all_share, p} (p with
+-- Bonferroni over the bits), or nil without frames.
+function slowperiod.frame_bits(set, all)
+  if not all or (all.present or 0) == 0 then return nil end
+  local slow = {}
+  for _, p in ipairs(set.slow) do
+    if UNEXPLAINED[p.cause] and p.frame and p.frame >= 0 then slow[#slow + 1] = p.frame end
+  end
+  if #slow == 0 then return nil end
+  local best
+  for bit = 0, slowperiod.FRAME_BITS - 1 do
+    local k = 0
+    for _, f in ipairs(slow) do if (f >> bit) & 1 == 1 then k = k + 1 end end
+    local q = all.set[bit] / all.present
+    local sd = math.sqrt(#slow * q * (1 - q))
+    local p = sd > 0 and math.min(1, slowperiod.FRAME_BITS * 2 * normal_upper(math.abs(k - #slow * q) / sd)) or 1
+    if not best or p < best.p then best = { bit = bit, slow_share = k / #slow, all_share = q, p = p, pages = #slow } end
+  end
+  return best
+end
+
+-- The gaps in time between consecutive unexplained slow pages of each
+-- repetition's pass: {n, median_ns, cv} (an interruption at random times
+-- gives a cv near 1, a periodic one near 0).
+function slowperiod.gaps(sets)
+  local gaps = {}
+  for _, s in ipairs(sets) do
+    local prev
+    for _, p in ipairs(s.slow) do
+      if UNEXPLAINED[p.cause] then
+        if prev then gaps[#gaps + 1] = p.t - prev end
+        prev = p.t
+      end
+    end
+  end
+  if #gaps < 2 then return { n = #gaps } end
+  table.sort(gaps)
+  local mean, var = 0, 0
+  for _, g in ipairs(gaps) do mean = mean + g / #gaps end
+  for _, g in ipairs(gaps) do var = var + (g - mean) ^ 2 / (#gaps - 1) end
+  return { n = #gaps, median_ns = gaps[(#gaps + 1) // 2], cv = mean > 0 and math.sqrt(var) / mean or nil }
+end
+
+-- decide(x): x = {pages_2m, forward = {p2 = {sets}, p3 = {sets}, frames =
+-- {all per rep}}, backward = {p2, p3}, stride = {p2, p3}, shift = {p2, p3,
+-- shift}, pause = {p2, p3}, huge = the same x of THP=always or nil}. Any case but forward
+-- may be missing; its class is then left undecided. Returns {total, guest =
+-- {[cause] = pages}, classes = {{name, pages, share, control, agreed, reps}},
+-- unexplained, unexplained_share, verdicts = {lines}, follows = "time" |
+-- "index" | "order" | "second touch" | nil}.
+function slowperiod.decide(x)
+  local P2M = x.pages_2m or 512
+  local fwd2, fwd3 = pooled(x.forward.p2), pooled(x.forward.p3)
+  local reps = #x.forward.p2
+  local out = { total = #fwd2.slow, guest = {}, classes = {}, verdicts = {}, reps = reps }
+  for _, p in ipairs(fwd2.slow) do
+    if not UNEXPLAINED[p.cause] then out.guest[p.cause] = (out.guest[p.cause] or 0) + 1 end
+  end
+  local left = count(fwd2) -- unexplained pages not yet covered by a class
+  local taken = {}         -- predicates of the classes named, to leave out of the later tests
+  local function free(p) for _, t in ipairs(taken) do if t(p) then return false end end return true end
+  local function name(class) out.classes[#out.classes + 1] = class; left = left - class.pages end
+  local function say(fmt, ...) out.verdicts[#out.verdicts + 1] = fmt:format(...) end
+
+  -- 1. The 2 MiB boundary: forward, page 0 of a 2 MiB is also the walk's entry.
+  local function first(p) return p.page % P2M == 0 end
+  local function entry(p) return p.entry end
+  local obs = count(fwd2, first)
+  local expected = left * (fwd2.pages // P2M) / fwd2.pages
+  if poisson_upper(obs, expected) < slowperiod.ALPHA and obs >= 3 then
+    local back = x.backward and pooled(x.backward.p2)
+    if back then
+      local all = count(back)
+      local b_first, b_entry = count(back, first), count(back, entry)
+      local e_first = all * (back.pages // P2M) / back.pages
+      local e_entry = all * back.entries / back.pages
+      local moved = b_first <= e_first + slowperiod.REMOVED * (obs - expected)
+        and poisson_upper(b_entry, e_entry) < slowperiod.ALPHA
+      local stayed = poisson_upper(b_first, e_first) < slowperiod.ALPHA
+        and b_entry <= e_entry + 2 * math.sqrt(e_entry + 1)
+      local agreed = 0
+      for i, s in ipairs(x.backward.p2) do
+        local f = x.forward.p2[i]
+        if f and count(s, entry) > count(s, first) and count(f, first) > count(s, first) then agreed = agreed + 1 end
+      end
+      if moved then
+        local pages = math.max(0, math.floor(obs - expected + 0.5))
+        name { name = "the walk's first store in a 2 MiB region", pages = pages,
+          control = ("backward walk: page 0 of a 2 MiB %d slow (%.1f even), the walk's first page there %d (%.1f even)")
+            :format(b_first, e_first, b_entry, e_entry), agreed = agreed, reps = #x.backward.p2 }
+        taken[#taken + 1] = first
+      elseif stayed then
+        say("page 0 of each 2 MiB is slow whichever way it is walked (backward: %d where %.1f is even)", b_first,
+          e_first)
+        local huge = x.huge and pooled(x.huge.forward.p2)
+        if huge then
+          local h_obs, h_all = count(huge, first), count(huge)
+          local h_exp = h_all * (huge.pages // P2M) / huge.pages
+          if h_obs <= h_exp + slowperiod.REMOVED * (obs - expected) then
+            name { name = "page 0 of each 2 MiB by index (4 KiB pages only)", pages = math.floor(obs - expected + 0.5),
+              control = ("THP=always: %d slow at page 0 of a 2 MiB (%.1f even)"):format(h_obs, h_exp),
+              agreed = agreed, reps = #x.backward.p2 }
+            taken[#taken + 1] = first
+          else
+            say("with THP=always too (%d where %.1f is even): no control removed it", h_obs, h_exp)
+          end
+        end
+      else
+        say("the 2 MiB boundary's %d slow pages (%.1f even) neither stayed nor moved clearly backward", obs, expected)
+      end
+    else
+      say("page 0 of each 2 MiB: %d slow where %.1f is even; no backward walk to decide it", obs, expected)
+    end
+  else
+    say("the 2 MiB boundary: %d slow at page 0 of a 2 MiB where %.1f is even: nothing stands out", obs, expected)
+  end
+
+  -- 2. A period, by page index and by the walk's order.
+  local by_page = period_of(fwd2, "page", P2M)
+  if by_page.period then
+    local m, pos = by_page.period, by_page.positions
+    local function at(p) for _, r in ipairs(pos) do if p.page % m == r then return true end end return false end
+    local covered = math.floor(by_page.share * (by_page.slow - by_page.first_2m.slow)
+      - #pos / m * (by_page.slow - by_page.first_2m.slow) + 0.5)
+    local back = x.backward and pooled(x.backward.p2)
+    local shifted = x.shift and pooled(x.shift.p2)
+    local huge = x.huge and pooled(x.huge.forward.p2)
+    local b_page = back and period_of(back, "page", P2M)
+    local s_order = shifted and period_of(shifted, "j", P2M)
+    local line0, line1 = slowperiod.line_residue(0), x.shift and slowperiod.line_residue(x.shift.shift)
+    if b_page and b_page.period == m and same_positions(pos, b_page.positions) then
+      out.follows = "index"
+      local h = huge and period_of(huge, "page", P2M)
+      if h and not h.period then
+        name { name = ("period %d of the page index (positions %s; 4 KiB pages only)"):format(m,
+            table.concat(pos, ", ")),
+          pages = math.max(0, covered), control = "THP=always: no period by page index", agreed = nil, reps = reps }
+        taken[#taken + 1] = at
+      else
+        say("period %d of the page index at %s, backward too; THP=always did not remove it", m, table.concat(pos, ", "))
+      end
+    elseif s_order and m % 8 == 0 and #pos > 0 then
+      -- the samples array's lines: the positions move by line1 - line0 with the shift
+      local moved = {}
+      for i, r in ipairs(pos) do moved[i] = (r + line1 - line0) % m end
+      if s_order.period and same_positions(moved, s_order.positions) and not same_positions(pos, s_order.positions) then
+        out.follows = "samples"
+        name { name = ("the samples array's cache lines (period %d)"):format(m), pages = math.max(0, covered),
+          control = ("samples shifted %d bytes: the positions moved from %s to %s"):format(x.shift.shift,
+            table.concat(pos, ", "), table.concat(s_order.positions, ", ")), reps = reps }
+        taken[#taken + 1] = at
+      end
+    end
+    if not out.follows then
+      local b_order = back and period_of(back, "j", P2M)
+      if b_order and b_order.period == m and same_positions(pos, b_order.positions) then
+        out.follows = "order"
+        say("period %d follows the walk's order, not the page index (backward: positions %s by order)", m,
+          table.concat(b_order.positions, ", "))
+      else
+        say("period %d of the page index at %s: no control decided it", m, table.concat(pos, ", "))
+      end
+    end
+  else
+    say("no period by page index: %s", period.describe(by_page))
+  end
+
+  -- 3. The page's second touch or time: pass 3 over the same pages.
+  local c2, c3 = count(fwd2, free), count(fwd3, free)
+  local r = rates(c2, fwd2.ns, c3, fwd3.ns)
+  out.rates = r
+  local others = {}
+  for _, case in ipairs { "backward", "stride", "shift" } do
+    if x[case] then
+      local s = pooled(x[case].p2)
+      others[#others + 1] = { case = case, r = rates(c2, fwd2.ns, count(s, free), s.ns) }
+    end
+  end
+  -- pass 2 later after the first touch: a second touch stays, a fading with time goes
+  local later = x.pause and pooled(x.pause.p2)
+  local kept = later and rates(c2, fwd2.ns, count(later, free), later.ns)
+  out.later = kept
+  local removed = c2 >= slowperiod.MIN_PAGES and r.ratio and r.ratio <= slowperiod.REMOVED and r.p < slowperiod.ALPHA
+  if removed and kept and kept.ratio and kept.ratio <= slowperiod.REMOVED and kept.p < slowperiod.ALPHA then
+    say("pass 3 removes them (%.2f slow pages per ms against pass 2's %.2f), but so does a pause of 50 ms before "
+      .. "pass 2 (%.2f per ms): they fade with the time since the first touch, not with the touches",
+      1e6 * c3 / fwd3.ns, 1e6 * c2 / fwd2.ns, 1e6 * kept.b / kept.b_ns)
+  elseif removed and kept and (not kept.ratio or kept.ratio < 1 / slowperiod.SAME) then
+    say("pass 3 removes them (%.2f slow pages per ms against pass 2's %.2f), and a pause of 50 ms before pass 2 "
+      .. "lowers them too (%.2f per ms): second touch and time since the first touch are not told apart",
+      1e6 * c3 / fwd3.ns, 1e6 * c2 / fwd2.ns, kept.b_ns > 0 and 1e6 * kept.b / kept.b_ns or 0)
+  elseif removed then
+    local agreed = 0
+    for i, s in ipairs(x.forward.p2) do
+      local t = x.forward.p3[i]
+      local a, b = count(s, free), t and count(t, free) or 0
+      if t and a > 0 and (b / t.ns) <= slowperiod.REMOVED * (a / s.ns) then agreed = agreed + 1 end
+    end
+    name { name = "the page's second touch (gone in pass 3)",
+      pages = math.max(0, math.floor(c2 - c3 * fwd2.ns / fwd3.ns + 0.5)),
+      control = ("pass 3 over the same pages: %.2f slow pages per ms against pass 2's %.2f%s"):format(
+        1e6 * c3 / fwd3.ns, 1e6 * c2 / fwd2.ns, kept and (", and %.2f in a pass 2 50 ms after pass 1"):format(1e6 * kept.b / kept.b_ns)
+        or ""), agreed = agreed, reps = reps }
+    out.follows = out.follows or "second touch"
+  elseif c2 >= slowperiod.MIN_PAGES and r.ratio and r.ratio <= slowperiod.SAME and r.ratio >= 1 / slowperiod.SAME
+    and r.p >= slowperiod.ALPHA then
+    local same = true
+    for _, o in ipairs(others) do
+      same = same and o.r.ratio and o.r.ratio <= slowperiod.SAME and o.r.ratio >= 1 / slowperiod.SAME
+    end
+    if same then
+      out.follows = out.follows or "time"
+      say("they follow time: %.2f slow pages per ms in pass 2, %.2f in pass 3 over the same pages (p = %.2g)%s; no "
+        .. "control removes a cause outside the guest, so they stay not explained", 1e6 * c2 / fwd2.ns,
+        1e6 * c3 / fwd3.ns, r.p, #others > 0 and (", and the same in every other walk") or "")
+    else
+      say("pass 3 keeps pass 2's rate (%.2f and %.2f per ms) but another walk changes it", 1e6 * c2 / fwd2.ns,
+        1e6 * c3 / fwd3.ns)
+    end
+  elseif r.ratio then
+    say("pass 3 against pass 2: %.2f and %.2f slow pages per ms (p = %.2g): neither removed nor the same",
+      1e6 * c3 / fwd3.ns, 1e6 * c2 / fwd2.ns, r.p or 1)
+  end
+  out.gaps = slowperiod.gaps(x.forward.p2)
+
+  -- 4. The physical frames.
+  local all = { present = 0, set = {} }
+  for bit = 0, slowperiod.FRAME_BITS - 1 do all.set[bit] = 0 end
+  for _, f in ipairs(x.forward.frames or {}) do
+    all.present = all.present + f.present
+    for bit = 0, slowperiod.FRAME_BITS - 1 do all.set[bit] = all.set[bit] + f.set[bit] end
+  end
+  out.frames = slowperiod.frame_bits(fwd2, all)
+  if out.frames then
+    local f = out.frames
+    say("frames: bit %d is set in %.1f %% of the %d unexplained slow pages and in %.1f %% of all pages "
+      .. "(p = %.2g over %d bits)%s", f.bit, 100 * f.slow_share, f.pages, 100 * f.all_share, f.p, slowperiod.FRAME_BITS,
+      f.p < slowperiod.ALPHA and ": it stands out, with no control to decide it" or ": no bit stands out")
+  end
+
+  out.unexplained = left
+  out.unexplained_share = out.total > 0 and left / out.total or 0
+  for _, c in ipairs(out.classes) do c.share = out.total > 0 and c.pages / out.total or 0 end
+  return out
+end
+
+-- The frame bits of every present page of a frames array (b:frames):
+-- {present, set = {[bit] = count}}.
+function slowperiod.all_frames(f)
+  local out = { present = 0, set = {} }
+  for bit = 0, slowperiod.FRAME_BITS - 1 do out.set[bit] = 0 end
+  for i = 1, #f do
+    local v = f[i]
+    if v >= 0 then
+      out.present = out.present + 1
+      for bit = 0, slowperiod.FRAME_BITS - 1 do
+        if (v >> bit) & 1 == 1 then out.set[bit] = out.set[bit] + 1 end
+      end
+    end
+  end
+  return out
+end
+
+return slowperiod
