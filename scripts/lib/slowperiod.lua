@@ -348,8 +348,9 @@ function slowperiod.decide(x)
     name { name = "the page's second touch (gone in pass 3)",
       pages = math.max(0, math.floor(c2 - c3 * fwd2.ns / fwd3.ns + 0.5)),
       control = ("pass 3 over the same pages: %.2f slow pages per ms against pass 2's %.2f%s"):format(
-        1e6 * c3 / fwd3.ns, 1e6 * c2 / fwd2.ns, kept and (", and %.2f in a pass 2 50 ms after pass 1"):format(1e6 * kept.b / kept.b_ns)
-        or ""), agreed = agreed, reps = reps }
+        1e6 * c3 / fwd3.ns, 1e6 * c2 / fwd2.ns,
+        kept and (", and %.2f in a pass 2 50 ms after pass 1"):format(1e6 * kept.b / kept.b_ns) or ""),
+      agreed = agreed, reps = reps }
     out.follows = out.follows or "second touch"
   elseif c2 >= slowperiod.MIN_PAGES and r.ratio and r.ratio <= slowperiod.SAME and r.ratio >= 1 / slowperiod.SAME
     and r.p >= slowperiod.ALPHA then
