@@ -3,7 +3,7 @@
 -- maps a fresh buffer, stores into every page once (pass 1, untimed), then
 -- walks it twice with a timestamp around every store under ft.trace: pass 2
 -- and pass 3, the same walk over the same written pages. The walks: forward
--- (the reference; the physical frame of every page is read after pass 1),
+-- (the reference; the physical frame of every page is read after pass 3),
 -- forward with the samples array 4 bytes off its cache lines, backward, by
 -- a stride of STRIDE pages, and forward 50 ms after pass 1 (a second touch
 -- later in time); each under every THP mode asked for.
@@ -35,19 +35,23 @@ function slowwalks.run(h, modes, slow_ns, resolution_ns)
       if not tr then return false, why end
       local b <close> = r:map(nil, { thp = mode })
       r:pass("pass1", b, "touch", 1)
+      if w.pause then ft.sleep(w.pause) end
+      local s, ix, ns, passes = ft.samples(b.pages), ft.samples(b.pages), 0, {}
+      for pass_no = 2, 3 do
+        local p = slowrun.walk_pass(tr, b, s, pass_no, w.walk, ix)
+        passes[pass_no] = { p = p, m = slowrun.keep(r, rep, pass_no, p, opts) }
+        ns = ns + p.ns
+      end
+      -- the frames after both passes: reading pagemap walks the page tables, which must not warm them for pass 2
       local frames
       if w.key == "forward" then
         local f = ft.samples(b.pages)
         if b:frames(f) then frames = f end -- not root: no frames, and the frame test is left out
       end
-      if w.pause then ft.sleep(w.pause) end
-      local s, ix, ns = ft.samples(b.pages), ft.samples(b.pages), 0
       for pass_no = 2, 3 do
-        local p = slowrun.walk_pass(tr, b, s, pass_no, w.walk, ix)
-        local m = slowrun.keep(r, rep, pass_no, p, opts)
+        local p, m = passes[pass_no].p, passes[pass_no].m
         r["walk" .. pass_no] = slowperiod.set(p.samples, ix, slowcause.windows(p.samples, p.timing), m.slow, p.ns,
           pages_2m, frames)
-        ns = ns + p.ns
       end
       r.frames = frames and slowperiod.all_frames(frames) or nil
       r:work(ns)
