@@ -119,9 +119,21 @@ do -- the walk's first store in each 2 MiB, whichever page that is
   local d = slowperiod.decide(experiment(rule))
   t.like(names(d), "the walk's first store in a 2 MiB region", "backward moved them: the walk's entry",
     table.concat(d.verdicts, " | "))
+  -- one in three of the walk's first 16 stores in each 2 MiB, in pass 2 only: the reach is found
+  local seen = {}
+  local function reach(_, pass_no)
+    return function(j, page)
+      local region = page // P2M
+      seen[region] = seen[region] or j
+      return pass_no == 2 and j - seen[region] < 16 and j % 3 == 0
+    end
+  end
+  local x = experiment(function(case, pass_no) seen = {} return reach(case, pass_no) end)
+  d = slowperiod.decide(x)
+  t.like(names(d), "the walk's first 16 stores in a 2 MiB region", "its reach: 16 stores", names(d))
   -- page 0 of each 2 MiB whichever way: not the entry
   local function page0() return function(_, page) return page % P2M == 0 end end
-  local x = experiment(page0)
+  x = experiment(page0)
   d = slowperiod.decide(x)
   t.ok(not names(d):find("first store"), "page 0 kept backward: not the walk's entry", names(d))
   t.like(table.concat(d.verdicts, " | "), "page 0 of each 2 MiB is slow whichever way", "said so")

@@ -60,55 +60,68 @@ local function count(set, pred)
   return n
 end
 
+-- The reaches tested for the walk's entry into a 2 MiB region: its first
+-- K stores there, K a power of two below the pages in 2 MiB.
+local function reaches(pages_2m)
+  local out, k = {}, 1
+  while k < pages_2m do out[#out + 1], k = k, k * 2 end
+  return out
+end
+
 -- A pass's slow pages, as slowpages.lua keeps them: s (ft.samples in walk
 -- order), ix (the page of each j, or nil: j itself), ends (slowcause.windows'
 -- ends), matched (slowcause.match's slow), frames (page -> frame, or nil).
--- Returns {pages, ns, entries, slow = {{j, page, t, ns, cause, entry, frame}}}:
--- t the page's end from the pass's start, entry whether the walk's previous
--- store was in another 2 MiB (or none was), entries how many j are such.
+-- Returns {pages, ns, near = {[K] = stores among a 2 MiB's first K since
+-- the walk entered it}, slow = {{j, page, t, ns, cause, d, frame}}}: t the
+-- page's end from the pass's start, d the stores since the walk entered
+-- the page's 2 MiB region (0: the store that entered it).
 function slowperiod.set(s, ix, ends, matched, pass_ns, pages_2m, frames)
   local n = #s
   local function page(j) return ix and ix[j] or j - 1 end
-  local entry, entries, prev = {}, 0, nil
+  local d, near, prev, since = {}, {}, nil, 0
+  local ks = reaches(pages_2m)
+  for _, k in ipairs(ks) do near[k] = 0 end
   for j = 1, n do
     local region = page(j) // pages_2m
-    if region ~= prev then entry[j], entries = true, entries + 1 end
-    prev = region
+    since = region ~= prev and 0 or since + 1
+    prev, d[j] = region, since
+    for _, k in ipairs(ks) do if since < k then near[k] = near[k] + 1 end end
   end
-  local out = { pages = n, ns = pass_ns, entries = entries, slow = {} }
+  local out = { pages = n, ns = pass_ns, near = near, slow = {} }
   for _, m in ipairs(matched) do
     local j = m.index + 1
     local p = page(j)
-    out.slow[#out.slow + 1] = { j = j - 1, page = p, t = ends[j] - ends[0], ns = m.ns, cause = m.cause,
-      entry = entry[j] or false, frame = frames and frames[p + 1] or nil }
+    out.slow[#out.slow + 1] = { j = j - 1, page = p, t = ends[j] - ends[0], ns = m.ns, cause = m.cause, d = d[j],
+      frame = frames and frames[p + 1] or nil }
   end
   return out
 end
 
--- Sets of one case's repetitions taken together: pages, ns and entries add
--- up; each page's position is kept per repetition by an offset of whole
+-- Sets of one case's repetitions taken together: pages, ns add
+-- up (and the stores near an entry); each page's position is kept per repetition by an offset of whole
 -- multiples of the pages (a multiple of every modulus tested).
 local function pooled(sets)
-  local out = { pages = 0, ns = 0, entries = 0, slow = {}, reps = #sets }
+  local out = { pages = 0, ns = 0, near = {}, slow = {}, reps = #sets }
   for _, s in ipairs(sets) do
+    for k, v in pairs(s.near) do out.near[k] = (out.near[k] or 0) + v end
     for _, p in ipairs(s.slow) do
       local q = {}
       for k, v in pairs(p) do q[k] = v end
       q.j, q.page = p.j + out.pages, p.page + out.pages
       out.slow[#out.slow + 1] = q
     end
-    out.pages, out.ns, out.entries = out.pages + s.pages, out.ns + s.ns, out.entries + s.entries
+    out.pages, out.ns = out.pages + s.pages, out.ns + s.ns
   end
   return out
 end
 slowperiod.pooled = pooled
 
--- period.lua over a set's unexplained slow pages, by page index (key
--- "page") or by walk order ("j").
-local function period_of(set, key, pages_2m)
+-- period.lua over a set's unexplained slow pages (those keep(p) allows), by
+-- page index (key "page") or by walk order ("j").
+local function period_of(set, key, pages_2m, keep)
   local slow = {}
   for _, p in ipairs(set.slow) do
-    if UNEXPLAINED[p.cause] then slow[p[key] + 1] = true end
+    if UNEXPLAINED[p.cause] and (not keep or keep(p)) then slow[p[key] + 1] = true end
   end
   return period.of(function(i) return slow[i] and 1 or 0 end, set.pages, 0, pages_2m)
 end
@@ -145,15 +158,16 @@ local function rates(a_count, a_ns, b_count, b_ns)
 end
 slowperiod.rates = rates
 
--- The frames of a pass's unexplained slow pages against all present pages',
+-- The frames of a pass's unexplained slow pages (those keep(p) allows, or
+-- all) against all present pages',
 -- bit by bit: all = {present =, set = {[bit] = pages with it set}}. Returns
 -- the bit that stands out most {bit, slow_share, all_share, p} (p with
 -- Bonferroni over the bits), or nil without frames.
-function slowperiod.frame_bits(set, all)
+function slowperiod.frame_bits(set, all, keep)
   if not all or (all.present or 0) == 0 then return nil end
   local slow = {}
   for _, p in ipairs(set.slow) do
-    if UNEXPLAINED[p.cause] and p.frame and p.frame >= 0 then slow[#slow + 1] = p.frame end
+    if UNEXPLAINED[p.cause] and p.frame and p.frame >= 0 and (not keep or keep(p)) then slow[#slow + 1] = p.frame end
   end
   if #slow == 0 then return nil end
   local best
@@ -206,66 +220,79 @@ function slowperiod.decide(x)
     if not UNEXPLAINED[p.cause] then out.guest[p.cause] = (out.guest[p.cause] or 0) + 1 end
   end
   local left = count(fwd2) -- unexplained pages not yet covered by a class
-  local taken = {}         -- predicates of the classes named, to leave out of the later tests
+  local taken = {}         -- predicates of the pages decided, to leave out of the later tests
   local function free(p) for _, t in ipairs(taken) do if t(p) then return false end end return true end
   local function name(class) out.classes[#out.classes + 1] = class; left = left - class.pages end
   local function say(fmt, ...) out.verdicts[#out.verdicts + 1] = fmt:format(...) end
 
-  -- 1. The 2 MiB boundary: forward, page 0 of a 2 MiB is also the walk's entry.
-  local function first(p) return p.page % P2M == 0 end
-  local function entry(p) return p.entry end
-  local obs = count(fwd2, first)
-  local expected = left * (fwd2.pages // P2M) / fwd2.pages
-  if poisson_upper(obs, expected) < slowperiod.ALPHA and obs >= 3 then
+  -- 1. The walk's entry into a 2 MiB region: its first K stores there, K
+  -- the reach with the largest excess over an even spread (forward: pages
+  -- 0 to K - 1 of each 2 MiB). Backward, the walk enters at a 2 MiB's last
+  -- page: its first K stores there are pages 511 down; pages 0 to K - 1 come last.
+  local best
+  local ks = reaches(P2M)
+  for _, k in ipairs(ks) do
+    local near = function(p) return p.d < k end
+    local obs = count(fwd2, near)
+    local expected = left * fwd2.near[k] / fwd2.pages
+    if not best or obs - expected > best.obs - best.expected then
+      best = { k = k, obs = obs, expected = expected, near = near }
+    end
+  end
+  local K = best.k
+  local what = K == 1 and "the walk's first store in a 2 MiB region"
+    or ("the walk's first %d stores in a 2 MiB region"):format(K)
+  local function low(p) return p.page % P2M < K end -- pages 0 to K - 1 of a 2 MiB, by index
+  if best.obs >= 3 and poisson_upper(best.obs, best.expected) < slowperiod.ALPHA / #ks then
     local back = x.backward and pooled(x.backward.p2)
+    local excess = best.obs - best.expected
     if back then
       local all = count(back)
-      local b_first, b_entry = count(back, first), count(back, entry)
-      local e_first = all * (back.pages // P2M) / back.pages
-      local e_entry = all * back.entries / back.pages
-      local moved = b_first <= e_first + slowperiod.REMOVED * (obs - expected)
-        and poisson_upper(b_entry, e_entry) < slowperiod.ALPHA
-      local stayed = poisson_upper(b_first, e_first) < slowperiod.ALPHA
-        and b_entry <= e_entry + 2 * math.sqrt(e_entry + 1)
+      local b_low, b_near = count(back, low), count(back, best.near)
+      local e_low, e_near = all * K / P2M, all * back.near[K] / back.pages
+      local moved = b_low <= e_low + slowperiod.REMOVED * excess and poisson_upper(b_near, e_near) < slowperiod.ALPHA
+      local stayed = poisson_upper(b_low, e_low) < slowperiod.ALPHA and b_near <= e_near + 2 * math.sqrt(e_near + 1)
       local agreed = 0
-      for i, s in ipairs(x.backward.p2) do
-        local f = x.forward.p2[i]
-        if f and count(s, entry) > count(s, first) and count(f, first) > count(s, first) then agreed = agreed + 1 end
+      for _, b in ipairs(x.backward.p2) do
+        if count(b, best.near) > count(b, low) then agreed = agreed + 1 end
       end
       if moved then
-        local pages = math.max(0, math.floor(obs - expected + 0.5))
-        name { name = "the walk's first store in a 2 MiB region", pages = pages,
-          control = ("backward walk: page 0 of a 2 MiB %d slow (%.1f even), the walk's first page there %d (%.1f even)")
-            :format(b_first, e_first, b_entry, e_entry), agreed = agreed, reps = #x.backward.p2 }
-        taken[#taken + 1] = first
+        name { name = what, pages = math.max(0, math.floor(excess + 0.5)),
+          control = ("backward walk: pages 0 to %d of a 2 MiB %d slow (%.1f even), the walk's first %d stores "
+            .. "there %d (%.1f even)"):format(K - 1, b_low, e_low, K, b_near, e_near), agreed = agreed,
+          reps = #x.backward.p2 }
+        taken[#taken + 1] = best.near
       elseif stayed then
-        say("page 0 of each 2 MiB is slow whichever way it is walked (backward: %d where %.1f is even)", b_first,
-          e_first)
+        out.follows = "index"
+        taken[#taken + 1] = low -- decided as the index's, named or not: out of the tests for time below
+        say("%s of each 2 MiB %s slow whichever way it is walked (backward: %d where %.1f is even)",
+          K == 1 and "page 0" or ("pages 0 to %d"):format(K - 1), K == 1 and "is" or "are", b_low, e_low)
         local huge = x.huge and pooled(x.huge.forward.p2)
         if huge then
-          local h_obs, h_all = count(huge, first), count(huge)
-          local h_exp = h_all * (huge.pages // P2M) / huge.pages
-          if h_obs <= h_exp + slowperiod.REMOVED * (obs - expected) then
-            name { name = "page 0 of each 2 MiB by index (4 KiB pages only)", pages = math.floor(obs - expected + 0.5),
-              control = ("THP=always: %d slow at page 0 of a 2 MiB (%.1f even)"):format(h_obs, h_exp),
-              agreed = agreed, reps = #x.backward.p2 }
-            taken[#taken + 1] = first
+          local h_obs, h_all = count(huge, low), count(huge)
+          local h_exp = h_all * K / P2M
+          if h_obs <= h_exp + slowperiod.REMOVED * excess then
+            name { name = ("%s of each 2 MiB by index (4 KiB pages only)"):format(K == 1 and "page 0"
+              or ("pages 0 to %d"):format(K - 1)),
+              pages = math.max(0, math.floor(excess + 0.5)),
+              control = ("THP=always: %d slow there (%.1f even)"):format(h_obs, h_exp), reps = #x.backward.p2 }
           else
             say("with THP=always too (%d where %.1f is even): no control removed it", h_obs, h_exp)
           end
         end
       else
-        say("the 2 MiB boundary's %d slow pages (%.1f even) neither stayed nor moved clearly backward", obs, expected)
+        say("%s: %d slow (%.1f even), neither kept nor moved clearly backward", what, best.obs, best.expected)
       end
     else
-      say("page 0 of each 2 MiB: %d slow where %.1f is even; no backward walk to decide it", obs, expected)
+      say("%s: %d slow where %.1f is even; no backward walk to decide it", what, best.obs, best.expected)
     end
   else
-    say("the 2 MiB boundary: %d slow at page 0 of a 2 MiB where %.1f is even: nothing stands out", obs, expected)
+    say("the walk's entry into a 2 MiB region: nothing stands out (at most %d slow among its first %d stores where "
+      .. "%.1f is even)", best.obs, K, best.expected)
   end
 
   -- 2. A period, by page index and by the walk's order.
-  local by_page = period_of(fwd2, "page", P2M)
+  local by_page = period_of(fwd2, "page", P2M, free)
   if by_page.period then
     local m, pos = by_page.period, by_page.positions
     local function at(p) for _, r in ipairs(pos) do if p.page % m == r then return true end end return false end
@@ -274,12 +301,12 @@ function slowperiod.decide(x)
     local back = x.backward and pooled(x.backward.p2)
     local shifted = x.shift and pooled(x.shift.p2)
     local huge = x.huge and pooled(x.huge.forward.p2)
-    local b_page = back and period_of(back, "page", P2M)
-    local s_order = shifted and period_of(shifted, "j", P2M)
+    local b_page = back and period_of(back, "page", P2M, free)
+    local s_order = shifted and period_of(shifted, "j", P2M, free)
     local line0, line1 = slowperiod.line_residue(0), x.shift and slowperiod.line_residue(x.shift.shift)
     if b_page and b_page.period == m and same_positions(pos, b_page.positions) then
       out.follows = "index"
-      local h = huge and period_of(huge, "page", P2M)
+      local h = huge and period_of(huge, "page", P2M, free)
       if h and not h.period then
         name { name = ("period %d of the page index (positions %s; 4 KiB pages only)"):format(m,
             table.concat(pos, ", ")),
@@ -301,7 +328,7 @@ function slowperiod.decide(x)
       end
     end
     if not out.follows then
-      local b_order = back and period_of(back, "j", P2M)
+      local b_order = back and period_of(back, "j", P2M, free)
       if b_order and b_order.period == m and same_positions(pos, b_order.positions) then
         out.follows = "order"
         say("period %d follows the walk's order, not the page index (backward: positions %s by order)", m,
@@ -380,10 +407,10 @@ function slowperiod.decide(x)
     all.present = all.present + f.present
     for bit = 0, slowperiod.FRAME_BITS - 1 do all.set[bit] = all.set[bit] + f.set[bit] end
   end
-  out.frames = slowperiod.frame_bits(fwd2, all)
+  out.frames = slowperiod.frame_bits(fwd2, all, free)
   if out.frames then
     local f = out.frames
-    say("frames: bit %d is set in %.1f %% of the %d unexplained slow pages and in %.1f %% of all pages "
+    say("frames: bit %d is set in %.1f %% of the %d slow pages outside the classes and in %.1f %% of all pages "
       .. "(p = %.2g over %d bits)%s", f.bit, 100 * f.slow_share, f.pages, 100 * f.all_share, f.p, slowperiod.FRAME_BITS,
       f.p < slowperiod.ALPHA and ": it stands out, with no control to decide it" or ": no bit stands out")
   end
