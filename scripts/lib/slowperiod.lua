@@ -11,9 +11,10 @@
 --     of the walk's order (it moves with the order), or of the samples
 --     array's cache lines (the 4-byte shift moves it as the line
 --     boundaries move);
---   the page's second touch: gone in pass 3 over the same pages, and not
---     gone when pass 2 itself comes 50 ms later (else: the time since the
---     first touch);
+--   the page's second touch: the excess of pass 2's rate over pass 3's, the
+--     same walk over the same pages (significant, and pass 3 below 2/3 of
+--     pass 2), that a pass 2 50 ms after pass 1 keeps (else: the time since
+--     the first touch); what pass 3 keeps stays not explained;
 --   time: the same rate per ms in pass 3 as in pass 2, whatever the order.
 -- A class is named only where its control removed it or moved it as
 -- predicted, with the share of pass-2 slow pages (forward) it covers;
@@ -26,7 +27,7 @@ local period = require "period"
 local slowperiod = {}
 
 slowperiod.ALPHA = 0.001   -- a test's level (Bonferroni where several are made)
-slowperiod.REMOVED = 0.25  -- a control removes a class when it leaves at most this share of its rate
+slowperiod.REMOVED = 0.25  -- a control removes a class when it leaves at most this share of its excess
 slowperiod.SAME = 1.5      -- rates within this factor of each other are the same (with no significant change)
 slowperiod.MIN_PAGES = 20  -- slow pages a verdict on rates needs
 slowperiod.FRAME_BITS = 12 -- the frame bits compared, 0 to this - 1
@@ -71,8 +72,10 @@ end
 -- A pass's slow pages, as slowpages.lua keeps them: s (ft.samples in walk
 -- order), ix (the page of each j, or nil: j itself), ends (slowcause.windows'
 -- ends), matched (slowcause.match's slow), frames (page -> frame, or nil).
--- Returns {pages, ns, near = {[K] = stores among a 2 MiB's first K since
--- the walk entered it}, slow = {{j, page, t, ns, cause, d, frame}}}: t the
+-- Returns {pages, ns, wall_ns, near = {[K] = stores among a 2 MiB's first K
+-- since the walk entered it}, slow = {{j, page, t, ns, cause, d, frame}}}:
+-- ns the samples' sum without the pages a guest event explains (a page
+-- preempted for 8 ms holds no 8 ms of chances for a slow page), t the
 -- page's end from the pass's start, d the stores since the walk entered
 -- the page's 2 MiB region (0: the store that entered it).
 function slowperiod.set(s, ix, ends, matched, pass_ns, pages_2m, frames)
@@ -87,10 +90,13 @@ function slowperiod.set(s, ix, ends, matched, pass_ns, pages_2m, frames)
     prev, d[j] = region, since
     for _, k in ipairs(ks) do if since < k then near[k] = near[k] + 1 end end
   end
-  local out = { pages = n, ns = pass_ns, near = near, slow = {} }
+  local sum = 0
+  for j = 1, n do sum = sum + s[j] end
+  local out = { pages = n, ns = sum, wall_ns = pass_ns, near = near, slow = {} }
   for _, m in ipairs(matched) do
     local j = m.index + 1
     local p = page(j)
+    if not UNEXPLAINED[m.cause] then out.ns = out.ns - m.ns end
     out.slow[#out.slow + 1] = { j = j - 1, page = p, t = ends[j] - ends[0], ns = m.ns, cause = m.cause, d = d[j],
       frame = frames and frames[p + 1] or nil }
   end
@@ -356,29 +362,38 @@ function slowperiod.decide(x)
   local later = x.pause and pooled(x.pause.p2)
   local kept = later and rates(c2, fwd2.ns, count(later, free), later.ns)
   out.later = kept
-  local removed = c2 >= slowperiod.MIN_PAGES and r.ratio and r.ratio <= slowperiod.REMOVED and r.p < slowperiod.ALPHA
-  if removed and kept and kept.ratio and kept.ratio <= slowperiod.REMOVED and kept.p < slowperiod.ALPHA then
-    say("pass 3 removes them (%.2f slow pages per ms against pass 2's %.2f), but so does a pause of 50 ms before "
+  -- pass 3 significantly below pass 2: the excess is the second touch's; what pass 3 keeps stays not explained
+  local removed = c2 >= slowperiod.MIN_PAGES and r.ratio and r.ratio < 1 / slowperiod.SAME and r.p < slowperiod.ALPHA
+  if removed and kept and kept.ratio and kept.ratio < 1 / slowperiod.SAME and kept.p < slowperiod.ALPHA then
+    say("pass 3 lowers them (%.2f slow pages per ms against pass 2's %.2f), but so does a pause of 50 ms before "
       .. "pass 2 (%.2f per ms): they fade with the time since the first touch, not with the touches",
       1e6 * c3 / fwd3.ns, 1e6 * c2 / fwd2.ns, 1e6 * kept.b / kept.b_ns)
-  elseif removed and kept and (not kept.ratio or kept.ratio < 1 / slowperiod.SAME) then
-    say("pass 3 removes them (%.2f slow pages per ms against pass 2's %.2f), and a pause of 50 ms before pass 2 "
-      .. "lowers them too (%.2f per ms): second touch and time since the first touch are not told apart",
-      1e6 * c3 / fwd3.ns, 1e6 * c2 / fwd2.ns, kept.b_ns > 0 and 1e6 * kept.b / kept.b_ns or 0)
   elseif removed then
     local agreed = 0
     for i, s in ipairs(x.forward.p2) do
       local t = x.forward.p3[i]
       local a, b = count(s, free), t and count(t, free) or 0
-      if t and a > 0 and (b / t.ns) <= slowperiod.REMOVED * (a / s.ns) then agreed = agreed + 1 end
+      if t and a > 0 and (b / t.ns) < (a / s.ns) / slowperiod.SAME then agreed = agreed + 1 end
     end
-    name { name = "the page's second touch (gone in pass 3)",
+    name { name = "the page's second touch (the excess over pass 3)",
       pages = math.max(0, math.floor(c2 - c3 * fwd2.ns / fwd3.ns + 0.5)),
-      control = ("pass 3 over the same pages: %.2f slow pages per ms against pass 2's %.2f%s"):format(
-        1e6 * c3 / fwd3.ns, 1e6 * c2 / fwd2.ns,
+      control = ("pass 3 over the same pages: %.2f slow pages per ms against pass 2's %.2f (p = %.2g)%s"):format(
+        1e6 * c3 / fwd3.ns, 1e6 * c2 / fwd2.ns, r.p,
         kept and (", and %.2f in a pass 2 50 ms after pass 1"):format(1e6 * kept.b / kept.b_ns) or ""),
       agreed = agreed, reps = reps }
     out.follows = out.follows or "second touch"
+    -- what pass 3 keeps, walk by walk: one rate everywhere is what a cause in time would give
+    local kept3 = { ("forward %.2f"):format(1e6 * c3 / fwd3.ns) }
+    for _, case in ipairs { "backward", "stride", "shift", "pause" } do
+      if x[case] then
+        local s3 = pooled(x[case].p3)
+        kept3[#kept3 + 1] = ("%s %.2f"):format(case, s3.ns > 0 and 1e6 * count(s3, free) / s3.ns or 0)
+      end
+    end
+    say("what pass 3 keeps, slow pages per ms outside the classes: %s; their gaps in pass 3: %s",
+      table.concat(kept3, ", "), (function(g)
+        return g.cv and ("median %d ns, cv %.2f over %d gaps"):format(g.median_ns, g.cv, g.n) or "too few"
+      end)(slowperiod.gaps(x.forward.p3)))
   elseif c2 >= slowperiod.MIN_PAGES and r.ratio and r.ratio <= slowperiod.SAME and r.ratio >= 1 / slowperiod.SAME
     and r.p >= slowperiod.ALPHA then
     local same = true
