@@ -232,19 +232,20 @@ function slowperiod.decide(x)
   local function say(fmt, ...) out.verdicts[#out.verdicts + 1] = fmt:format(...) end
 
   -- 1. The walk's entry into a 2 MiB region: its first K stores there, K
-  -- the reach with the largest excess over an even spread (forward: pages
-  -- 0 to K - 1 of each 2 MiB). Backward, the walk enters at a 2 MiB's last
-  -- page: its first K stores there are pages 511 down; pages 0 to K - 1 come last.
-  local best
+  -- the end of the last band [K/2, K) of stores since the entry whose slow
+  -- pages stand out of an even spread (forward: pages 0 to K - 1 of each
+  -- 2 MiB). Backward, the walk enters at a 2 MiB's last page: its first K
+  -- stores there are pages 511 down; pages 0 to K - 1 come last.
   local ks = reaches(P2M)
-  for _, k in ipairs(ks) do
-    local near = function(p) return p.d < k end
-    local obs = count(fwd2, near)
-    local expected = left * fwd2.near[k] / fwd2.pages
-    if not best or obs - expected > best.obs - best.expected then
-      best = { k = k, obs = obs, expected = expected, near = near }
-    end
+  local best = { k = 1 }
+  for i, k in ipairs(ks) do
+    local lo = i > 1 and ks[i - 1] or 0
+    local band = function(p) return p.d >= lo and p.d < k end
+    local expected = left * (fwd2.near[k] - (i > 1 and fwd2.near[lo] or 0)) / fwd2.pages
+    if poisson_upper(count(fwd2, band), expected) < slowperiod.ALPHA / #ks then best.k = k end
   end
+  best.near = function(p) return p.d < best.k end
+  best.obs, best.expected = count(fwd2, best.near), left * fwd2.near[best.k] / fwd2.pages
   local K = best.k
   local what = K == 1 and "the walk's first store in a 2 MiB region"
     or ("the walk's first %d stores in a 2 MiB region"):format(K)
@@ -347,10 +348,21 @@ function slowperiod.decide(x)
     say("no period by page index: %s", period.describe(by_page))
   end
 
-  -- 3. The page's second touch or time: pass 3 over the same pages.
+  -- 3. The page's second touch or time: pass 3 over the same pages, the
+  -- control inside every walk (2 ms after its pass 2: the drift of the
+  -- machine between cases cancels), pooled over the walks.
   local c2, c3 = count(fwd2, free), count(fwd3, free)
-  local r = rates(c2, fwd2.ns, c3, fwd3.ns)
-  out.rates = r
+  out.rates = rates(c2, fwd2.ns, c3, fwd3.ns)
+  local sum, by_walk = { 0, 0, 0, 0 }, {}
+  for _, case in ipairs { "forward", "shift", "backward", "stride", "pause" } do
+    if x[case] then
+      local a, b = pooled(x[case].p2), pooled(x[case].p3)
+      local one = rates(count(a, free), a.ns, count(b, free), b.ns)
+      sum = { sum[1] + one.a, sum[2] + one.a_ns, sum[3] + one.b, sum[4] + one.b_ns }
+      by_walk[#by_walk + 1] = ("%s %s"):format(case, one.ratio and ("%.2f"):format(one.ratio) or "–")
+    end
+  end
+  local r = rates(sum[1], sum[2], sum[3], sum[4])
   local others = {}
   for _, case in ipairs { "backward", "stride", "shift" } do
     if x[case] then
@@ -366,8 +378,8 @@ function slowperiod.decide(x)
   local removed = c2 >= slowperiod.MIN_PAGES and r.ratio and r.ratio < 1 / slowperiod.SAME and r.p < slowperiod.ALPHA
   if removed and kept and kept.ratio and kept.ratio < 1 / slowperiod.SAME and kept.p < slowperiod.ALPHA then
     say("pass 3 lowers them (%.2f slow pages per ms against pass 2's %.2f), but so does a pause of 50 ms before "
-      .. "pass 2 (%.2f per ms): they fade with the time since the first touch, not with the touches",
-      1e6 * c3 / fwd3.ns, 1e6 * c2 / fwd2.ns, 1e6 * kept.b / kept.b_ns)
+      .. "pass 2 (%.2f per ms against %.2f): they fade with the time since the first touch, not with the touches",
+      1e6 * r.b / r.b_ns, 1e6 * r.a / r.a_ns, 1e6 * kept.b / kept.b_ns, 1e6 * c2 / fwd2.ns)
   elseif removed then
     local agreed = 0
     for i, s in ipairs(x.forward.p2) do
@@ -376,10 +388,12 @@ function slowperiod.decide(x)
       if t and a > 0 and (b / t.ns) < (a / s.ns) / slowperiod.SAME then agreed = agreed + 1 end
     end
     name { name = "the page's second touch (the excess over pass 3)",
-      pages = math.max(0, math.floor(c2 - c3 * fwd2.ns / fwd3.ns + 0.5)),
-      control = ("pass 3 over the same pages: %.2f slow pages per ms against pass 2's %.2f (p = %.2g)%s"):format(
-        1e6 * c3 / fwd3.ns, 1e6 * c2 / fwd2.ns, r.p,
-        kept and (", and %.2f in a pass 2 50 ms after pass 1"):format(1e6 * kept.b / kept.b_ns) or ""),
+      pages = math.max(0, math.floor(c2 * (1 - r.ratio) + 0.5)),
+      control = ("pass 3 over the same pages, every walk: %.2f slow pages per ms against pass 2's %.2f (p = %.2g; "
+        .. "pass 3 / pass 2 by walk: %s)%s"):format(1e6 * r.b / r.b_ns, 1e6 * r.a / r.a_ns, r.p,
+        table.concat(by_walk, ", "),
+        kept and ("; a pass 2 50 ms after pass 1: %.2f per ms against %.2f"):format(1e6 * kept.b / kept.b_ns,
+          1e6 * c2 / fwd2.ns) or ""),
       agreed = agreed, reps = reps }
     out.follows = out.follows or "second touch"
     -- what pass 3 keeps, walk by walk: one rate everywhere is what a cause in time would give
@@ -402,16 +416,17 @@ function slowperiod.decide(x)
     end
     if same then
       out.follows = out.follows or "time"
-      say("they follow time: %.2f slow pages per ms in pass 2, %.2f in pass 3 over the same pages (p = %.2g)%s; no "
-        .. "control removes a cause outside the guest, so they stay not explained", 1e6 * c2 / fwd2.ns,
-        1e6 * c3 / fwd3.ns, r.p, #others > 0 and (", and the same in every other walk") or "")
+      say("they follow time: %.2f slow pages per ms in pass 2, %.2f in pass 3 over the same pages (p = %.2g; pass 3 / "
+        .. "pass 2 by walk: %s)%s; no control removes a cause outside the guest, so they stay not explained",
+        1e6 * r.a / r.a_ns, 1e6 * r.b / r.b_ns, r.p, table.concat(by_walk, ", "),
+        #others > 0 and (", and pass 2's rate the same in every other walk") or "")
     else
-      say("pass 3 keeps pass 2's rate (%.2f and %.2f per ms) but another walk changes it", 1e6 * c2 / fwd2.ns,
-        1e6 * c3 / fwd3.ns)
+      say("pass 3 keeps pass 2's rate (%.2f and %.2f per ms) but another walk changes pass 2's", 1e6 * r.a / r.a_ns,
+        1e6 * r.b / r.b_ns)
     end
   elseif r.ratio then
-    say("pass 3 against pass 2: %.2f and %.2f slow pages per ms (p = %.2g): neither removed nor the same",
-      1e6 * c3 / fwd3.ns, 1e6 * c2 / fwd2.ns, r.p or 1)
+    say("pass 3 against pass 2, every walk: %.2f and %.2f slow pages per ms (p = %.2g; pass 3 / pass 2 by walk: %s): "
+      .. "neither lowered nor the same", 1e6 * r.b / r.b_ns, 1e6 * r.a / r.a_ns, r.p or 1, table.concat(by_walk, ", "))
   end
   out.gaps = slowperiod.gaps(x.forward.p2)
 

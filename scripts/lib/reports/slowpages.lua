@@ -21,20 +21,25 @@ local function period_tables(ix, add)
     add(("\n**What pass 2's slow pages follow, THP=%s**: %s slow pages of the forward walk in %s repetitions; "
       .. "they follow: %s (the same verdict in %s of the %s repetitions taken alone)\n"):format(thp, num(n),
         num(total.reps), total.follows, num(total.agreed), num(total.reps)))
-    add("| covered by | pages | share | the control that removed or moved it | repetitions agreeing |\n"
-      .. "|---|---:|---:|---|---:|")
+    add("| covered by | pages | share | repetitions agreeing |\n|---|---:|---:|---:|")
     for _, v in ipairs(each(ix, "period_guest", here)) do
-      add(("| %s (a guest event in its window) | %s | %s %% | – | – |"):format(v.cause, num(v.pages),
+      add(("| %s (a guest event in its window) | %s | %s %% | – |"):format(v.cause, num(v.pages),
         units.cell(tonumber(v.x), "%")))
     end
+    local controls = {}
     for _, v in ipairs(each(ix, "period_class", here)) do
-      add(("| %s | %s | %s %% | %s | %s |"):format(v.class, num(v.pages), units.cell(tonumber(v.x), "%"), v.control,
+      add(("| %s | %s | %s %% | %s |"):format(v.class, num(v.pages), units.cell(tonumber(v.x), "%"),
         v.agreed == "-" and "–" or (num(v.agreed) .. " of " .. num(v.reps))))
+      controls[#controls + 1] = ("- %s: %s"):format(v.class, v.control)
     end
     for _, v in ipairs(each(ix, "period_unexplained", here)) do
       local share = tonumber(v.x)
-      add(("| not explained (no guest event, host, unknown; no class) | %s | %s %% | – | – |"):format(num(v.pages),
+      add(("| not explained (no guest event, host, unknown; no class) | %s | %s %% | – |"):format(num(v.pages),
         units.cell(share, "%")))
+      if #controls > 0 then
+        add("\nThe control that removed or moved each class:\n")
+        for _, line in ipairs(controls) do add(line) end
+      end
       add(("\nNot explained: %s %% of pass 2's slow pages, %s the 10 %% the issue allows."):format(
         units.cell(share, "%"), share <= 10 and "within" or "above"))
     end
