@@ -265,8 +265,9 @@ function slowperiod.decide(x)
       end
       if moved then
         name { name = what, pages = math.max(0, math.floor(excess + 0.5)),
-          control = ("backward walk: pages 0 to %d of a 2 MiB %d slow (%.1f even), the walk's first %d stores "
-            .. "there %d (%.1f even)"):format(K - 1, b_low, e_low, K, b_near, e_near), agreed = agreed,
+          control = ("backward walk: %s of a 2 MiB %d slow (%.1f even), the walk's %s there %d (%.1f even)"):format(
+            K == 1 and "page 0" or ("pages 0 to %d"):format(K - 1), b_low, e_low,
+            K == 1 and "first store" or ("first %d stores"):format(K), b_near, e_near), agreed = agreed,
           reps = #x.backward.p2 }
         taken[#taken + 1] = best.near
       elseif stayed then
