@@ -301,7 +301,9 @@ function slowperiod.decide(x)
 
   -- 2. A period, by page index and by the walk's order.
   local by_page = period_of(fwd2, "page", P2M, free)
-  if by_page.period then
+  if by_page.period and #by_page.positions == 0 then
+    say("a period %d by page index, with no residue above twice an even spread: nothing to decide", by_page.period)
+  elseif by_page.period then
     local m, pos = by_page.period, by_page.positions
     local function at(p) for _, r in ipairs(pos) do if p.page % m == r then return true end end return false end
     local covered = math.floor(by_page.share * (by_page.slow - by_page.first_2m.slow)
