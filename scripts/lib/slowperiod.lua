@@ -4,9 +4,10 @@
 -- array 4 bytes off its cache lines, backward, and by a stride; every case
 -- runs pass 2 and then pass 3, the same walk over the same written pages.
 -- A slow page that no guest event explains (slowcause.lua) can follow
---   the walk into a 2 MiB region: its first store there, wherever the walk
---     enters (the backward walk moves it from a 2 MiB's page 0 to its last
---     page), or page 0 of each 2 MiB by index (it stays at page 0);
+--   the walk into a 2 MiB region: its first K stores there, wherever the
+--     walk enters (the backward walk moves them from a 2 MiB's pages 0 to
+--     K - 1 to its last K pages), or pages 0 to K - 1 of each 2 MiB by
+--     index (they stay there backward; THP=always is then the control);
 --   a period of the page index (it stays at the same residues backward),
 --     of the walk's order (it moves with the order), or of the samples
 --     array's cache lines (the 4-byte shift moves it as the line
