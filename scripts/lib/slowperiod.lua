@@ -31,7 +31,10 @@ slowperiod.ALPHA = 0.001   -- a test's level (Bonferroni where several are made)
 slowperiod.REMOVED = 0.25  -- a control removes a class when it leaves at most this share of its excess
 slowperiod.SAME = 1.5      -- rates within this factor of each other are the same (with no significant change)
 slowperiod.MIN_PAGES = 20  -- slow pages a verdict on rates needs
-slowperiod.FRAME_BITS = 12 -- the frame bits compared, 0 to this - 1
+-- The frame bits compared, 0 to this - 1: a page's place in its 2 MiB
+-- physical block. Higher bits are shared by the pages of one block, so the
+-- slow pages of a block would not count as independent.
+slowperiod.FRAME_BITS = 9
 
 -- The causes no guest event stands behind: the pages the experiments decide.
 local UNEXPLAINED = { ["no guest event"] = true, ["host"] = true, ["unknown"] = true }
