@@ -219,8 +219,9 @@ end
 -- shift}, pause = {p2, p3}, huge = the same x of THP=always or nil}. Any case but forward
 -- may be missing; its class is then left undecided. Returns {total, guest =
 -- {[cause] = pages}, classes = {{name, pages, share, control, agreed, reps}},
--- unexplained, unexplained_share, verdicts = {lines}, follows = "time" |
--- "index" | "order" | "second touch" | nil}.
+-- unexplained, unexplained_share, verdicts = {lines}, kinds = {"entry" |
+-- "index" | "order" | "samples" | "second touch" | "time", ...; [kind] =
+-- true}, follows = the kinds joined with " and ", or nil}.
 function slowperiod.decide(x)
   local P2M = x.pages_2m or 512
   local fwd2, fwd3 = pooled(x.forward.p2), pooled(x.forward.p3)
@@ -234,6 +235,11 @@ function slowperiod.decide(x)
   local function free(p) for _, t in ipairs(taken) do if t(p) then return false end end return true end
   local function name(class) out.classes[#out.classes + 1] = class; left = left - class.pages end
   local function say(fmt, ...) out.verdicts[#out.verdicts + 1] = fmt:format(...) end
+  -- what they follow, in the order found: kinds = {"entry", "index", "order", "samples", "second touch", "time"}
+  out.kinds = {}
+  local function follows(k)
+    if not out.kinds[k] then out.kinds[#out.kinds + 1], out.kinds[k] = k, true end
+  end
 
   -- 1. The walk's entry into a 2 MiB region: its first K stores there, K
   -- the end of the last band [K/2, K) of stores since the entry whose slow
@@ -274,8 +280,9 @@ function slowperiod.decide(x)
             K == 1 and "first store" or ("first %d stores"):format(K), b_near, e_near), agreed = agreed,
           reps = #x.backward.p2 }
         taken[#taken + 1] = best.near
+        follows("entry")
       elseif stayed then
-        out.follows = "index"
+        follows("index")
         taken[#taken + 1] = low -- decided as the index's, named or not: out of the tests for time below
         say("%s of each 2 MiB %s slow whichever way it is walked (backward: %d where %.1f is even)",
           K == 1 and "page 0" or ("pages 0 to %d"):format(K - 1), K == 1 and "is" or "are", b_low, e_low)
@@ -319,13 +326,13 @@ function slowperiod.decide(x)
     local s_order = shifted and period_of(shifted, "j", P2M, free)
     local line0, line1 = slowperiod.line_residue(0), x.shift and slowperiod.line_residue(x.shift.shift)
     if b_page and b_page.period == m and same_positions(pos, b_page.positions) then
-      out.follows = "index"
+      follows("index")
       local h = huge and period_of(huge, "page", P2M, free)
+      taken[#taken + 1] = at -- decided as the index's, named or not: out of the tests for time below
       if h and not h.period then
         name { name = ("period %d of the page index (positions %s; 4 KiB pages only)"):format(m,
             table.concat(pos, ", ")),
           pages = math.max(0, covered), control = "THP=always: no period by page index", agreed = nil, reps = reps }
-        taken[#taken + 1] = at
       else
         say("period %d of the page index at %s, backward too; THP=always did not remove it", m, table.concat(pos, ", "))
       end
@@ -334,19 +341,20 @@ function slowperiod.decide(x)
       local moved = {}
       for i, r in ipairs(pos) do moved[i] = (r + line1 - line0) % m end
       if s_order.period and same_positions(moved, s_order.positions) and not same_positions(pos, s_order.positions) then
-        out.follows = "samples"
+        follows("samples")
         name { name = ("the samples array's cache lines (period %d)"):format(m), pages = math.max(0, covered),
           control = ("samples shifted %d bytes: the positions moved from %s to %s"):format(x.shift.shift,
             table.concat(pos, ", "), table.concat(s_order.positions, ", ")), reps = reps }
         taken[#taken + 1] = at
       end
     end
-    if not out.follows then
+    if not (out.kinds.index or out.kinds.samples) then
       local b_order = back and period_of(back, "j", P2M, free)
       if b_order and b_order.period == m and same_positions(pos, b_order.positions) then
-        out.follows = "order"
-        say("period %d follows the walk's order, not the page index (backward: positions %s by order)", m,
-          table.concat(b_order.positions, ", "))
+        follows("order")
+        taken[#taken + 1] = at
+        say("period %d at %s follows the walk's order, not the page index (backward: positions %s by order)", m,
+          table.concat(pos, ", "), table.concat(b_order.positions, ", "))
       else
         say("period %d of the page index at %s: no control decided it", m, table.concat(pos, ", "))
       end
@@ -402,7 +410,7 @@ function slowperiod.decide(x)
         kept and ("; a pass 2 50 ms after pass 1: %.2f per ms against %.2f"):format(1e6 * kept.b / kept.b_ns,
           1e6 * c2 / fwd2.ns) or ""),
       agreed = agreed, reps = reps }
-    out.follows = out.follows or "second touch"
+    follows("second touch")
     -- what pass 3 keeps, walk by walk: one rate everywhere is what a cause in time would give
     local kept3 = { ("forward %.2f"):format(1e6 * c3 / fwd3.ns) }
     for _, case in ipairs { "backward", "stride", "shift", "pause" } do
@@ -422,7 +430,7 @@ function slowperiod.decide(x)
       same = same and o.r.ratio and o.r.ratio <= slowperiod.SAME and o.r.ratio >= 1 / slowperiod.SAME
     end
     if same then
-      out.follows = out.follows or "time"
+      follows("time")
       say("they follow time: %.2f slow pages per ms in pass 2, %.2f in pass 3 over the same pages (p = %.2g; pass 3 / "
         .. "pass 2 by walk: %s)%s; no control removes a cause outside the guest, so they stay not explained",
         1e6 * r.a / r.a_ns, 1e6 * r.b / r.b_ns, r.p, table.concat(by_walk, ", "),
@@ -448,10 +456,12 @@ function slowperiod.decide(x)
   if out.frames then
     local f = out.frames
     say("frames: bit %d is set in %.1f %% of the %d slow pages outside the classes and in %.1f %% of all pages "
-      .. "(p = %.2g over %d bits)%s", f.bit, 100 * f.slow_share, f.pages, 100 * f.all_share, f.p, slowperiod.FRAME_BITS,
+      .. "(p = %.2g over %d bits, optimistic: pages allocated in one run share bits)%s",
+      f.bit, 100 * f.slow_share, f.pages, 100 * f.all_share, f.p, slowperiod.FRAME_BITS,
       f.p < slowperiod.ALPHA and ": it stands out, with no control to decide it" or ": no bit stands out")
   end
 
+  out.follows = #out.kinds > 0 and table.concat(out.kinds, " and ") or nil
   out.unexplained = left
   out.unexplained_share = out.total > 0 and left / out.total or 0
   for _, c in ipairs(out.classes) do c.share = out.total > 0 and c.pages / out.total or 0 end
