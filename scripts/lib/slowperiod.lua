@@ -13,9 +13,10 @@
 --     array's cache lines (the 4-byte shift moves it as the line
 --     boundaries move);
 --   the page's second touch: the excess of pass 2's rate over pass 3's, the
---     same walk over the same pages (significant, and pass 3 below 2/3 of
---     pass 2), that a pass 2 50 ms after pass 1 keeps (else: the time since
---     the first touch); what pass 3 keeps stays not explained;
+--     same walk over the same pages 2 ms later (pass 3 below pass 2 in
+--     the pairs of every walk and repetition by a sign test, the median
+--     ratio below 2/3), that a pass 2 50 ms after pass 1 keeps (else: the
+--     time since the first touch); what pass 3 keeps stays not explained;
 --   time: the same rate per ms in pass 3 as in pass 2, whatever the order.
 -- A class is named only where its control removed it or moved it as
 -- predicted, with the share of pass-2 slow pages (forward) it covers;
@@ -378,6 +379,31 @@ function slowperiod.decide(x)
     end
   end
   local r = rates(sum[1], sum[2], sum[3], sum[4])
+  -- each walk's repetition is a pair of passes 2 ms apart: pass 3's rate over pass 2's, their median and a
+  -- sign test over the pairs, so that one burst in one pass cannot carry the verdict
+  local ratios = {}
+  r.lower, r.pairs = 0, 0
+  for _, case in ipairs { "forward", "shift", "backward", "stride", "pause" } do
+    for i, s2 in ipairs(x[case] and x[case].p2 or {}) do
+      local s3 = x[case].p3[i]
+      local a, b = count(s2, free), s3 and count(s3, free) or 0
+      if s3 and a + b > 0 and s2.ns > 0 and s3.ns > 0 then
+        local lo, hi = b / s3.ns < a / s2.ns, b / s3.ns > a / s2.ns
+        if lo or hi then r.pairs = r.pairs + 1 end -- a tie says neither
+        if lo then r.lower = r.lower + 1 end
+        ratios[#ratios + 1] = a > 0 and (b / s3.ns) / (a / s2.ns) or math.huge
+      end
+    end
+  end
+  table.sort(ratios)
+  r.median = #ratios > 0 and ratios[(#ratios + 1) // 2] or nil
+  r.sign_p = r.pairs > 0 and inference.sign_test(r.lower, r.pairs) or 1
+  local function pairs_said()
+    return ("pass 3 below pass 2 in %d of %d pairs (walk, repetition; ties left out), sign test p = %.2g, "
+      .. "median ratio %.2f; "
+      .. "pooled %.2f slow pages per ms against %.2f; pooled ratio by walk: %s"):format(r.lower, r.pairs, r.sign_p,
+        r.median or 0, 1e6 * r.b / r.b_ns, 1e6 * r.a / r.a_ns, table.concat(by_walk, ", "))
+  end
   local others = {}
   for _, case in ipairs { "backward", "stride", "shift" } do
     if x[case] then
@@ -390,11 +416,12 @@ function slowperiod.decide(x)
   local kept = later and rates(c2, fwd2.ns, count(later, free), later.ns)
   out.later = kept
   -- pass 3 significantly below pass 2: the excess is the second touch's; what pass 3 keeps stays not explained
-  local removed = c2 >= slowperiod.MIN_PAGES and r.ratio and r.ratio < 1 / slowperiod.SAME and r.p < slowperiod.ALPHA
+  local removed = c2 >= slowperiod.MIN_PAGES and r.median and r.median < 1 / slowperiod.SAME
+    and r.sign_p < slowperiod.ALPHA
   if removed and kept and kept.ratio and kept.ratio < 1 / slowperiod.SAME and kept.p < slowperiod.ALPHA then
-    say("pass 3 lowers them (%.2f slow pages per ms against pass 2's %.2f), but so does a pause of 50 ms before "
-      .. "pass 2 (%.2f per ms against %.2f): they fade with the time since the first touch, not with the touches",
-      1e6 * r.b / r.b_ns, 1e6 * r.a / r.a_ns, 1e6 * kept.b / kept.b_ns, 1e6 * c2 / fwd2.ns)
+    say("pass 3 lowers them (%s), but so does a pause of 50 ms before pass 2 (%.2f per ms against %.2f): they fade "
+      .. "with the time since the first touch, not with the touches", pairs_said(), 1e6 * kept.b / kept.b_ns,
+      1e6 * c2 / fwd2.ns)
   elseif removed then
     local agreed = 0
     for i, s in ipairs(x.forward.p2) do
@@ -403,10 +430,8 @@ function slowperiod.decide(x)
       if t and a > 0 and (b / t.ns) < (a / s.ns) / slowperiod.SAME then agreed = agreed + 1 end
     end
     name { name = "the page's second touch (the excess over pass 3)",
-      pages = math.max(0, math.floor(c2 * (1 - r.ratio) + 0.5)),
-      control = ("pass 3 over the same pages, every walk: %.2f slow pages per ms against pass 2's %.2f (p = %.2g; "
-        .. "pass 3 / pass 2 by walk: %s)%s"):format(1e6 * r.b / r.b_ns, 1e6 * r.a / r.a_ns, r.p,
-        table.concat(by_walk, ", "),
+      pages = math.max(0, math.floor(c2 * (1 - r.median) + 0.5)),
+      control = ("pass 3 over the same pages, every walk: %s%s"):format(pairs_said(),
         kept and ("; a pass 2 50 ms after pass 1: %.2f per ms against %.2f"):format(1e6 * kept.b / kept.b_ns,
           1e6 * c2 / fwd2.ns) or ""),
       agreed = agreed, reps = reps }
@@ -423,25 +448,22 @@ function slowperiod.decide(x)
       table.concat(kept3, ", "), (function(g)
         return g.cv and ("median %d ns, cv %.2f over %d gaps"):format(g.median_ns, g.cv, g.n) or "too few"
       end)(slowperiod.gaps(x.forward.p3)))
-  elseif c2 >= slowperiod.MIN_PAGES and r.ratio and r.ratio <= slowperiod.SAME and r.ratio >= 1 / slowperiod.SAME
-    and r.p >= slowperiod.ALPHA then
+  elseif c2 >= slowperiod.MIN_PAGES and r.median and r.median <= slowperiod.SAME and r.median >= 1 / slowperiod.SAME
+    and r.sign_p >= slowperiod.ALPHA then
     local same = true
     for _, o in ipairs(others) do
       same = same and o.r.ratio and o.r.ratio <= slowperiod.SAME and o.r.ratio >= 1 / slowperiod.SAME
     end
     if same then
       follows("time")
-      say("they follow time: %.2f slow pages per ms in pass 2, %.2f in pass 3 over the same pages (p = %.2g; pass 3 / "
-        .. "pass 2 by walk: %s)%s; no control removes a cause outside the guest, so they stay not explained",
-        1e6 * r.a / r.a_ns, 1e6 * r.b / r.b_ns, r.p, table.concat(by_walk, ", "),
-        #others > 0 and (", and pass 2's rate the same in every other walk") or "")
+      say("they follow time: pass 3 over the same pages keeps pass 2's rate (%s)%s; no control removes a cause "
+        .. "outside the guest, so they stay not explained", pairs_said(),
+        #others > 0 and (", and pass 2's rate is the same in every other walk") or "")
     else
-      say("pass 3 keeps pass 2's rate (%.2f and %.2f per ms) but another walk changes pass 2's", 1e6 * r.a / r.a_ns,
-        1e6 * r.b / r.b_ns)
+      say("pass 3 keeps pass 2's rate (%s) but another walk changes pass 2's", pairs_said())
     end
   elseif r.ratio then
-    say("pass 3 against pass 2, every walk: %.2f and %.2f slow pages per ms (p = %.2g; pass 3 / pass 2 by walk: %s): "
-      .. "neither lowered nor the same", 1e6 * r.b / r.b_ns, 1e6 * r.a / r.a_ns, r.p or 1, table.concat(by_walk, ", "))
+    say("pass 3 against pass 2, every walk: %s: neither lowered nor the same", pairs_said())
   end
   out.gaps = slowperiod.gaps(x.forward.p2)
 
