@@ -391,6 +391,9 @@ function slowperiod.decide(x)
         local lo, hi = b / s3.ns < a / s2.ns, b / s3.ns > a / s2.ns
         if lo or hi then r.pairs = r.pairs + 1 end -- a tie says neither
         if lo then r.lower = r.lower + 1 end
+        local q = a > 0 and (b / s3.ns) / (a / s2.ns)
+        if q and q <= slowperiod.SAME and q >= 1 / slowperiod.SAME then r.same = (r.same or 0) + 1 end
+        r.all = (r.all or 0) + 1
         ratios[#ratios + 1] = a > 0 and (b / s3.ns) / (a / s2.ns) or math.huge
       end
     end
@@ -456,8 +459,9 @@ function slowperiod.decide(x)
     end
     if same then
       follows("time")
-      say("they follow time: pass 3 over the same pages keeps pass 2's rate (%s)%s; no control removes a cause "
-        .. "outside the guest, so they stay not explained", pairs_said(),
+      say("they follow time: pass 3 over the same pages keeps pass 2's rate (%s; within a factor %.1f in %d of %d "
+        .. "pairs)%s; no control removes a cause outside the guest, so they stay not explained", pairs_said(),
+        slowperiod.SAME, r.same or 0, r.all or 0,
         #others > 0 and (", and pass 2's rate is the same in every other walk") or "")
     else
       say("pass 3 keeps pass 2's rate (%s) but another walk changes pass 2's", pairs_said())

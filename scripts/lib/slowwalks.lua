@@ -93,19 +93,16 @@ function slowwalks.run(h, modes, slow_ns, resolution_ns)
   h:finish()
 end
 
--- The walks' sets of one THP mode, as slowperiod.decide takes them, for
--- the repetitions in `only` (a list of indexes) or all.
-local function gather(h, mode, pages_2m, only)
+-- The walks' sets of one THP mode, as slowperiod.decide takes them.
+local function gather(h, mode, pages_2m)
   local x = { pages_2m = pages_2m }
   for _, w in ipairs(slowwalks.WALKS) do
     local recs = h:records(case_name(mode, w))
     if recs and #recs > 0 then
       local c = { p2 = {}, p3 = {}, frames = {}, shift = w.walk.shift }
-      for i, r in ipairs(recs) do
-        if not only or only[i] then
-          c.p2[#c.p2 + 1], c.p3[#c.p3 + 1] = r.walk2, r.walk3
-          if r.frames then c.frames[#c.frames + 1] = r.frames end
-        end
+      for _, r in ipairs(recs) do
+        c.p2[#c.p2 + 1], c.p3[#c.p3 + 1] = r.walk2, r.walk3
+        if r.frames then c.frames[#c.frames + 1] = r.frames end
       end
       x[w.key] = c
     end
@@ -114,8 +111,9 @@ local function gather(h, mode, pages_2m, only)
 end
 
 -- The verdict of one THP mode over every repetition, with THP=always's
--- forward walk as a control where it ran, and each repetition's own
--- verdict, as RESULT values and notes.
+-- forward walk as a control where it ran, as RESULT values and notes (each
+-- class says in how many repetitions its control went its way: a
+-- repetition alone has too few pairs of passes for the tests).
 function slowwalks.decide(h, mode, modes, pages_2m)
   local x = gather(h, mode, pages_2m)
   if not x.forward or #x.forward.p2 == 0 then return end
@@ -125,21 +123,14 @@ function slowwalks.decide(h, mode, modes, pages_2m)
     end
   end
   local d = slowperiod.decide(x)
-  local reps, agree = #x.forward.p2, 0
-  for i = 1, reps do
-    local one = slowperiod.decide(gather(h, mode, pages_2m, { [i] = true }))
-    local all = true
-    for _, k in ipairs(d.kinds) do all = all and one.kinds[k] == true end
-    if all then agree = agree + 1 end
-  end
+  local reps = #x.forward.p2
   local base = { { "thp", mode }, { "reps", reps } }
   local function with(extra)
     local f = { base[1], base[2] }
     for _, kv in ipairs(extra) do f[#f + 1] = kv end
     return f
   end
-  h:value("period_total", d.total, "pages", with { { "follows", d.follows or "nothing decided" },
-    { "agreed", agree } })
+  h:value("period_total", d.total, "pages", with { { "follows", d.follows or "nothing decided" } })
   for cause, n in pairs(d.guest) do
     h:value("period_guest", d.total > 0 and 100 * n / d.total or 0, "%", with { { "cause", cause }, { "pages", n } })
   end

@@ -19,9 +19,8 @@ local function period_tables(ix, add)
     local function here(v) return v.thp == thp end
     local n = tonumber(total.x)
     add(("\n**What pass 2's slow pages follow, THP=%s**: %s slow pages of the forward walk in %s repetitions; "
-      .. "they follow: %s (each of these found again in %s of the %s repetitions taken alone)\n"):format(thp, num(n),
-        num(total.reps), total.follows, num(total.agreed), num(total.reps)))
-    add("| covered by | pages | share | repetitions agreeing |\n|---|---:|---:|---:|")
+      .. "they follow: %s\n"):format(thp, num(n), num(total.reps), total.follows))
+    add("| covered by | pages | share | repetitions whose control went its way |\n|---|---:|---:|---:|")
     for _, v in ipairs(each(ix, "period_guest", here)) do
       add(("| %s (a guest event in its window) | %s | %s %% | – |"):format(v.cause, num(v.pages),
         units.cell(tonumber(v.x), "%")))
