@@ -210,6 +210,35 @@ static int scan_huge(uintptr_t lo, uintptr_t hi, int64_t *bytes)
 	return err;
 }
 
+int ft_buffer_frames(const struct ft_buffer *b, int64_t *frames, size_t *present, size_t *shown)
+{
+	enum { BATCH = 512 };
+	const uint64_t PRESENT = 1ULL << 63, PFN = (1ULL << 55) - 1;
+	*present = *shown = 0;
+	int fd = open("/proc/self/pagemap", O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return errno;
+	uint64_t e[BATCH];
+	int err = 0;
+	for (size_t i = 0; i < b->pages && !err; i += BATCH) {
+		size_t n = b->pages - i < BATCH ? b->pages - i : BATCH;
+		off_t at = (off_t)(((uintptr_t)b->addr / b->page_size + i) * sizeof e[0]);
+		ssize_t got = pread(fd, e, n * sizeof e[0], at);
+		if (got != (ssize_t)(n * sizeof e[0])) {
+			err = got < 0 ? errno : EIO;
+			break;
+		}
+		for (size_t k = 0; k < n; k++) {
+			bool in = e[k] & PRESENT;
+			frames[i + k] = in ? (int64_t)(e[k] & PFN) : -1;
+			*present += in;
+			*shown += in && (e[k] & PFN) != 0;
+		}
+	}
+	close(fd);
+	return err;
+}
+
 /* smaps counts a whole VMA: only a VMA that is exactly [lo, hi) answers
  * for this buffer alone (adjacent mappings merge). */
 static int smaps_huge(uintptr_t lo, uintptr_t hi, int64_t *bytes)

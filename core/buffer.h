@@ -63,5 +63,10 @@ int ft_buffer_mlock(struct ft_buffer *b, bool lock, int64_t *ns);
  * errno, or FT_ENOTEXACT (smaps cannot tell this buffer's share). */
 enum { FT_ENOTEXACT = -2 };
 int ft_buffer_thp_bytes(const struct ft_buffer *b, int64_t *bytes);
+/* The physical frame of each page from /proc/self/pagemap: frames[i] is
+ * page i's frame number, or -1 when the page is not present. *present
+ * gets the present pages, *shown those whose frame the kernel showed (it
+ * shows 0 without CAP_SYS_ADMIN). Returns 0 or errno. */
+int ft_buffer_frames(const struct ft_buffer *b, int64_t *frames, size_t *present, size_t *shown);
 
 #endif

@@ -1,5 +1,7 @@
 #include "kernels.h"
 
+#include <string.h>
+
 #include "now.h"
 
 /* One store per page or word, as written: clang would otherwise unroll the
@@ -54,6 +56,19 @@ void ft_touch_timed(unsigned char *p, size_t pages, size_t stride,
 	}
 }
 
+void ft_touch_timed_walk(unsigned char *p, size_t pages, ptrdiff_t step,
+                         unsigned char v, unsigned char *out)
+{
+	int64_t before = ft_now_ns();
+	AS_WRITTEN
+	for (size_t i = 0; i < pages; i++) {
+		p[(ptrdiff_t)i * step] = v;
+		int64_t after = ft_now_ns(), d = after - before;
+		memcpy(out + i * sizeof d, &d, sizeof d);
+		before = after;
+	}
+}
+
 #ifdef FT_HAVE_TSC
 void ft_touch_timed_tsc(unsigned char *p, size_t pages, size_t stride,
                         unsigned char v, int64_t *ticks)
@@ -64,6 +79,20 @@ void ft_touch_timed_tsc(unsigned char *p, size_t pages, size_t stride,
 		p[i * stride] = v;
 		uint64_t after = ft_tsc();
 		ticks[i] = (int64_t)(after - before);
+		before = after;
+	}
+}
+
+void ft_touch_timed_walk_tsc(unsigned char *p, size_t pages, ptrdiff_t step,
+                             unsigned char v, unsigned char *out)
+{
+	uint64_t before = ft_tsc();
+	AS_WRITTEN
+	for (size_t i = 0; i < pages; i++) {
+		p[(ptrdiff_t)i * step] = v;
+		uint64_t after = ft_tsc();
+		int64_t d = (int64_t)(after - before);
+		memcpy(out + i * sizeof d, &d, sizeof d);
 		before = after;
 	}
 }

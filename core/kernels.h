@@ -26,4 +26,14 @@ void ft_touch_timed(unsigned char *p, size_t pages, size_t stride,
 void ft_touch_timed_tsc(unsigned char *p, size_t pages, size_t stride,
                         unsigned char v, int64_t *ticks);
 
+/* The walk of ft_pass_touch_timed_walk: one byte store of v into each of
+ * `pages` pages `step` bytes apart (negative: downwards) from p, a clock
+ * reading after every store, and the time since the reading before it
+ * stored at out + 8 * i in the machine's byte order, through memcpy so
+ * that out may sit at any byte (the samples array shifted). */
+void ft_touch_timed_walk(unsigned char *p, size_t pages, ptrdiff_t step,
+                         unsigned char v, unsigned char *out);
+void ft_touch_timed_walk_tsc(unsigned char *p, size_t pages, ptrdiff_t step,
+                             unsigned char v, unsigned char *out);
+
 #endif

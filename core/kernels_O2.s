@@ -144,6 +144,61 @@ ft_touch_timed:
 	ret
 	.size	ft_touch_timed, .-ft_touch_timed
 	.p2align 4
+	.globl	ft_touch_timed_walk
+	.type	ft_touch_timed_walk, @function
+ft_touch_timed_walk:
+	pushq	%r15
+	movq	%rdi, %r15
+	movl	$1, %edi
+	pushq	%r14
+	movq	%r8, %r14
+	pushq	%r13
+	movl	%ecx, %r13d
+	pushq	%r12
+	movq	%rdx, %r12
+	pushq	%rbp
+	pushq	%rbx
+	movq	%rsi, %rbx
+	subq	$40, %rsp
+	movq	%rsi, (%rsp)
+	leaq	16(%rsp), %rsi
+	movq	%rsi, 8(%rsp)
+	call	clock_gettime@PLT
+	imulq	$1000000000, 16(%rsp), %rdx
+	addq	24(%rsp), %rdx
+	testq	%rbx, %rbx
+	je	.L31
+	movq	%rdx, %rbp
+	xorl	%ebx, %ebx
+	.p2align 4,,10
+	.p2align 3
+.L33:
+	movb	%r13b, (%r15)
+	movq	8(%rsp), %rsi
+	movl	$1, %edi
+	addq	%r12, %r15
+	call	clock_gettime@PLT
+	movq	%rbp, %rsi
+	imulq	$1000000000, 16(%rsp), %rdx
+	addq	24(%rsp), %rdx
+	movq	%rdx, %rax
+	movq	%rdx, %rbp
+	subq	%rsi, %rax
+	movq	%rax, (%r14,%rbx,8)
+	addq	$1, %rbx
+	cmpq	%rbx, (%rsp)
+	jne	.L33
+.L31:
+	addq	$40, %rsp
+	popq	%rbx
+	popq	%rbp
+	popq	%r12
+	popq	%r13
+	popq	%r14
+	popq	%r15
+	ret
+	.size	ft_touch_timed_walk, .-ft_touch_timed_walk
+	.p2align 4
 	.globl	ft_touch_timed_tsc
 	.type	ft_touch_timed_tsc, @function
 ft_touch_timed_tsc:
@@ -153,13 +208,13 @@ ft_touch_timed_tsc:
 	salq	$32, %rdx
 	orq	%rdx, %rax
 	testq	%rsi, %rsi
-	je	.L39
+	je	.L47
 	pushq	%rbx
 	movq	%rsi, %r9
 	xorl	%esi, %esi
 	.p2align 4,,10
 	.p2align 3
-.L33:
+.L41:
 	movq	%rax, %rbx
 	movb	%r11b, (%rdi)
 	rdtscp
@@ -171,13 +226,49 @@ ft_touch_timed_tsc:
 	movq	%rdx, (%r8,%rsi,8)
 	addq	$1, %rsi
 	cmpq	%rsi, %r9
-	jne	.L33
+	jne	.L41
 	popq	%rbx
 	ret
 	.p2align 4,,10
 	.p2align 3
-.L39:
+.L47:
 	ret
 	.size	ft_touch_timed_tsc, .-ft_touch_timed_tsc
+	.p2align 4
+	.globl	ft_touch_timed_walk_tsc
+	.type	ft_touch_timed_walk_tsc, @function
+ft_touch_timed_walk_tsc:
+	movq	%rdx, %r10
+	movl	%ecx, %r11d
+	rdtscp
+	salq	$32, %rdx
+	orq	%rdx, %rax
+	testq	%rsi, %rsi
+	je	.L58
+	pushq	%rbx
+	movq	%rsi, %r9
+	xorl	%esi, %esi
+	.p2align 4,,10
+	.p2align 3
+.L52:
+	movq	%rax, %rbx
+	movb	%r11b, (%rdi)
+	rdtscp
+	salq	$32, %rdx
+	addq	%r10, %rdi
+	orq	%rdx, %rax
+	movq	%rax, %rdx
+	subq	%rbx, %rdx
+	movq	%rdx, (%r8,%rsi,8)
+	addq	$1, %rsi
+	cmpq	%rsi, %r9
+	jne	.L52
+	popq	%rbx
+	ret
+	.p2align 4,,10
+	.p2align 3
+.L58:
+	ret
+	.size	ft_touch_timed_walk_tsc, .-ft_touch_timed_walk_tsc
 	.ident	"GCC: (Debian 12.2.0-14+deb12u1) 12.2.0"
 	.section	.note.GNU-stack,"",@progbits

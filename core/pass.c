@@ -1,6 +1,8 @@
 #include "pass.h"
 
 #include <errno.h>
+#include <stdlib.h>
+#include <string.h>
 
 #include "clock.h"
 #include "interrupt.h"
@@ -101,6 +103,121 @@ int ft_pass_touch_timed_at(const struct ft_buffer *b, const struct ft_timer *tim
 	FT_SINK(b->addr);
 	FT_SINK(samples);
 	ft_timer_to_ns(timer, samples, min_size(i, b->pages));
+	*done = k;
+	*ns = t1 - t0;
+	return ft_should_stop() ? EINTR : 0;
+}
+
+typedef void walk_kernel(unsigned char *, size_t, ptrdiff_t, unsigned char, unsigned char *);
+
+static walk_kernel *walk_kernel_for(const struct ft_timer *timer)
+{
+#ifdef FT_HAVE_TSC
+	if (timer->kind == FT_TIMER_TSC)
+		return ft_touch_timed_walk_tsc;
+#endif
+	(void)timer;
+	return ft_touch_timed_walk;
+}
+
+/* The pages of residue r: r, r + stride, ... below pages. */
+static size_t residue_pages(size_t pages, size_t stride, size_t r)
+{
+	return r < pages ? (pages - r + stride - 1) / stride : 0;
+}
+
+/* Piece k of the walk, in time order: its first page, its step in pages
+ * (+stride or -stride), its length and its first position j. Pieces are
+ * the residues in order, each cut into runs of at most `most` pages;
+ * backward, the forward order's pieces reversed, each walked downwards.
+ * Calls f for each; returns how many. */
+typedef void piece_fn(void *ctx, size_t first, ptrdiff_t step, size_t count, size_t j);
+
+static size_t pieces(const struct ft_walk *w, size_t pages, size_t most, piece_fn *f, void *ctx)
+{
+	size_t stride = w->stride, n = 0, j = 0;
+	if (!w->backward) {
+		for (size_t r = 0; r < stride; r++)
+			for (size_t done = 0, all = residue_pages(pages, stride, r); done < all; n++) {
+				size_t count = all - done < most ? all - done : most;
+				if (f)
+					f(ctx, r + done * stride, (ptrdiff_t)stride, count, j);
+				done += count, j += count;
+			}
+		return n;
+	}
+	for (size_t r = stride; r-- > 0;) {
+		size_t all = residue_pages(pages, stride, r);
+		for (size_t left = all; left > 0; n++) {
+			size_t count = left < most ? left : most;
+			if (f)
+				f(ctx, r + (left - 1) * stride, -(ptrdiff_t)stride, count, j);
+			left -= count, j += count;
+		}
+	}
+	return n;
+}
+
+static void order_piece(void *ctx, size_t first, ptrdiff_t step, size_t count, size_t j)
+{
+	int64_t *index = ctx;
+	for (size_t i = 0; i < count; i++)
+		index[j + i] = (int64_t)first + (int64_t)i * step;
+}
+
+void ft_walk_order(const struct ft_walk *w, size_t pages, int64_t *index)
+{
+	pieces(w, pages, pages ? pages : 1, order_piece, index);
+}
+
+size_t ft_pass_walk_chunks(const struct ft_buffer *b, const struct ft_walk *w)
+{
+	return pieces(w, b->pages, chunk_pages(b), NULL, NULL);
+}
+
+struct walk_plan {
+	size_t n;
+	struct { size_t first, count, j; ptrdiff_t step; } *at;
+};
+
+static void plan_piece(void *ctx, size_t first, ptrdiff_t step, size_t count, size_t j)
+{
+	struct walk_plan *plan = ctx;
+	plan->at[plan->n].first = first;
+	plan->at[plan->n].step = step;
+	plan->at[plan->n].count = count;
+	plan->at[plan->n].j = j;
+	plan->n++;
+}
+
+int ft_pass_touch_timed_walk(const struct ft_buffer *b, const struct ft_timer *timer, unsigned char v,
+                             const struct ft_walk *w, size_t shift, int64_t *samples, int64_t *starts,
+                             int64_t *firsts, size_t *done, int64_t *ns)
+{
+	walk_kernel *kernel = walk_kernel_for(timer);
+	size_t n = ft_pass_walk_chunks(b, w);
+	struct walk_plan plan = { 0, calloc(n ? n : 1, sizeof *plan.at) };
+	if (!plan.at)
+		return ENOMEM;
+	pieces(w, b->pages, chunk_pages(b), plan_piece, &plan);
+	uintptr_t line = ((uintptr_t)samples + 63) & ~(uintptr_t)63;
+	unsigned char *out = (unsigned char *)samples + (line - (uintptr_t)samples) + shift;
+	size_t k = 0;
+	int64_t t0 = ft_now_ns();
+	for (; k < plan.n && !ft_should_stop(); k++) {
+		starts[k] = ft_now_ns();
+		kernel(b->addr + plan.at[k].first * b->page_size, plan.at[k].count,
+		       plan.at[k].step * (ptrdiff_t)b->page_size, v, out + plan.at[k].j * sizeof(int64_t));
+	}
+	int64_t t1 = ft_now_ns();
+	FT_SINK(b->addr);
+	FT_SINK(out);
+	size_t walked = k < plan.n ? plan.at[k].j : b->pages;
+	memmove(samples, out, walked * sizeof(int64_t));
+	ft_timer_to_ns(timer, samples, walked);
+	for (size_t c = 0; c < k; c++)
+		firsts[c] = (int64_t)plan.at[c].j;
+	free(plan.at);
 	*done = k;
 	*ns = t1 - t0;
 	return ft_should_stop() ? EINTR : 0;

@@ -6,6 +6,8 @@
 #ifndef FT_PASS_H
 #define FT_PASS_H
 
+#include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 
 #include "buffer.h"
@@ -26,6 +28,31 @@ int ft_pass_touch_timed_at(const struct ft_buffer *b, const struct ft_timer *tim
                            int64_t *samples, int64_t *starts, size_t *done, int64_t *ns);
 size_t ft_pass_chunk_pages(const struct ft_buffer *b);
 size_t ft_pass_chunks(const struct ft_buffer *b);
+
+/* The order of a walk over a buffer's pages: residue 0 of `stride` first
+ * (pages 0, stride, 2 stride, ...), then residue 1, and so on; backward:
+ * that whole order reversed (stride 1: the last page first). */
+struct ft_walk {
+	size_t stride; /* pages, 1 to the buffer's pages */
+	bool backward;
+};
+
+/* index[j] = the page stored into j-th by the walk, for j < pages. */
+void ft_walk_order(const struct ft_walk *w, size_t pages, int64_t *index);
+/* The pieces the walk is cut into (each within one residue and at most a
+ * chunk's pages): the entries starts needs. */
+size_t ft_pass_walk_chunks(const struct ft_buffer *b, const struct ft_walk *w);
+
+/* As ft_pass_touch_timed_at over the walk's order: samples[j] is the j-th
+ * store's time (time order, not page order), each piece's start is read
+ * just before it into starts, firsts[k] = its first j. samples must have
+ * FT_SAMPLES_SPARE written bytes after its pages' entries: the kernel
+ * stores the samples from the first 64-byte boundary at or after samples,
+ * plus `shift` bytes (0 to 63), and they are moved back to samples after
+ * the pass. Returns 0, EINTR or ENOMEM (the walk's plan). */
+int ft_pass_touch_timed_walk(const struct ft_buffer *b, const struct ft_timer *timer, unsigned char v,
+                             const struct ft_walk *w, size_t shift, int64_t *samples, int64_t *starts,
+                             int64_t *firsts, size_t *done, int64_t *ns);
 
 /* A read of one byte per page, timed: the first touch by a load. */
 int ft_pass_read_touch(const struct ft_buffer *b, uint64_t *sum, int64_t *ns);

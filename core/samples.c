@@ -10,9 +10,11 @@
 int ft_samples_init(struct ft_samples *s, size_t n)
 {
 	memset(s, 0, sizeof *s);
-	if (n > SIZE_MAX / sizeof(int64_t) || !(s->v = malloc(n * sizeof(int64_t))))
+	if (n > (SIZE_MAX - FT_SAMPLES_SPARE) / sizeof(int64_t) ||
+	    !(s->v = malloc(n * sizeof(int64_t) + FT_SAMPLES_SPARE)))
 		return ENOMEM;
-	memset(s->v, 0xff, n * sizeof(int64_t)); /* -1: not malloc+memset(0) = calloc */
+	/* -1: not malloc+memset(0) = calloc */
+	memset(s->v, 0xff, n * sizeof(int64_t) + FT_SAMPLES_SPARE);
 	FT_SINK(s->v);
 	s->n = s->capacity = n;
 	return 0;

@@ -16,8 +16,14 @@ struct ft_samples {
 	bool sorted_valid;
 };
 
-/* Allocates and writes every entry (-1), so a timed pass that stores into
- * the array takes no faults of its own. Returns 0 or errno. */
+/* Bytes after the last entry, allocated and written with the entries: a
+ * pass may store its samples from any byte of the array's first 64-byte
+ * line past v (ft_pass_touch_timed_walk's shift) and move them back. */
+enum { FT_SAMPLES_SPARE = 128 };
+
+/* Allocates and writes every entry (-1) and the spare bytes, so a timed
+ * pass that stores into the array takes no faults of its own. Returns 0
+ * or errno. */
 int ft_samples_init(struct ft_samples *s, size_t n);
 void ft_samples_free(struct ft_samples *s);
 /* Call after writing entries; a timed pass also sets n to its page count. */

@@ -438,6 +438,31 @@ static int l_thp_bytes(lua_State *L)
 	return 1;
 }
 
+/* b:frames(samples) -> present pages | nil, message, errno: samples[i]
+ * gets page i's physical frame number from /proc/self/pagemap, -1 where
+ * the page is not present. A kernel that hides the frames (no
+ * CAP_SYS_ADMIN: it shows 0) is a refusal, EPERM. */
+static int l_frames(lua_State *L)
+{
+	ft_check_method_nargs(L, 2);
+	struct ft_buffer *b = check_buffer(L);
+	struct ft_samples *s = ft_check_samples(L, 2);
+	if (s->capacity < b->pages)
+		return luaL_argerror(L, 2, lua_pushfstring(L, "samples hold %I entries, the buffer has %I pages",
+		                                           (lua_Integer)s->capacity, (lua_Integer)b->pages));
+	size_t present, shown;
+	int err = ft_buffer_frames(b, s->v, &present, &shown);
+	s->n = b->pages;
+	ft_samples_changed(s);
+	if (err)
+		return ft_fail_errno(L, err, "reading /proc/self/pagemap failed");
+	if (present > 0 && shown == 0)
+		return ft_fail(L, EPERM, "/proc/self/pagemap hides the frames (%I present pages, every frame 0): "
+		               "reading them needs CAP_SYS_ADMIN", (lua_Integer)present);
+	lua_pushinteger(L, (lua_Integer)present);
+	return 1;
+}
+
 static int release(lua_State *L, enum ft_kind kind)
 {
 	ft_check_method_nargs(L, 1);
@@ -514,6 +539,7 @@ static const luaL_Reg methods[] = {
 	{ "poke", l_poke },
 	{ "madvise", l_madvise },
 	{ "thp_bytes", l_thp_bytes },
+	{ "frames", l_frames },
 	{ "unmap", l_unmap },
 	{ "free", l_free },
 	{ NULL, NULL }

@@ -189,6 +189,49 @@ static int l_stop(lua_State *L)
 	return 1;
 }
 
+/* The samples at arg checked against the pass over b. */
+static struct ft_samples *check_pass_samples(lua_State *L, int arg, const struct ft_buffer *b)
+{
+	struct ft_samples *s = ft_check_samples(L, arg);
+	if (s->capacity < b->pages)
+		luaL_argerror(L, arg, lua_pushfstring(L, "samples hold %I entries, the pass needs %I (one per page)",
+		                                      (lua_Integer)s->capacity, (lua_Integer)b->pages));
+	return s;
+}
+
+/* A timed pass's answer: ns, start_ns, scale, chunks = {{first =, start_ns =}}, end_ns. */
+static int push_timing(lua_State *L, const struct ft_timer *timer, int64_t ns, uint64_t tsc0, int64_t start,
+                       uint64_t tsc1, int64_t end, const int64_t *at, const int64_t *firsts, size_t k)
+{
+	double scale = 1;
+	if (timer->kind == FT_TIMER_TSC && tsc1 > tsc0 && timer->ns_q32 > 0) {
+		double ns_per_tick = (double)(end - start) / (double)(tsc1 - tsc0);
+		scale = ns_per_tick / ((double)timer->ns_q32 / 4294967296.0);
+	}
+	lua_pushinteger(L, ns);
+	lua_pushinteger(L, start);
+	lua_pushnumber(L, scale);
+	lua_createtable(L, (int)k, 0);
+	for (size_t c = 0; c < k; c++) {
+		lua_createtable(L, 0, 2);
+		lua_pushinteger(L, firsts[c]);
+		lua_setfield(L, -2, "first");
+		lua_pushinteger(L, at[c]);
+		lua_setfield(L, -2, "start_ns");
+		lua_rawseti(L, -2, (lua_Integer)c + 1);
+	}
+	lua_pushinteger(L, end);
+	return 5;
+}
+
+/* Written now, before the pass stores into it: n int64 entries (at least one). */
+static int64_t *new_starts(lua_State *L, size_t n)
+{
+	int64_t *at = lua_newuserdatauv(L, (n ? n : 1) * sizeof *at, 0);
+	memset(at, 0, (n ? n : 1) * sizeof *at);
+	return at;
+}
+
 /* ft.touch_timed_at(b, value, samples) -> ns, start_ns, scale, chunks, end_ns:
  * b:touch_timed with what puts its samples on the clock of ft.trace's
  * events. The pass is walked in 64 MiB chunks as core/pass.c walks it,
@@ -210,17 +253,10 @@ static int l_touch_timed_at(lua_State *L)
 	ft_check_nargs(L, 3);
 	struct ft_buffer *b = ft_check_buffer(L, 1);
 	unsigned char v = ft_check_byte(L, 2);
-	struct ft_samples *s = ft_check_samples(L, 3);
-	if (s->capacity < b->pages)
-		return luaL_argerror(L, 3, lua_pushfstring(L,
-			"samples hold %I entries, the pass needs %I (one per page)",
-			(lua_Integer)s->capacity, (lua_Integer)b->pages));
+	struct ft_samples *s = check_pass_samples(L, 3, b);
 	const struct ft_timer *timer = ft_timer(L); /* calibrated before the pass */
-	bool tsc = timer->kind == FT_TIMER_TSC;
 	size_t nchunks = ft_pass_chunks(b), k;
-	/* written now: the pass stores into it */
-	int64_t *at = lua_newuserdatauv(L, (nchunks ? nchunks : 1) * sizeof *at, 0);
-	memset(at, 0, (nchunks ? nchunks : 1) * sizeof *at);
+	int64_t *at = new_starts(L, nchunks), *firsts = new_starts(L, nchunks);
 	uint64_t tsc0, tsc1;
 	int64_t start, end, ns;
 	ft_tsc_pair(&tsc0, &start);
@@ -230,25 +266,65 @@ static int l_touch_timed_at(lua_State *L)
 	ft_samples_changed(s);
 	if (err)
 		return ft_stopped_error(L);
-	double scale = 1, ns_per_tick = 0;
-	if (tsc && tsc1 > tsc0 && timer->ns_q32 > 0) {
-		ns_per_tick = (double)(end - start) / (double)(tsc1 - tsc0);
-		scale = ns_per_tick / ((double)timer->ns_q32 / 4294967296.0);
+	for (size_t c = 0; c < k; c++)
+		firsts[c] = (int64_t)(c * ft_pass_chunk_pages(b));
+	return push_timing(L, timer, ns, tsc0, start, tsc1, end, at, firsts, k);
+}
+
+/* ft.touch_timed_walk(b, value, samples [, {stride =, backward =, shift =,
+ * index =}]) -> as ft.touch_timed_at, over the walk's order (core/pass.h):
+ * samples[j] is the j-th store's time, chunks' first the j of each piece;
+ * shift: the bytes (0 to 63) the kernel's samples sit off a 64-byte line
+ * (samples keep a spare line for it: FT_SAMPLES_SPARE); index: an ft.samples that gets the page of each j, after the pass. */
+static int l_touch_timed_walk(lua_State *L)
+{
+	static const struct ft_opt known[] = {
+		{ "stride", FT_OPT_INTEGER, NULL, NULL },
+		{ "backward", FT_OPT_BOOLEAN, NULL, NULL },
+		{ "shift", FT_OPT_INTEGER, NULL, NULL },
+		{ "index", FT_OPT_ANY, NULL, NULL },
+		{ NULL, 0, NULL, NULL }
+	};
+	ft_check_nargs(L, 4);
+	struct ft_buffer *b = ft_check_buffer(L, 1);
+	unsigned char v = ft_check_byte(L, 2);
+	struct ft_samples *s = check_pass_samples(L, 3, b);
+	int o = ft_check_opts(L, 4, "ft.touch_timed_walk", known);
+	lua_Integer stride = lua_isnil(L, o) ? 1 : lua_tointeger(L, o);
+	lua_Integer shift = lua_isnil(L, o + 2) ? 0 : lua_tointeger(L, o + 2);
+	if (stride < 1 || (size_t)stride > (b->pages ? b->pages : 1))
+		return luaL_error(L, "ft.touch_timed_walk option stride = %I: expected a number of pages from 1 to %I",
+		                  stride, (lua_Integer)(b->pages ? b->pages : 1));
+	if (shift < 0 || shift > 63)
+		return luaL_error(L, "ft.touch_timed_walk option shift = %I: expected bytes from 0 to 63", shift);
+	struct ft_samples *index = NULL;
+	if (!lua_isnil(L, o + 3)) {
+		index = luaL_testudata(L, o + 3, FT_SAMPLES_META);
+		if (!index || index->capacity < b->pages)
+			return luaL_error(L, "ft.touch_timed_walk option index: expected an ft.samples of at least %I "
+			                  "entries (one per page)", (lua_Integer)b->pages);
 	}
-	lua_pushinteger(L, ns);
-	lua_pushinteger(L, start);
-	lua_pushnumber(L, scale);
-	lua_createtable(L, (int)k, 0);
-	for (size_t c = 0; c < k; c++) {
-		lua_createtable(L, 0, 2);
-		lua_pushinteger(L, (lua_Integer)(c * ft_pass_chunk_pages(b)));
-		lua_setfield(L, -2, "first");
-		lua_pushinteger(L, at[c]);
-		lua_setfield(L, -2, "start_ns");
-		lua_rawseti(L, -2, (lua_Integer)c + 1);
+	struct ft_walk w = { (size_t)stride, lua_toboolean(L, o + 1) };
+	const struct ft_timer *timer = ft_timer(L);
+	size_t nchunks = ft_pass_walk_chunks(b, &w), k;
+	int64_t *at = new_starts(L, nchunks), *firsts = new_starts(L, nchunks);
+	uint64_t tsc0, tsc1;
+	int64_t start, end, ns;
+	ft_tsc_pair(&tsc0, &start);
+	int err = ft_pass_touch_timed_walk(b, timer, v, &w, (size_t)shift, s->v, at, firsts, &k, &ns);
+	ft_tsc_pair(&tsc1, &end);
+	s->n = b->pages;
+	ft_samples_changed(s);
+	if (err == ENOMEM)
+		return ft_error_errno(L, err, "ft.touch_timed_walk: the walk's plan of %I pieces", (lua_Integer)nchunks);
+	if (err)
+		return ft_stopped_error(L);
+	if (index) {
+		ft_walk_order(&w, b->pages, index->v);
+		index->n = b->pages;
+		ft_samples_changed(index);
 	}
-	lua_pushinteger(L, end);
-	return 5;
+	return push_timing(L, timer, ns, tsc0, start, tsc1, end, at, firsts, k);
 }
 
 /* ft.plant_dontneed(b, stride) -> pages advised | nil, message, errno */
@@ -325,6 +401,7 @@ void ft_open_trace(lua_State *L)
 	static const luaL_Reg functions[] = {
 		{ "trace", l_trace },
 		{ "touch_timed_at", l_touch_timed_at },
+		{ "touch_timed_walk", l_touch_timed_walk },
 		{ "plant_dontneed", l_plant_dontneed },
 		{ "affinity", l_affinity },
 		{ NULL, NULL }

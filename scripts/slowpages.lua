@@ -31,11 +31,18 @@ local h = harness.start({ script = "slowpages", shuffle = true, mib = 256, reps 
       desc = "a known cause planted: none, dontneed (pages 0, 16, 32, ... before pass 2), tlb (munmaps of "
         .. "another thread), preempt (a busy thread on the same CPU)" },
     { name = "SLOW_NS", kind = "count", default = 200, desc = "a page slower than this (ns) is slow" },
+    { name = "EXPERIMENT", kind = "choice", choices = { "none", "period" }, default = "none",
+      desc = "period: the walks that decide what pass 2's slow pages follow (forward, samples shifted 4 bytes, "
+        .. "backward, stride 7, each with pass 3 over the same pages as control; scripts/lib/slowwalks.lua)" },
     { name = "THP_CASES", kind = "choice", choices = { "both", "never", "always" }, default = "both",
       desc = "THP of the buffers: never, always, or both as separate cases (with a PLANT: never unless given)" },
   },
   -- a plant that cannot run here is a bad knob, refused before anything is mapped
   check = function(c)
+    if c.EXPERIMENT ~= "none" and c.PLANT ~= "none" then
+      return ("EXPERIMENT=%s with PLANT=%s: the experiment plants nothing; give one of them"):format(c.EXPERIMENT,
+        c.PLANT)
+    end
     if c.PLANT == "tlb" and #ft.affinity() < 2 then
       return ("PLANT=tlb: needs two CPUs to run on (this process may use %d: %s)"):format(#ft.affinity(),
         table.concat(ft.affinity(), ","))
@@ -54,6 +61,10 @@ local modes
 if cfg.THP_CASES == "both" and (PLANT == "none" or cfg.given.THP_CASES) then modes = { "never", "always" }
 elseif cfg.THP_CASES == "both" then modes = { "never" }
 else modes = { cfg.THP_CASES } end
+
+if cfg.EXPERIMENT == "period" then
+  return require("slowwalks").run(h, modes, SLOW_NS, RESOLUTION_NS)
+end
 
 -- The helper threads of the plants. Each returns its own times: tlb the
 -- [start, end] of every munmap, preempt the [start, end] of every stretch

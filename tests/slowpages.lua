@@ -19,9 +19,17 @@ do -- a plant that cannot run on the CPUs allowed is refused before anything run
   t.ok(not io.open(dir), "and writes nothing")
   os.execute("rm -rf " .. q(base))
 end
+out, code = t.ftrun_run("slowpages.lua EXPERIMENT=periodic")
+t.is(code, 2, "EXPERIMENT=periodic exits 2")
+t.like(out, "periodic", "naming the value")
+t.like(out, "one of none, period", "and the values allowed")
+out, code = t.ftrun_run("slowpages.lua EXPERIMENT=period PLANT=dontneed MIB=16")
+t.is(code, 2, "EXPERIMENT=period with a PLANT exits 2")
+t.like(out, "EXPERIMENT=period with PLANT=dontneed", "naming both")
 out = t.ftrun_run("slowpages.lua --help")
 t.like(out, "  PLANT ", "--help lists PLANT")
 t.like(out, "  SLOW_NS ", "and SLOW_NS")
+t.like(out, "  EXPERIMENT ", "and EXPERIMENT")
 
 if t.run("id -u") ~= "0\n" then
   t.diag("skipped: the traced runs need root")
@@ -73,6 +81,25 @@ do -- none: both THP modes, traced and untraced, and tracing's cost
   t.ok(value(doc, "trace_cost", 1) and value(doc, "trace_cost", 2), "tracing's cost for both passes")
   local share = value(doc, "slow_share", 1)
   t.ok(share and share.cause and share.pages > 0, "pass 1's slow pages by cause")
+end
+
+do -- EXPERIMENT=period: every walk with pass 3, the sets the verdict is made from, and its table
+  local dir = t.tmpdir()
+  local o, c = t.ftrun_run("slowpages.lua EXPERIMENT=period MIB=16 REPS=1 THP_CASES=never RESULTS=" .. q(dir))
+  t.is(c, 0, "EXPERIMENT=period runs clean", o)
+  for _, walk in ipairs { "forward", "samples shifted 4 bytes", "backward", "stride 7", "forward, 50 ms after pass 1" } do
+    t.like(o, "| THP=never, " .. walk .. " |", "the case " .. walk .. " ran")
+  end
+  t.like(o, "**What pass 2's slow pages follow, THP=never**", "the verdict's table")
+  t.like(o, "Not explained: ", "with the share left not explained")
+  local doc = json.decode(t.read(dir .. "/exp-slowpages-results.json") or "null")
+  local rec = doc and doc.reps[1].records[1] or {}
+  t.ok(rec.walk2 and rec.walk3 and rec.walk2.pages == 16 * 256 and rec.walk2.slow, "each record keeps both passes' sets")
+  t.is(rec.pass2_faults, 0, "the walks take no fault of their own (the shifted samples too)")
+  local total
+  for _, v in ipairs(doc and doc.values or {}) do if v.value == "period_total" then total = v end end
+  t.ok(total and total.follows, "period_total carries the verdict")
+  os.execute("rm -rf " .. q(dir))
 end
 
 do -- cycles.lua CAUSES=1: cycle C's slow pages by cause, in the table, the JSON and a page map

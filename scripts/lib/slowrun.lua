@@ -36,6 +36,24 @@ function slowrun.pass(tr, b, s, value)
     faults = f1 - f0, events = events, samples = list, steal_moved = steal0 ~= steal1 }
 end
 
+-- The same pass over another order of the pages (ft.touch_timed_walk:
+-- walk = {stride =, backward =, shift =}); ix, an ft.samples, gets the page
+-- of each store. The samples are in walk order.
+function slowrun.walk_pass(tr, b, s, value, walk, ix)
+  local steal0 = slowcause.steal()
+  tr:start()
+  local f0 = ft.faults()
+  local ns, start, scale, chunks = ft.touch_timed_walk(b, value, s, { stride = walk.stride,
+    backward = walk.backward, shift = walk.shift, index = ix })
+  local f1 = ft.faults()
+  local events = tr:stop()
+  local steal1 = slowcause.steal()
+  local list = {}
+  for i = 1, #s do list[i] = s[i] end
+  return { ns = ns, start = start, scale = scale, timing = { start_ns = start, scale = scale, chunks = chunks },
+    faults = f1 - f0, events = events, samples = list, steal_moved = steal0 ~= steal1 }
+end
+
 -- What a pass's matching keeps in the record r under "pass<n>": its ns and
 -- faults, the counts by cause, the slow pages (pass 1's own faults only as
 -- a count: every page of a first touch faults), the runs, the fault's

@@ -94,6 +94,9 @@ local method_calls = {
   function(b) return b.poke, b, integer_arg(), integer_arg() end,
   function(b) return b.madvise, b, pick(madvice) end,
   function(b) return b.thp_bytes, b end,
+  function(b)
+    return b.frames, b, chance(0.5) and #samples > 0 and pick(samples) or pick { 1, "x" }
+  end,
   function(b) return b.unmap, b end,
   function(b) return b.free, b end,
   function(b) return function() return b[pick(fields)] end end,
@@ -271,7 +274,12 @@ local function trace_call()
     local s = type(b) == "userdata" and chance(0.5) and select(2, pcall(ft.samples, (select(2, pcall(function()
       return b.pages end))))) or (#samples > 0 and pick(samples)) or anything()
     stats.reached.touch_timed_at = stats.reached.touch_timed_at + 1
-    call(ft.touch_timed_at, b, integer_arg(), s)
+    if chance(0.5) then
+      call(ft.touch_timed_at, b, integer_arg(), s)
+    else -- the walk, with options right, wrong and missing
+      call(ft.touch_timed_walk, b, integer_arg(), s, pick { nil, {}, { stride = integer_arg() },
+        { backward = true, shift = pick { 0, 4, 63, 64, -1 } }, { index = s }, { index = anything() }, anything() })
+    end
   elseif r <= 3 or #sessions == 0 then
     local events = {}
     for _ = 1, math.random(0, 3) do events[#events + 1] = pick(TRACE_EVENTS) end

@@ -10,10 +10,57 @@ local report = {}
 
 local each, num = slowrun.each, slowrun.num
 
+-- EXPERIMENT=period: per THP mode, pass 2's slow pages (forward walk) by
+-- what covers them: a guest event, a class an experiment's control
+-- decided, or nothing (slowwalks.lua's values).
+local function period_tables(ix, add)
+  for _, total in ipairs(ix.values.period_total or {}) do
+    local thp = total.thp
+    local function here(v) return v.thp == thp end
+    local n = tonumber(total.x)
+    add(("\n**What pass 2's slow pages follow, THP=%s**: %s slow pages of the forward walk in %s repetitions; "
+      .. "they follow: %s\n"):format(thp, num(n), num(total.reps), total.follows))
+    add("| covered by | pages | share | repetitions whose control went its way |\n|---|---:|---:|---:|")
+    for _, v in ipairs(each(ix, "period_guest", here)) do
+      add(("| %s (a guest event in its window) | %s | %s %% | – |"):format(v.cause, num(v.pages),
+        units.cell(tonumber(v.x), "%")))
+    end
+    local controls = {}
+    for _, v in ipairs(each(ix, "period_class", here)) do
+      add(("| %s | %s | %s %% | %s |"):format(v.class, num(v.pages), units.cell(tonumber(v.x), "%"),
+        v.agreed == "-" and "–" or (num(v.agreed) .. " of " .. num(v.reps))))
+      controls[#controls + 1] = ("- %s: %s"):format(v.class, v.control)
+    end
+    for _, v in ipairs(each(ix, "period_unexplained", here)) do
+      local share = tonumber(v.x)
+      add(("| not explained (no guest event, host, unknown; no class) | %s | %s %% | – |"):format(num(v.pages),
+        units.cell(share, "%")))
+      if #controls > 0 then
+        add("\nThe control that removed or moved each class:\n")
+        for _, line in ipairs(controls) do add(line) end
+      end
+      add(("\nNot explained: %s %% of pass 2's slow pages, %s the 10 %% the issue allows."):format(
+        units.cell(share, "%"), share <= 10 and "within" or "above"))
+    end
+    local r = {}
+    for _, v in ipairs(each(ix, "period_rate", here)) do r[tonumber(v.pass)] = v end
+    if r[2] and r[3] then
+      add(("\nSlow pages outside every class, per ms of pass (forward): pass 2 %.3f (%s pages), pass 3 over the "
+        .. "same pages %.3f (%s pages)."):format(tonumber(r[2].per_ms), num(r[2].x), tonumber(r[3].per_ms),
+          num(r[3].x)))
+    end
+    for _, v in ipairs(each(ix, "period_gap", here)) do
+      add(("\nTheir gaps in time within a pass: median %s ns over %s gaps, cv %s (near 1: at random times; "
+        .. "near 0: periodic)."):format(num(v.x), num(v.gaps), v.cv == "-" and "–" or ("%.2f"):format(tonumber(v.cv))))
+    end
+  end
+end
+
 function report.table(raw)
   local ix = summary.index(raw)
   local out = { summary.table(raw) }
   local function add(line) out[#out + 1] = line end
+  period_tables(ix, add)
   for _, line in ipairs(slowrun.tables(ix)) do add(line) end
   local cases = {}
   for _, v in ipairs(ix.values.fault_entry or {}) do

@@ -1,0 +1,159 @@
+-- slowperiod.lua on made-up passes whose answer is known: slow pages planted
+-- at a period in time follow time and name no class; planted at residues of
+-- the page index they follow the index; gone in pass 3 they are the second
+-- touch; at page 0 of each 2 MiB and moving to the last page when walked
+-- backward they are the walk's entry into a 2 MiB; moving with the samples
+-- array's shift they are its cache lines; none planted: nothing is named.
+local t = require "tap"
+local slowperiod = require "slowperiod"
+
+local N, P2M, NS = 1 << 14, 512, 30
+
+-- The walk's order (page of each j, from 1), as ft.touch_timed_walk walks it.
+local function order(stride, backward)
+  local out = {}
+  for r = 0, stride - 1 do
+    for p = r, N - 1, stride do out[#out + 1] = p end
+  end
+  if backward then
+    local rev = {}
+    for i = #out, 1, -1 do rev[#rev + 1] = out[i] end
+    out = rev
+  end
+  return out
+end
+
+-- One pass: slow(j, page, t_ns, entry) -> true for a slow page (cause: no
+-- guest event). The pass costs NS per page, a slow page 600.
+local function pass(walk, slow)
+  local ix = order(walk.stride or 1, walk.backward)
+  local s, ends, matched = {}, { [0] = 1000 }, {}
+  local prev
+  for j = 1, N do
+    local page = ix[j]
+    local entry = page // P2M ~= prev
+    prev = page // P2M
+    local is = slow(j - 1, page, ends[j - 1] - ends[0], entry)
+    s[j] = is and 600 or NS
+    ends[j] = ends[j - 1] + s[j]
+    if is then matched[#matched + 1] = { index = j - 1, ns = s[j], cause = "no guest event" } end
+  end
+  return slowperiod.set(s, ix, ends, matched, ends[N] - ends[0], P2M, nil)
+end
+
+local WALKS = { forward = {}, backward = { backward = true }, stride = { stride = 7 }, shift = { shift = 4 },
+  pause = {} }
+
+-- x for slowperiod.decide: rule(case, pass_no, rep) -> slow(j, page, t, entry).
+local function experiment(rule, reps)
+  local x = { pages_2m = P2M }
+  for key, walk in pairs(WALKS) do
+    local c = { p2 = {}, p3 = {}, frames = {}, shift = walk.shift }
+    for rep = 1, reps or 3 do
+      c.p2[rep] = pass(walk, rule(key, 2, rep))
+      c.p3[rep] = pass(walk, rule(key, 3, rep))
+    end
+    x[key] = c
+  end
+  return x
+end
+
+local function names(d)
+  local out = {}
+  for _, c in ipairs(d.classes) do out[#out + 1] = c.name end
+  return table.concat(out, "; ")
+end
+
+do -- a slow page every 20 µs of pass time, whatever the page, the walk or the pass
+  local function rule() return function(_, _, tn) return (tn + 7000) % 20000 < NS end end
+  local d = slowperiod.decide(experiment(rule))
+  t.is(d.follows, "time", "planted in time: they follow time", table.concat(d.verdicts, " | "))
+  t.is(names(d), "", "and no class is named (no control removes them)")
+  t.is(d.unexplained, d.total, "every one stays not explained")
+  t.ok(d.gaps.cv and d.gaps.cv < 0.2, "the gaps between them are regular", tostring(d.gaps.cv))
+end
+
+do -- residues 3 and 13 of 16 by page index, one page in three of those, every walk and pass alike
+  local function rule() return function(_, page) local r = page % 16 return (r == 3 or r == 13) and page % 3 == 0 end end
+  local x = experiment(rule)
+  x.huge = experiment(function() return function(_, page) return page % 97 == 5 end end)
+  local d = slowperiod.decide(x)
+  t.is(d.follows, "index", "planted by page index: they follow the index", table.concat(d.verdicts, " | "))
+  t.like(names(d), "period 16 of the page index (positions 3, 13", "named, as THP=always removed the period")
+  t.ok(d.classes[1] and d.classes[1].share > 0.8, "covering most slow pages",
+    tostring(d.classes[1] and d.classes[1].share))
+  x.huge = experiment(rule)
+  d = slowperiod.decide(x)
+  t.is(d.follows, "index", "with the same period under THP=always: still index")
+  t.is(names(d), "", "but nothing is named: no control removed it")
+end
+
+do -- nothing planted: nothing named
+  local d = slowperiod.decide(experiment(function() return function() return false end end))
+  t.is(d.total, 0, "no slow pages")
+  t.is(names(d), "", "no class")
+  t.is(d.follows, nil, "no verdict")
+end
+
+do -- random pages in pass 2 only: the second touch, kept 50 ms later
+  local function rule(_, pass_no, rep)
+    return function(j, page) return pass_no == 2 and (page * 7919 + rep * 104729 + j) % 211 == 0 end
+  end
+  local d = slowperiod.decide(experiment(rule))
+  t.is(d.follows, "second touch", "gone in pass 3: the second touch", table.concat(d.verdicts, " | "))
+  t.like(names(d), "the page's second touch", "named")
+  t.ok(d.unexplained_share < 0.1, "leaving under 10 % not explained", tostring(d.unexplained_share))
+  t.is(d.classes[1] and d.classes[1].agreed, 3, "every repetition agrees")
+  -- the same, but the pass 2 that comes later has none either: time since the first touch
+  local function fading(case, pass_no, rep)
+    if case == "pause" then return function() return false end end
+    return rule(case, pass_no, rep)
+  end
+  d = slowperiod.decide(experiment(fading))
+  t.is(names(d), "", "gone 50 ms later too: no second touch named")
+  t.like(table.concat(d.verdicts, " | "), "fade with the time since the first touch", "said so")
+end
+
+do -- the walk's first store in each 2 MiB, whichever page that is
+  local function rule(_, pass_no) return function(_, _, _, entry) return pass_no == 2 and entry end end
+  local d = slowperiod.decide(experiment(rule))
+  t.like(names(d), "the walk's first store in a 2 MiB region", "backward moved them: the walk's entry",
+    table.concat(d.verdicts, " | "))
+  -- one in three of the walk's first 16 stores in each 2 MiB, in pass 2 only: the reach is found
+  local seen = {}
+  local function reach(_, pass_no)
+    return function(j, page)
+      local region = page // P2M
+      seen[region] = seen[region] or j
+      return pass_no == 2 and j - seen[region] < 16 and j % 3 == 0
+    end
+  end
+  local x = experiment(function(case, pass_no) seen = {} return reach(case, pass_no) end)
+  d = slowperiod.decide(x)
+  t.like(names(d), "the walk's first 16 stores in a 2 MiB region", "its reach: 16 stores", names(d))
+  -- page 0 of each 2 MiB whichever way: not the entry
+  local function page0() return function(_, page) return page % P2M == 0 end end
+  x = experiment(page0)
+  d = slowperiod.decide(x)
+  t.ok(not names(d):find("first store"), "page 0 kept backward: not the walk's entry", names(d))
+  t.like(table.concat(d.verdicts, " | "), "page 0 of each 2 MiB is slow whichever way", "said so")
+end
+
+do -- the samples array's lines: the j whose sample opens a new line, moving with the shift
+  t.is(slowperiod.line_residue(0), 0, "unshifted, sample 0 of every 8 opens a line")
+  t.is(slowperiod.line_residue(4), 7, "4 bytes off, sample 7 does")
+  local function rule(case)
+    local at = slowperiod.line_residue(case == "shift" and 4 or 0)
+    return function(j) return j % 8 == at and j % 5 == 0 end
+  end
+  local d = slowperiod.decide(experiment(rule))
+  t.ok(d.kinds.samples, "they moved with the shift", table.concat(d.verdicts, " | "))
+  t.like(names(d), "the samples array's cache lines", "named")
+end
+
+do -- Poisson's tail
+  t.ok(math.abs(slowperiod.poisson_upper(3, 1) - (1 - math.exp(-1) * 2.5)) < 1e-12, "P(X >= 3), mean 1")
+  t.is(slowperiod.poisson_upper(0, 5), 1, "P(X >= 0) = 1")
+end
+
+t.done()

@@ -1,0 +1,105 @@
+-- ft.touch_timed_walk and b:frames: the walk's order page by page (forward,
+-- backward, strided), every page stored into once, the samples in walk
+-- order, the shift's bytes, and bad arguments as Lua errors, never a crash.
+local t = require "tap"
+local ft = require "ft"
+
+local PAGES = 64
+local b = assert(ft.mmap(PAGES * ft.page_size()))
+local s, ix = ft.samples(PAGES), ft.samples(PAGES)
+
+-- The order written out by hand: residues of the stride in turn, reversed when backward.
+local function expected(stride, backward)
+  local out = {}
+  for r = 0, stride - 1 do
+    for p = r, PAGES - 1, stride do out[#out + 1] = p end
+  end
+  if backward then
+    local rev = {}
+    for i = #out, 1, -1 do rev[#rev + 1] = out[i] end
+    out = rev
+  end
+  return out
+end
+
+local value = 0
+for _, w in ipairs { { 1, false }, { 1, true }, { 7, false }, { 7, true }, { 16, false }, { PAGES, true } } do
+  local stride, backward = w[1], w[2]
+  value = value + 1
+  local ns, start, scale, chunks, stop = ft.touch_timed_walk(b, value, s,
+    { stride = stride, backward = backward, shift = value % 2 == 0 and 4 or 0, index = ix })
+  local name = ("stride %d%s"):format(stride, backward and ", backward" or "")
+  local want, got = expected(stride, backward), {}
+  for j = 1, PAGES do got[j] = ix[j] end
+  t.is(table.concat(got, ","), table.concat(want, ","), name .. ": index gives the page of each store, in order")
+  t.is(b:sum_bytes(), value * PAGES, name .. ": every page stored into once, with the value")
+  local positive = true
+  for j = 1, PAGES do positive = positive and s[j] > 0 end
+  t.ok(positive, name .. ": every sample written (above 0 ns)")
+  t.ok(ns > 0 and math.type(start) == "integer" and stop >= start and scale > 0, name .. ": the timing")
+  -- one piece per residue that has pages (no cut at 64 MiB here)
+  local firsts, j = {}, 0
+  for r = 0, math.min(stride, PAGES) - 1 do
+    firsts[#firsts + 1] = j
+    j = j + (PAGES - r + stride - 1) // stride
+  end
+  if backward then -- the pieces reversed: their lengths from the last residue down
+    firsts, j = {}, 0
+    for r = math.min(stride, PAGES) - 1, 0, -1 do
+      firsts[#firsts + 1] = j
+      j = j + (PAGES - r + stride - 1) // stride
+    end
+  end
+  local gotf = {}
+  for k, c in ipairs(chunks) do gotf[k] = c.first end
+  t.is(table.concat(gotf, ","), table.concat(firsts, ","), name .. ": a chunk per residue, first = its j")
+end
+
+do -- without index or options: forward, stride 1
+  local ns = ft.touch_timed_walk(b, 9, s)
+  t.ok(ns > 0, "no options: a forward walk")
+  t.is(b:sum_bytes(), 9 * PAGES, "which stores into every page")
+end
+
+-- bad arguments: Lua errors naming the value
+t.errors(function() ft.touch_timed_walk(b, 1, s, { stride = 0 }) end,
+  "stride = 0: expected a number of pages from 1 to 64", "stride 0")
+t.errors(function() ft.touch_timed_walk(b, 1, s, { stride = PAGES + 1 }) end, "stride = 65", "a stride past the pages")
+t.errors(function() ft.touch_timed_walk(b, 1, s, { shift = 64 }) end, "shift = 64: expected bytes from 0 to 63",
+  "shift 64")
+t.errors(function() ft.touch_timed_walk(b, 1, s, { shift = -1 }) end, "shift = -1", "a negative shift")
+t.errors(function() ft.touch_timed_walk(b, 1, s, { strid = 2 }) end, "unknown ft.touch_timed_walk option 'strid'",
+  "a misspelt option")
+t.errors(function() ft.touch_timed_walk(b, 1, s, { stride = "two" }) end, "stride must be an integer",
+  "a string stride")
+t.errors(function() ft.touch_timed_walk(b, 1, ft.samples(3)) end, "samples hold 3 entries, the pass needs 64",
+  "short samples")
+t.errors(function() ft.touch_timed_walk(b, 1, s, { index = ft.samples(3) }) end, "option index: expected an ft.samples",
+  "a short index")
+t.errors(function() ft.touch_timed_walk(b, 1, s, { index = {} }) end, "option index: expected an ft.samples",
+  "an index that is a table")
+t.errors(function() ft.touch_timed_walk(b, 256, s) end, "", "a value past a byte")
+t.errors(function() ft.touch_timed_walk(s, 1, s) end, "", "samples in place of a buffer")
+t.errors(function() ft.touch_timed_walk(b, 1, s, {}, 5) end, "too many arguments", "a fifth argument")
+
+do -- b:frames: a frame for every present page, -1 for the others
+  local m = assert(ft.mmap(8 * ft.page_size()))
+  local f = ft.samples(8)
+  m:poke(0, 1)
+  m:poke(3 * ft.page_size(), 1)
+  local present, why, err = m:frames(f)
+  if present then
+    t.is(present, 2, "frames: two pages present")
+    t.ok(f[1] > 0 and f[4] > 0 and f[1] ~= f[4], "each with its own frame")
+    t.is(f[2], -1, "a page never touched has none")
+  else
+    t.is(err, 1, "frames refused only as hidden (EPERM)", why)
+    t.like(why, "CAP_SYS_ADMIN", "saying what reading them needs")
+  end
+  t.errors(function() m:frames(ft.samples(2)) end, "samples hold 2 entries, the buffer has 8 pages", "short samples")
+  t.errors(function() m:frames() end, "", "no samples")
+  m:unmap()
+  t.errors(function() m:frames(f) end, "", "an unmapped buffer")
+end
+
+t.done()
