@@ -25,6 +25,10 @@ local stats = require "stats"
 
 local h = harness.start({ script = "slowpages", shuffle = true, mib = 256, reps = 5,
   quick = { MIB = 64, REPS = 3 },
+  -- the period experiment's files sit beside the plain run's (exp-slowperiod-*), not in their place
+  run = function(c)
+    return (c.QUICK and "quick-" or "exp-") .. (c.EXPERIMENT == "period" and "slowperiod" or "slowpages")
+  end,
   about = "every slow page named by the kernel events in its window (ft.trace)",
   knobs = {
     { name = "PLANT", kind = "choice", choices = { "none", "dontneed", "tlb", "preempt" }, default = "none",

@@ -92,7 +92,7 @@ do -- EXPERIMENT=period: every walk with pass 3, the sets the verdict is made fr
   end
   t.like(o, "**What pass 2's slow pages follow, THP=never**", "the verdict's table")
   t.like(o, "Not explained: ", "with the share left not explained")
-  local doc = json.decode(t.read(dir .. "/exp-slowpages-results.json") or "null")
+  local doc = json.decode(t.read(dir .. "/exp-slowperiod-results.json") or "null")
   local rec = doc and doc.reps[1].records[1] or {}
   t.ok(rec.walk2 and rec.walk3 and rec.walk2.pages == 16 * 256 and rec.walk2.slow, "each record keeps both passes' sets")
   t.is(rec.pass2_faults, 0, "the walks take no fault of their own (the shifted samples too)")

@@ -782,6 +782,43 @@ end
 
 -- A kind's own page: what its runs say, from the files it published (the
 -- default runs; actouch.lua and host.lua where published).
+-- slowpages.lua EXPERIMENT=period: what pass 2's slow pages follow, by
+-- THP mode, each class with the share it covers and the repetitions whose
+-- control went its way, and the share left not explained.
+function claims.period(doc, home)
+  local by, order = {}, {}
+  for _, v in ipairs(doc.values) do
+    if type(v.value) == "string" and v.value:match("^period_") and v.thp then
+      if not by[v.thp] then by[v.thp] = { classes = {}, guest = 0 }; order[#order + 1] = v.thp end
+      local m = by[v.thp]
+      if v.value == "period_total" then m.total = v
+      elseif v.value == "period_class" then m.classes[#m.classes + 1] = v
+      elseif v.value == "period_guest" then m.guest = m.guest + v.x
+      elseif v.value == "period_unexplained" then m.unexplained = v end
+    end
+  end
+  local parts = {}
+  for _, thp in ipairs(order) do
+    local m = by[thp]
+    if m.total and m.unexplained then
+      local named = stats.map(m.classes, function(c)
+        return ("%s, %s %% (its control went its way in %d of %d repetitions)"):format(c.class, R(c.x), c.agreed,
+          c.reps)
+      end)
+      parts[#parts + 1] = ("with THP=%s, of %d slow pages %s; guest events %s %%; not explained %s %% (the target: "
+        .. "at most 10 %%, %s)")
+        :format(thp, m.total.x, #named == 0 and "no class is named" or "named: " .. table.concat(named, "; "),
+          R(m.guest), R(m.unexplained.x), m.unexplained.x <= 10 and "met" or "not met")
+    end
+  end
+  return ("`slowpages.lua EXPERIMENT=period` (%d repetitions of one run; forward, samples shifted 4 bytes, backward, "
+    .. "stride 7 and a 50 ms pause, each walk with pass 3 over the same pages, shuffled in every repetition), pass "
+    .. "2's slow pages of the forward walk by what covers them, a class named only where its control removed or "
+    .. "moved it: %s.%s")
+    :format(row(doc, doc.rows[1].case, doc.rows[1].column).n, table.concat(parts, "; "),
+      home and (" The %s guest's slow pages were not re-measured with these walks."):format(home) or "")
+end
+
 -- The published run against each repeat, every row judged against the
 -- calibration of the published configuration kept beside them.
 local function repeats_judged(root, dir, runs)
@@ -847,6 +884,8 @@ function claims.kind_findings(root, dir)
             :format(a.covariate, R(100 * a.sd_log)) or "too little for compare.lua to adjust pass 1")
     end
   end
+  local sp = doc("slowperiod")
+  if sp then out[#out + 1] = claims.period(sp, (kinds.published(root)[1] or {}).kind) end
   local host = doc("host")
   if host then
     for _, v in ipairs(host.values) do
