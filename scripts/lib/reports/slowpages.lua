@@ -39,7 +39,7 @@ local function period_tables(ix, add)
         add("\nThe control that removed or moved each class:\n")
         for _, line in ipairs(controls) do add(line) end
       end
-      add(("\nNot explained: %s %% of pass 2's slow pages, %s the 10 %% the issue allows."):format(
+      add(("\nNot explained: %s %% of pass 2's slow pages, %s the target of at most 10 %%."):format(
         units.cell(share, "%"), share <= 10 and "within" or "above"))
     end
     local r = {}
