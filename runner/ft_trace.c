@@ -303,6 +303,8 @@ static int l_touch_timed_walk(lua_State *L)
 		if (!index || index->capacity < b->pages)
 			return luaL_error(L, "ft.touch_timed_walk option index: expected an ft.samples of at least %I "
 			                  "entries (one per page)", (lua_Integer)b->pages);
+		if (index == s) /* the order would overwrite the times */
+			return luaL_error(L, "ft.touch_timed_walk option index: the samples array itself; give another");
 	}
 	struct ft_walk w = { (size_t)stride, lua_toboolean(L, o + 1) };
 	const struct ft_timer *timer = ft_timer(L);

@@ -43,6 +43,10 @@ local h = harness.start({ script = "slowpages", shuffle = true, mib = 256, reps 
   },
   -- a plant that cannot run here is a bad knob, refused before anything is mapped
   check = function(c)
+    -- the walks' 2 MiB regions are counted from the buffer's start, which is 2 MiB aligned only then
+    if c.EXPERIMENT == "period" and c.MIB % 2 ~= 0 then
+      return ("EXPERIMENT=period with MIB=%d: expected an even number of MiB (whole 2 MiB regions)"):format(c.MIB)
+    end
     if c.EXPERIMENT ~= "none" and c.PLANT ~= "none" then
       return ("EXPERIMENT=%s with PLANT=%s: the experiment plants nothing; give one of them"):format(c.EXPERIMENT,
         c.PLANT)

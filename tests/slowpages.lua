@@ -13,6 +13,9 @@ t.like(out, "one of none, dontneed, tlb, preempt", "and names the values allowed
 do -- a plant that cannot run on the CPUs allowed is refused before anything runs
   local base = t.tmpdir()
   local dir = base .. "/one-cpu"
+  out, code = t.ftrun_run("slowpages.lua EXPERIMENT=period MIB=3 RESULTS=" .. q(dir))
+  t.is(code, 2, "EXPERIMENT=period with an odd MIB exits 2 (its 2 MiB regions would not be whole)", out)
+  t.like(out, "EXPERIMENT=period with MIB=3: expected an even number of MiB", "naming both knobs")
   out, code = t.run("taskset -c 0 " .. q(t.ftrun) .. " slowpages.lua QUICK=1 PLANT=tlb RESULTS=" .. q(dir))
   t.is(code, 2, "PLANT=tlb on one CPU exits 2", out)
   t.like(out, "PLANT=tlb: needs two CPUs", "naming the knob and what it needs")

@@ -88,6 +88,14 @@ do -- residues 3 and 13 of 16 by page index, one page in three of those, every w
   t.is(names(d), "", "but nothing is named: no control removed it")
 end
 
+do -- a control too thin to show anything removes nothing: THP=always with 6 slow pages, all at the same residue
+  local x = experiment(function() return function(_, page) return page % 16 == 3 and (page // 16) % 8 == 0 end end)
+  x.huge = experiment(function() return function(_, page) return page % 16 == 3 and page < 16 * 2 end end)
+  local d = slowperiod.decide(x)
+  t.is(names(d), "", "a THP=always control with too few slow pages to test names no class", names(d))
+  t.like(table.concat(d.verdicts, " | "), "too few slow pages", "and says the control could not decide")
+end
+
 do -- nothing planted: nothing named
   local d = slowperiod.decide(experiment(function() return function() return false end end))
   t.is(d.total, 0, "no slow pages")

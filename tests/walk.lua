@@ -76,6 +76,8 @@ t.errors(function() ft.touch_timed_walk(b, 1, ft.samples(3)) end, "samples hold 
   "short samples")
 t.errors(function() ft.touch_timed_walk(b, 1, s, { index = ft.samples(3) }) end, "option index: expected an ft.samples",
   "a short index")
+t.errors(function() ft.touch_timed_walk(b, 1, s, { index = s }) end, "option index: the samples array itself",
+  "the samples array as its own index is refused (the order would overwrite the times)")
 t.errors(function() ft.touch_timed_walk(b, 1, s, { index = {} }) end, "option index: expected an ft.samples",
   "an index that is a table")
 t.errors(function() ft.touch_timed_walk(b, 256, s) end, "", "a value past a byte")

@@ -291,7 +291,11 @@ function slowperiod.decide(x)
         if huge then
           local h_obs, h_all = count(huge, low), count(huge)
           local h_exp = h_all * K / P2M
-          if h_obs <= h_exp + slowperiod.REMOVED * excess then
+          -- what the control would show were the class kept: the same share of its slow pages there
+          local kept = h_all * excess / math.max(count(fwd2), 1)
+          if kept < period.MIN_EXPECTED then
+            say("THP=always has too few slow pages (%d) to show whether it removes it: undecided", h_all)
+          elseif h_obs <= h_exp + slowperiod.REMOVED * kept then
             name { name = ("%s of each 2 MiB by index (4 KiB pages only)"):format(K == 1 and "page 0"
               or ("pages 0 to %d"):format(K - 1)),
               pages = math.max(0, math.floor(excess + 0.5)),
@@ -330,12 +334,16 @@ function slowperiod.decide(x)
       follows("index")
       local h = huge and period_of(huge, "page", P2M, free)
       taken[#taken + 1] = at -- decided as the index's, named or not: out of the tests for time below
-      if h and not h.period then
+      -- removed only where THP=always could show the period: its modulus m tested, and none found
+      local tested = false
+      for _, e in ipairs(h and h.moduli or {}) do if e.m == m and e.p then tested = true end end
+      if h and tested and not h.period then
         name { name = ("period %d of the page index (positions %s; 4 KiB pages only)"):format(m,
             table.concat(pos, ", ")),
           pages = math.max(0, covered), control = "THP=always: no period by page index", agreed = nil, reps = reps }
       else
-        say("period %d of the page index at %s, backward too; THP=always did not remove it", m, table.concat(pos, ", "))
+        say("period %d of the page index at %s, backward too; %s", m, table.concat(pos, ", "), h and not tested
+          and "THP=always has too few slow pages to test it: undecided" or "THP=always did not remove it")
       end
     elseif s_order and m % 8 == 0 and #pos > 0 then
       -- the samples array's lines: the positions move by line1 - line0 with the shift
@@ -403,9 +411,10 @@ function slowperiod.decide(x)
   r.sign_p = r.pairs > 0 and inference.sign_test(r.lower, r.pairs) or 1
   local function pairs_said()
     return ("pass 3 below pass 2 in %d of %d pairs (walk, repetition; ties left out), sign test p = %.2g, "
-      .. "median ratio %.2f; "
+      .. "median ratio %s; "
       .. "pooled %.2f slow pages per ms against %.2f; pooled ratio by walk: %s"):format(r.lower, r.pairs, r.sign_p,
-        r.median or 0, 1e6 * r.b / r.b_ns, 1e6 * r.a / r.a_ns, table.concat(by_walk, ", "))
+        r.median and ("%.2f"):format(r.median) or "–", 1e6 * r.b / r.b_ns, 1e6 * r.a / r.a_ns,
+        table.concat(by_walk, ", "))
   end
   local others = {}
   for _, case in ipairs { "backward", "stride", "shift" } do

@@ -39,8 +39,9 @@ local function period_tables(ix, add)
         add("\nThe control that removed or moved each class:\n")
         for _, line in ipairs(controls) do add(line) end
       end
-      add(("\nNot explained: %s %% of pass 2's slow pages, %s the target of at most 10 %%."):format(
-        units.cell(share, "%"), share <= 10 and "within" or "above"))
+      add(n > 0 and ("\nNot explained: %s %% of pass 2's slow pages, %s the target of at most 10 %%."):format(
+        units.cell(share, "%"), share <= 10 and "within" or "above")
+        or "\nNo slow pages in pass 2: nothing to explain.")
     end
     local r = {}
     for _, v in ipairs(each(ix, "period_rate", here)) do r[tonumber(v.pass)] = v end
