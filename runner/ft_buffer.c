@@ -456,9 +456,12 @@ static int l_frames(lua_State *L)
 	ft_samples_changed(s);
 	if (err)
 		return ft_fail_errno(L, err, "reading /proc/self/pagemap failed");
-	if (present > 0 && shown == 0)
+	if (present > 0 && shown == 0) {
+		for (size_t i = 0; i < b->pages; i++)
+			s->v[i] = -1; /* no frame known: not 0, which reads as a frame */
 		return ft_fail(L, EPERM, "/proc/self/pagemap hides the frames (%I present pages, every frame 0): "
 		               "reading them needs CAP_SYS_ADMIN", (lua_Integer)present);
+	}
 	lua_pushinteger(L, (lua_Integer)present);
 	return 1;
 }

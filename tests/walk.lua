@@ -2,6 +2,7 @@
 -- backward, strided), every page stored into once, the samples in walk
 -- order, the shift's bytes, and bad arguments as Lua errors, never a crash.
 local t = require "tap"
+local q = t.quote
 local ft = require "ft"
 
 local PAGES = 64
@@ -97,6 +98,17 @@ do -- b:frames: a frame for every present page, -1 for the others
   else
     t.is(err, 1, "frames refused only as hidden (EPERM)", why)
     t.like(why, "CAP_SYS_ADMIN", "saying what reading them needs")
+  end
+  -- refused as nobody (frames hidden): the samples say no frame, not frame 0
+  local nobody = t.nobody()
+  if nobody then
+    local out = t.run(nobody .. " -e " .. q("local b = ft.mmap(4 * ft.page_size()) b:touch(1) local s = ft.samples(4) "
+      .. "print(b:frames(s)) print(s[1], s[4])") .. " 2>&1")
+    t.like(out, "nil\t/proc/self/pagemap hides the frames", "as nobody, frames are refused as hidden", out)
+    t.like(out, "\n-1\t-1\n", "and the samples hold -1, no frame, not the 0 the kernel showed")
+  else
+    t.skip("as nobody, frames are refused as hidden", "cannot run as nobody here")
+    t.skip("and the samples hold -1, no frame, not the 0 the kernel showed", "cannot run as nobody here")
   end
   t.errors(function() m:frames(ft.samples(2)) end, "samples hold 2 entries, the buffer has 8 pages", "short samples")
   t.errors(function() m:frames() end, "", "no samples")
