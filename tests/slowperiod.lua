@@ -10,18 +10,8 @@ local slowperiod = require "slowperiod"
 local N, P2M, NS = 1 << 14, 512, 30
 
 -- The walk's order (page of each j, from 1), as ft.touch_timed_walk walks it.
-local function order(stride, backward)
-  local out = {}
-  for r = 0, stride - 1 do
-    for p = r, N - 1, stride do out[#out + 1] = p end
-  end
-  if backward then
-    local rev = {}
-    for i = #out, 1, -1 do rev[#rev + 1] = out[i] end
-    out = rev
-  end
-  return out
-end
+local walkorder = require "walkorder"
+local function order(stride, backward) return walkorder(N, stride, backward) end
 
 -- One pass: slow(j, page, t_ns, entry) -> true for a slow page (cause: no
 -- guest event). The pass costs NS per page, a slow page 600.

@@ -9,19 +9,8 @@ local PAGES = 64
 local b = assert(ft.mmap(PAGES * ft.page_size()))
 local s, ix = ft.samples(PAGES), ft.samples(PAGES)
 
--- The order written out by hand: residues of the stride in turn, reversed when backward.
-local function expected(stride, backward)
-  local out = {}
-  for r = 0, stride - 1 do
-    for p = r, PAGES - 1, stride do out[#out + 1] = p end
-  end
-  if backward then
-    local rev = {}
-    for i = #out, 1, -1 do rev[#rev + 1] = out[i] end
-    out = rev
-  end
-  return out
-end
+local walkorder = require "walkorder"
+local function expected(stride, backward) return walkorder(PAGES, stride, backward) end
 
 local value = 0
 for _, w in ipairs { { 1, false }, { 1, true }, { 7, false }, { 7, true }, { 16, false }, { PAGES, true } } do

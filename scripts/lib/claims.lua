@@ -1180,7 +1180,7 @@ end
 function claims.run_output(root)
   local text -- the summary as make claims makes it again from its raw file (a hand edit cannot reach here)
   for _, r in ipairs(claims.rendered(root)) do
-    if r.file == "results/summary.md" then text = r.md end
+    if r.file == "results/summary.md" then text = r.text end
   end
   -- else the committed one; the check names why it could not be made
   text = text or read(root .. "/results/summary.md") or error("claims: results/summary.md: cannot read it", 0)
@@ -1342,7 +1342,7 @@ end
 -- provenance, as results.finish made it: the table is a rendering of the
 -- raw file, so the code's present rendering is the summary's, and a summary
 -- edited by hand (with the block pasted from it) differs. A list of {dir,
--- name (the run's block), file, md} or {dir, file, problem}. An AB run
+-- name (the run's block), file, text, differs (the check's words)} or {..., problem}. An AB run
 -- cannot be made again from these two files, and none is published.
 function claims.rendered(root)
   local out = {}
@@ -1352,14 +1352,18 @@ function claims.rendered(root)
     for _, name in ipairs(names) do
       local prefix = name:sub(1, -#"raw.txt" - 1)
       local r = { dir = p.dir, name = prefix == "" and "main" or prefix:sub(1, -2),
-        file = ("%s/%ssummary.md"):format(p.dir, prefix), raw = name }
+        file = ("%s/%ssummary.md"):format(p.dir, prefix) }
+      r.differs = ("%s differs from what its run's %s and provenance make (make claims makes it again)"):format(r.file,
+        name)
       local raw, doc = read(("%s/%s/%sraw.txt"):format(root, p.dir, prefix)), nil
       local text = read(("%s/%s/%sresults.json"):format(root, p.dir, prefix))
       if text then doc = select(2, pcall(json.decode, text)) end
-      if not raw or type(doc) ~= "table" or type(doc.provenance) ~= "table" or type(doc.rows) ~= "table" then
+      local readable = raw and type(doc) == "table" and type(doc.provenance) == "table" and type(doc.rows) == "table"
+      local disagree = readable and claims.raw_rows(raw, doc)
+      if not readable then
         r.problem = ("its run's %sraw.txt and %sresults.json cannot both be read"):format(prefix, prefix)
-      elseif claims.raw_rows(raw, doc) then
-        r.problem = ("%sraw.txt and %sresults.json disagree: %s"):format(prefix, prefix, claims.raw_rows(raw, doc))
+      elseif disagree then
+        r.problem = ("%sraw.txt and %sresults.json disagree: %s"):format(prefix, prefix, disagree)
       elseif doc.ab then
         r.problem = "an AB run's summary is not published (it cannot be checked)"
       else
@@ -1367,7 +1371,7 @@ function claims.rendered(root)
           return (reports.of(doc.script).table or summary.table)(raw) .. "\n" .. provenance.describe(doc.provenance)
             .. "\n"
         end)
-        if ok then r.md = md else r.problem = ("its raw file cannot be rendered: %s"):format(md) end
+        if ok then r.text = md else r.problem = ("its raw file cannot be rendered: %s"):format(md) end
       end
       out[#out + 1] = r
     end
@@ -1408,6 +1412,8 @@ function claims.sidecars(root)
     for _, name in ipairs(names) do
       local prefix, pass = name:match("^(.-)C%-(pass%d)%-samples%.i32$")
       local r = { file = p.dir .. "/" .. name .. ".txt" }
+      r.differs = ("%s is missing or differs from what its samples file is and its run's provenance (make claims "
+        .. "makes it again)"):format(r.file)
       local text = prefix and read(("%s/%s/%sresults.json"):format(root, p.dir, prefix))
       local ok, doc = pcall(json.decode, text or "")
       if not ok or type(doc) ~= "table" or type(doc.provenance) ~= "table" then
@@ -1445,22 +1451,21 @@ function claims.raw_rows(raw, doc)
   end
 end
 
+-- Every file make claims makes from the runs' own files: the summaries
+-- (rendered, made once by the caller) and the samples' sidecars.
+function claims.generated(rendered, root)
+  local all = table.move(rendered, 1, #rendered, 1, {})
+  for _, r in ipairs(claims.sidecars(root)) do all[#all + 1] = r end
+  return all
+end
+
 function claims.summaries(root)
   local problems = {}
-  for _, r in ipairs(claims.rendered(root)) do
-    if r.problem then
-      problems[#problems + 1] = r.file .. ": " .. r.problem
-    elseif r.md ~= read(root .. "/" .. r.file) then
-      problems[#problems + 1] = ("%s differs from what its run's %s and provenance make (make claims makes it "
-        .. "again)"):format(r.file, r.raw)
-    end
-  end
-  for _, r in ipairs(claims.sidecars(root)) do
+  for _, r in ipairs(claims.generated(claims.rendered(root), root)) do
     if r.problem then
       problems[#problems + 1] = r.file .. ": " .. r.problem
     elseif r.text ~= read(root .. "/" .. r.file) then
-      problems[#problems + 1] = ("%s is missing or differs from what its samples file is and its run's "
-        .. "provenance (make claims makes it again)"):format(r.file)
+      problems[#problems + 1] = r.differs
     end
   end
   return problems
@@ -1507,17 +1512,15 @@ end
 -- from its raw file and pasted again where it was; raises naming a missing
 -- marker or a summary that cannot be made.
 function claims.write(root, ftrun)
-  local files, pastes = {}, {}
-  for _, r in ipairs(claims.rendered(root)) do
+  local files, pastes, rendered = {}, {}, claims.rendered(root)
+  for _, r in ipairs(claims.generated(rendered, root)) do
     if r.problem then error(("claims: %s: %s"):format(r.file, r.problem), 0) end
-    if r.md ~= read(root .. "/" .. r.file) then files[#files + 1] = { root .. "/" .. r.file, r.md } end
+    if r.text ~= read(root .. "/" .. r.file) then files[#files + 1] = { root .. "/" .. r.file, r.text } end
+  end
+  for _, r in ipairs(rendered) do
     local page = r.dir .. "/README.md"
     pastes[page] = pastes[page] or {}
     pastes[page][#pastes[page] + 1] = r
-  end
-  for _, r in ipairs(claims.sidecars(root)) do
-    if r.problem then error(("claims: %s: %s"):format(r.file, r.problem), 0) end
-    if r.text ~= read(root .. "/" .. r.file) then files[#files + 1] = { root .. "/" .. r.file, r.text } end
   end
   local computed = claims.compute(root, ftrun)
   for page in pairs(pastes) do computed[page] = computed[page] or {} end
@@ -1525,7 +1528,7 @@ function claims.write(root, ftrun)
     local path = root .. "/" .. file
     local text = read(path) or error(("claims: %s: cannot read it"):format(path), 0)
     for _, r in ipairs(pastes[file] or {}) do -- only a run the page has a block for
-      text = runfiles.replace_block(text, r.name, r.md) or text
+      text = runfiles.replace_block(text, r.name, r.text) or text
     end
     local new, missing = claims.apply(text, blocks)
     if not new then error(("claims: %s has no markers for the claim %s (%s)"):format(path, missing,
