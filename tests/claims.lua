@@ -22,10 +22,12 @@ do -- hand-typed figures are found outside the generated blocks only
   local text = table.concat({ "Pass 2 is a name, `MIB=256` is code, ![plot 1](a1.svg) an image.",
     "<!-- ftrun claims x: begin -->", "12.5 ns, generated", "<!-- ftrun claims x: end -->",
     "<!-- ftrun results main: begin -->", "| A | 2271.6 |", "<!-- ftrun results main: end -->",
-    "```", "ftrun 0.1.0", "```", "It cost 2270 ns." }, "\n")
-  local found = claims.hand_numbers(text)
-  t.is(#found, 1, "one line with a number typed by hand")
-  t.like(found[1] or "", "line 11: It cost 2270 ns.", "the last one, named by its line")
+    "```", "ftrun 0.1.0", "```", "It cost 2270 ns.", "In twelve runs.", "Run on 2026-12-04, `NOWAIT=1`.",
+    "Vetted: 4 KiB." }, "\n")
+  local found = claims.hand_numbers(text, { "4 KiB" })
+  t.is(#found, 2, "two lines with a figure typed by hand")
+  t.like(found[1] or "", "line 11: It cost 2270 ns.", "a digit, named by its line")
+  t.like(found[2] or "", "line 12: In twelve runs.", "a number word")
 end
 
 do -- two separated groups: the rule fires on a made-up bimodal sample, and not on unimodal ones
@@ -136,6 +138,35 @@ do -- a pasted table edited by hand, in results/README.md and in bench/README.md
     t.ok(true, "two runs' headings swapped on a kind's page # SKIP no results/pvm/README.md")
     t.ok(true, "naming the run # SKIP no results/pvm/README.md")
   end
+end
+
+do -- hand edits of the prose outside the blocks, in every document, and a vetted fact made false
+  local edits = {
+    { "README.md", "runs four cycles", "runs five cycles", "five cycles" },
+    { "README.md", "\n## How to read a row\n", "\n## How to read a row\n\nA first touch costs 2.1 µs.\n", "2.1 µs" },
+    { "README.md", "after a warm-up\n", "after twelve warm-ups\n", "twelve warm-ups" },
+    { "CHANGELOG.md", "a 980 ns zero-page", "a 990 ns zero-page", "990 ns" },
+    { "CHANGELOG.md", "between 126 and 310", "between 126 and 320", "126 and 320" },
+    { "doc/ftrun.1", "143 for SIGTERM", "142 for SIGTERM", "142 for SIGTERM" },
+    { "doc/ftrun.1", "# 64 MiB, 5 repetitions", "# 64 MiB, 6 repetitions", "doc/ftrun.1: the claim examples differs" },
+    { "doc/ftrun.1", "\n.B 130\n", "\n.B 131\n", ".B 131" },
+    { "bench/README.md", "in three rounds", "in four rounds", "four rounds" },
+    { "results/README.md", "three significant digits", "four significant digits", "four significant digits" },
+    { "Makefile", "REPEATS ?= 2", "REPEATS ?= 3", 'README.md: "two repeats" is not true' },
+  }
+  local saved = {}
+  for _, e in ipairs(edits) do
+    local path = dir .. "/" .. e[1]
+    saved[path] = saved[path] or t.read(path)
+    local text = t.read(path)
+    local at = text:find(e[2], 1, true)
+    t.ok(at ~= nil, ("%s holds %q to edit"):format(e[1], e[2]))
+    if at then t.write(path, text:sub(1, at - 1) .. e[3] .. text:sub(at + #e[2])) end
+  end
+  local out, code = check(dir)
+  t.is(code, 1, "prose edited by hand in every document: CHECK=1 exits 1")
+  for _, e in ipairs(edits) do t.like(out, e[4], ("%s: %q caught"):format(e[1], e[3])) end
+  for path, text in pairs(saved) do t.write(path, text) end
 end
 
 do -- the headline in README.md is checked too

@@ -15,6 +15,7 @@ local calreport = require "calreport"
 local json = require "json"
 local kinds = require "kinds"
 local provenance = require "provenance"
+local prosefacts = require "prosefacts"
 local regimes = require "regimes"
 local report = require "report"
 local reports = require "reports"
@@ -972,7 +973,8 @@ function claims.compute(root, ftrun)
       ["run-output"] = claims.run_output(root),
       example = "```lua\n" .. (read(root .. "/scripts/first_touch.lua")
         or error("claims: scripts/first_touch.lua: cannot read it", 0)) .. "```" },
-    ["doc/ftrun.1"] = { scripts = claims.man_scripts(root, ftrun), options = claims.man_options(ftrun) },
+    ["doc/ftrun.1"] = { scripts = claims.man_scripts(root, ftrun), options = claims.man_options(ftrun),
+      examples = claims.man_examples(root, ftrun) },
   }
   -- every kind's page: one whose default run is gone says so, rather than keep its old figures
   local published = {}
@@ -1098,8 +1100,11 @@ function claims.placement(root)
 end
 
 -- Every script's --help, parsed: { {script, usage, about, knobs = {{name, text}}} }.
+local help_cache = {}
 function claims.script_help(root, ftrun)
+  if help_cache[root .. "\0" .. ftrun] then return help_cache[root .. "\0" .. ftrun] end
   local out = {}
+  help_cache[root .. "\0" .. ftrun] = out
   for _, f in ipairs(ls(root .. "/scripts")) do
     if f:match("%.lua$") then
       -- stdout alone: a start-up warning on stderr is no part of the help
@@ -1151,6 +1156,29 @@ function claims.man_scripts(root, ftrun)
     end
   end
   return table.concat(out, "\n")
+end
+
+-- The man page's EXAMPLES, the sizes in their comments from cycles.lua's knobs.
+function claims.man_examples(root, ftrun)
+  local k = {}
+  for _, s in ipairs(claims.script_help(root, ftrun)) do
+    if s.script == "cycles.lua" then for _, x in ipairs(s.knobs) do k[x[1]] = x[2] end end
+  end
+  local mib, reps = (k.MIB or ""):match("%(default (%d+)%)"), (k.REPS or ""):match("%(default (%d+)%)")
+  local quick_mib, quick_reps = (k.QUICK or ""):match("(%d+) MiB and (%d+) reps")
+  if not (mib and reps and quick_mib) then error("claims: cycles.lua's --help gives no MIB, REPS or QUICK size", 0) end
+  local function ex(command, comment)
+    return comment and ("%-34s# %s"):format(command, comment) or command
+  end
+  return table.concat({ ".EX",
+    ex("ftrun cycles.lua", ("the benchmark: %s MiB, %s repetitions"):format(mib, reps)),
+    ex("ftrun cycles.lua QUICK=1", ("%s MiB, %s repetitions"):format(quick_mib, quick_reps)),
+    ex("ftrun cycles.lua THP=always REPS=31"),
+    ex("ftrun thp.lua \\-\\-help", "an experiment's knobs"),
+    ex("ftrun compare.lua a.json b.json", "two runs, benchstat's way"),
+    ex("ftrun compare.lua OLD/ \\-\\- NEW/", "several runs a side"),
+    ex("ftrun \\-e \\(aqprint(ft.page_size())\\(aq"),
+    ".EE" }, "\n")
 end
 
 -- The man page's OPTIONS, from the runner's --help: "  -e CODE      run CODE".
@@ -1239,29 +1267,78 @@ function claims.apply(text, blocks)
   return text
 end
 
--- Lines of prose with a digit typed by hand: outside the claims blocks,
--- the publish pastes and code blocks, with code spans, images, link
--- targets, HTML comments, the passes' names and list numbers taken out first.
-function claims.hand_numbers(text)
+-- Number words a figure can be written in ("fifteen runs", "a fifth");
+-- "one" is left out, a pronoun as often as a count.
+local NUMBER_WORDS = {}
+for w in ([[two three four five six seven eight nine ten eleven twelve thirteen fourteen fifteen
+  sixteen seventeen eighteen nineteen twenty thirty forty fifty sixty seventy eighty ninety hundred
+  hundreds thousand thousands million millions billion twice thrice half halves third thirds quarter
+  quarters fifth fifths sixth tenth tenths fortieth dozen double triple]]):gmatch("%a+") do
+  NUMBER_WORDS[w] = true
+end
+
+local function plain(s) return (s:gsub("[%^%$%(%)%%%.%[%]%*%+%-%?]", "%%%0")) end
+
+-- Lines of prose with a figure typed by hand, a digit or a number word:
+-- outside the claims blocks, the publish pastes and code blocks, with code
+-- spans, images, link targets, comments, knob settings (`QUICK=1`), dates,
+-- man page references, the passes' names, list numbers and the vetted phrases (prosefacts.lua,
+-- each checked on its own) taken out first. A man page's markers sit in
+-- roff comments.
+function claims.hand_numbers(text, vetted)
   local out, skip, fence = {}, false, false
   local n = 0
   for l in (text .. "\n"):gmatch("([^\n]*)\n") do
     n = n + 1
-    if l:match("^<!%-%- ftrun %a+ [^:]+: begin %-%->$") then skip = true
-    elseif l:match("^<!%-%- ftrun %a+ [^:]+: end %-%->$") then skip = false
-    elseif l:match("^```") then fence = not fence
-    elseif not skip and not fence then
-      -- a pass's name ("pass 2") is a name, not a figure
+    local mark = l:gsub('^%.\\" ', "")
+    if mark:match("^<!%-%- ftrun %a+ [^:]+: begin %-%->$") then skip = true
+    elseif mark:match("^<!%-%- ftrun %a+ [^:]+: end %-%->$") then skip = false
+    elseif l:match("^```") or l:match("^%.EX") or l:match("^%.EE") then fence = not fence
+    elseif not skip and not fence and not l:match('^%.\\"') then
       local prose = l:gsub("`[^`]*`", ""):gsub("!%[[^%]]*%]%([^)]*%)", ""):gsub("%]%([^)]*%)", "]")
-        :gsub("<!%-%-.-%-%->", ""):gsub("[Pp]ass %d", "pass"):gsub("^%s*%d+%.%s", "")
-      if prose:match("%d") then out[#out + 1] = ("line %d: %s"):format(n, l) end
+        :gsub("<!%-%-.-%-%->", ""):gsub("[Pp]asses %d and %d", "passes"):gsub("[Pp]ass %d", "pass")
+        :gsub("^%s*%d+%.%s", ""):gsub("%f[%w][%u_]+=%d+", ""):gsub("%d%d%d%d%-%d%d%-%d%d", "")
+        :gsub("^%.BR [%w_]+ %(%d%)", "")
+      for _, p in ipairs(vetted or {}) do prose = prose:gsub(plain(p), "") end
+      local word = false
+      for w in prose:lower():gmatch("%a+") do word = word or NUMBER_WORDS[w] end
+      if prose:match("%d") or word then out[#out + 1] = ("line %d: %s"):format(n, l) end
     end
   end
   return out
 end
 
--- The results prose, where no figure may be typed by hand.
-claims.PROSE = { "results/README.md", "bench/README.md" }
+-- The documents where no figure may be typed by hand but a vetted one
+-- (prosefacts.lua); a kind's page is added to them.
+claims.PROSE = { "README.md", "results/README.md", "bench/README.md", "CHANGELOG.md", "doc/ftrun.1" }
+
+-- What prosefacts' checks read: the tree's files, the scripts' knobs, the
+-- runner's --help, and the history of the checkout this ftrun runs from
+-- (a copy of the tree has none).
+function claims.facts_context(root, ftrun)
+  local knobs_of
+  local function show(commit, path)
+    if not commit:match("^%x+$") then return nil end
+    local p = io.popen(("git -C %s show %s:%s 2>/dev/null"):format(sh(ft.project_dir), commit, sh(path)))
+    local text = p:read("a")
+    return p:close() and text or nil
+  end
+  return {
+    root = root, show = show,
+    source = function(path) return read(root .. "/" .. path) end,
+    runner = table.concat(lines_of(ftrun .. " --help 2>/dev/null"), "\n"),
+    knob = function(script, name)
+      if not knobs_of then
+        knobs_of = {}
+        for _, s in ipairs(claims.script_help(root, ftrun)) do
+          knobs_of[s.script] = {}
+          for _, k in ipairs(s.knobs) do knobs_of[s.script][k[1]] = k[2] end
+        end
+      end
+      return (knobs_of[script] or {})[name]
+    end,
+  }
+end
 
 -- A calibration.md made before its calibration file kept the figures it
 -- shows (the KVM guest's, make publish at 5663d94), held to its hash until
@@ -1500,10 +1577,13 @@ function claims.check(root, ftrun)
   for i, p in ipairs(kinds.published(root)) do
     if i > 1 then prose[#prose + 1] = p.dir .. "/README.md" end
   end
+  local ctx = claims.facts_context(root, ftrun)
   for _, file in ipairs(prose) do
-    for _, l in ipairs(claims.hand_numbers(read(root .. "/" .. file) or "")) do
+    local text = read(root .. "/" .. file) or ""
+    for _, l in ipairs(claims.hand_numbers(text, prosefacts.phrases(file))) do
       problems[#problems + 1] = file .. ": a number typed by hand, " .. l
     end
+    for _, p in ipairs(prosefacts.problems(file, text, ctx)) do problems[#problems + 1] = p end
   end
   return problems
 end
