@@ -153,6 +153,10 @@ do -- hand edits of the prose outside the blocks, in every document, and a vette
     { "bench/README.md", "in three rounds", "in four rounds", "four rounds" },
     { "results/README.md", "three significant digits", "four significant digits", "four significant digits" },
     { "Makefile", "REPEATS ?= 2", "REPEATS ?= 3", 'README.md: "two repeats" is not true' },
+    { "results/numa/exp-placement-results.json", '"git_commit":"', '"git_commit":"unknown (not a git checkout)","x":"',
+      "results/numa/exp-placement-results.json: records no commit (unknown (not a git checkout))" },
+    { "results/pvm/repeats/compare.txt", "| A | pass1 |", "| A | pass 1 |", "results/pvm/repeats/compare.txt differs" },
+    { "results/repeats/compare.txt", "| A | pass1 |", "| A | pass 1 |", "results/repeats/compare.txt differs" },
   }
   local saved = {}
   for _, e in ipairs(edits) do

@@ -1340,12 +1340,54 @@ function claims.facts_context(root, ftrun)
   }
 end
 
--- A calibration.md made before its calibration file kept the figures it
--- shows (the KVM guest's, make publish at 5663d94), held to its hash until
--- a publish on that kind makes it again.
+-- Files a publish made before the code could make them again (the KVM
+-- guest's, make publish at 5663d94): a calibration.md from before its
+-- calibration file kept the figures it shows, and a compare.txt from before
+-- the published configuration was calibrated. Each is held to its hash
+-- until a publish on that kind makes it again.
 claims.UNRENDERED = {
   ["results/calibration.md"] = "f0a58b27b1c96140c5d363d4421d43a480ae9a2ec9ea71564f95745828701dc0",
+  ["results/repeats/compare.txt"] = "7405619e66a8810c541a2d1dcd25dd639b44b08f821a133c6e6f86a74a8662a6",
 }
+
+local function sha256(path)
+  local p = io.popen("sha256sum " .. sh(path) .. " 2>/dev/null")
+  local hash = p and p:read("a"):match("^(%x+)")
+  if p then p:close() end
+  return hash
+end
+
+-- Every kind's repeats/compare.txt against compare.lua run again as
+-- make judge-repeats ran it (the published run against each repeat, with
+-- the kind's calibration); its first line names the tree and machine that
+-- compared, which are the comparer's own.
+function claims.judged(root, ftrun)
+  local problems = {}
+  for _, p in ipairs(kinds.published(root)) do
+    local file = p.dir .. "/repeats/compare.txt"
+    local text = read(root .. "/" .. file)
+    if text and claims.UNRENDERED[file] then
+      if sha256(root .. "/" .. file) ~= claims.UNRENDERED[file] then
+        problems[#problems + 1] = file .. " differs from the file pinned by its hash"
+          .. " (make judge-repeats makes it again)"
+      end
+    elseif text then
+      local paths = { sh(p.dir .. "/results.json") }
+      for _, d in ipairs(ls(root .. "/" .. p.dir .. "/repeats", "^%d")) do
+        paths[#paths + 1] = sh(("%s/repeats/%s/results.json"):format(p.dir, d))
+      end
+      local c = assert(io.popen(("cd %s && env -u CHECK -u ROOT CALIBRATIONS=%s %s compare.lua %s 2>&1"):format(
+        shell.path(root), sh(p.dir .. "/calibrations"), ftrun, table.concat(paths, " "))))
+      local again = c:read("a")
+      c:close()
+      if text:gsub("^[^\n]*\n", "", 1) ~= again:gsub("^[^\n]*\n", "", 1) then
+        problems[#problems + 1] = file .. " differs from what compare.lua says of the same runs with the same "
+          .. "calibration (make judge-repeats makes it again)"
+      end
+    end
+  end
+  return problems
+end
 
 -- Every table a publish pasted, against the file it was pasted from: a
 -- run's block in results/README.md (or a kind's page) is its summary.md,
@@ -1402,10 +1444,7 @@ function claims.pasted(root)
         :format(dir)
     elseif cal then
       local page = dir .. "/calibration.md"
-      local p = io.popen("sha256sum " .. sh(root .. "/" .. page) .. " 2>/dev/null")
-      local hash = p and p:read("a"):match("^(%x+)")
-      if p then p:close() end
-      if not claims.UNRENDERED[page] or hash ~= claims.UNRENDERED[page] then
+      if not claims.UNRENDERED[page] or sha256(root .. "/" .. page) ~= claims.UNRENDERED[page] then
         problems[#problems + 1] = ("%s cannot be checked: its calibration file keeps no figures to render it from "
           .. "(no report in %s/calibration-cycles.json), and it is not the page pinned from before they were kept")
           :format(page, dir)
@@ -1548,12 +1587,29 @@ function claims.summaries(root)
   return problems
 end
 
+-- Every published run names the commit that made it: a results JSON whose
+-- provenance has no commit (an ftrun that could not ask git, built before
+-- the build kept its own) is a file nobody can trace.
+function claims.commits(root)
+  local problems = {}
+  for _, path in ipairs(shell.find(root .. "/results", "results%.json$")) do
+    local ok, doc = pcall(json.decode, read(path) or "")
+    local commit = ok and type(doc) == "table" and type(doc.provenance) == "table" and doc.provenance.git_commit
+    if type(commit) ~= "string" or not commit:match("^%x+$") then
+      problems[#problems + 1] = ("%s: records no commit (%s)"):format(path:sub(#root + 2), tostring(commit))
+    end
+  end
+  return problems
+end
+
 -- Every problem: a block that differs from its recomputation, a marker
 -- missing, a pasted table or a summary that differs from its source, a
 -- digit typed by hand in the results prose.
 function claims.check(root, ftrun)
   local problems = claims.pasted(root)
   for _, p in ipairs(claims.summaries(root)) do problems[#problems + 1] = p end
+  for _, p in ipairs(claims.commits(root)) do problems[#problems + 1] = p end
+  for _, p in ipairs(claims.judged(root, ftrun)) do problems[#problems + 1] = p end
   for file, blocks in pairs(claims.compute(root, ftrun)) do
     local text = read(root .. "/" .. file)
     if not text then
