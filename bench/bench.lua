@@ -395,5 +395,5 @@ end
 
 say("")
 say("the bench took %.0f s", elapsed_s())
-local text = table.concat(out, "\n") .. "\n"
+local text = require("textfile").seal(table.concat(out, "\n") .. "\n")
 runfiles.write(plan, { { "bench.txt", text } }, { bench = "```\n" .. text .. "```" })

@@ -19,7 +19,7 @@ do -- one rounding rule: three significant digits, half away from zero
 end
 
 do -- hand-typed figures are found outside the generated blocks only
-  local text = table.concat({ "Pass 2 is a name, `MIB=256` is code, ![plot 1](a1.svg) an image.",
+  local text = table.concat({ "Pass 2 is a name, `MIB=256` is code, ![a plot](a1.svg) an image.",
     "<!-- ftrun claims x: begin -->", "12.5 ns, generated", "<!-- ftrun claims x: end -->",
     "<!-- ftrun results main: begin -->", "| A | 2271.6 |", "<!-- ftrun results main: end -->",
     "```", "ftrun 0.1.0", "```", "It cost 2270 ns.", "In twelve runs.", "Run on 2026-12-04, `NOWAIT=1`.",
@@ -155,6 +155,26 @@ do -- hand edits of the prose outside the blocks, in every document, and a vette
     { "Makefile", "REPEATS ?= 2", "REPEATS ?= 3", 'README.md: "two repeats" is not true' },
     { "results/numa/exp-placement-results.json", '"git_commit":"', '"git_commit":"unknown (not a git checkout)","x":"',
       "results/numa/exp-placement-results.json: records no commit (unknown (not a git checkout))" },
+    { "results/pvm/results.json", '"values":[0,0,0,0,0,0,0,0,0,0,0,0,0,0,0]', '"values":[0,0,0,0,0,0,0,0,0,0,0,0,0,0,7]',
+      "results/pvm/results.json: row " },
+    { "results/bench.txt", "every figure: min /", "every figure: max /", "results/bench.txt: no seal" },
+    { "results/pvm/raw.txt", "RESULT value=first_touch unit=ratio x=780.", "RESULT value=first_touch unit=ratio x=980.",
+      "value 1 (first_touch), x: 980." },
+    { "results/pvm/thp-always-raw.txt", 'MiB, 15 reps after 1 warm-up"', 'MiB, 31 reps after 1 warm-up"', "its title" },
+    { "results/pvm/thp-16K-raw.txt", "MiB, 15 reps after", "MiB, 31 reps after", "its first line" },
+    { "README.md", "(64 MiB, 5 reps)", "(`16` MiB, `2` reps)", "(`16` MiB, `2` reps)" },
+    { "README.md", "make test    # build, lint,", "make test    # in ten seconds: build, lint,", "in ten seconds" },
+    { "README.md", "\n## Comparing runs\n", "\n<!-- ftrun claims note: begin -->\nIt costs 900 ns.\n"
+      .. "<!-- ftrun claims note: end -->\n## Comparing runs\n", "a marker of a block nothing makes here (note)" },
+    { "README.md", "## Other targets\n", "## Other targets\nA first touch costs \xEF\xBC\x91\xEF\xBC\x98 µs.\n",
+      "costs \xEF\xBC\x91" },
+    { "README.md", "## How to read a row\n", "## How to read a row\nIt costs tenfold any later pass.\n",
+      "tenfold" },
+    { "README.md", "## How to read a row\n", "## How to read a row\nIn 95 % of runs.\n",
+      'the vetted phrase "95 %" is there 2 times' },
+    { "doc/ftrun.1", ".B 0\nSuccess.", ".B 0\nA usage error.", 'the line under .B 0 does not say "success"' },
+    { "doc/ftrun.1", "141 for SIGPIPE", "141 for SIGALRM", "141 for SIGALRM" },
+    { "doc/ftrun.1", ".SH SEE ALSO\n", ".SH SEE ALSO\n.EX\nftrun cycles.lua QUICK=1   # 16 MiB\n.EE\n", "# 16 MiB" },
     { "results/pvm/repeats/compare.txt", "| A | pass1 |", "| A | pass 1 |", "results/pvm/repeats/compare.txt differs" },
     { "results/repeats/compare.txt", "| A | pass1 |", "| A | pass 1 |", "results/repeats/compare.txt differs" },
   }

@@ -291,4 +291,15 @@ do -- the weighted line fit, page sizes, the stage classifier, report modules
   t.is(type(reports.of("cycles.lua").table), "function", "cycles.lua's report module is found by name")
 end
 
+do -- a text sealed by its own hash: the seal holds, an edit or a missing seal shows
+  local textfile = require "textfile"
+  t.is(textfile.sha256("abc"), "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad", "sha256 of abc")
+  local sealed = textfile.seal("line one\nline two\n")
+  t.is(textfile.sealed(sealed), "line one\nline two\n", "a sealed text gives its lines back")
+  local _, why = textfile.sealed((sealed:gsub("two", "2", 1)))
+  t.like(why or "", "no longer give the sha256", "an edited line breaks the seal")
+  _, why = textfile.sealed("line one\n")
+  t.like(why or "", "no seal", "no seal: said so")
+end
+
 t.done()

@@ -53,7 +53,8 @@ local function held(k, n)
 end
 claims.held = held
 
-local read = require("textfile").read
+local textfile = require "textfile"
+local read = textfile.read
 
 local function load(path)
   local text = read(path)
@@ -1267,45 +1268,89 @@ function claims.apply(text, blocks)
   return text
 end
 
--- Number words a figure can be written in ("fifteen runs", "a fifth");
--- "one" is left out, a pronoun as often as a count.
+-- Number words a figure can be written in ("fifteen runs", "a fifth",
+-- "ran once", "tenfold", "dozens"); "one" is left out, a pronoun as often
+-- as a count. A word counts by its stem: a plural, or -fold.
 local NUMBER_WORDS = {}
-for w in ([[two three four five six seven eight nine ten eleven twelve thirteen fourteen fifteen
-  sixteen seventeen eighteen nineteen twenty thirty forty fifty sixty seventy eighty ninety hundred
-  hundreds thousand thousands million millions billion twice thrice half halves third thirds quarter
-  quarters fifth fifths sixth tenth tenths fortieth dozen double triple]]):gmatch("%a+") do
+for w in ([[once zero two three four five six seven eight nine ten eleven twelve thirteen fourteen
+  fifteen sixteen seventeen eighteen nineteen twenty thirty forty fifty sixty seventy eighty ninety
+  hundred thousand million billion twice thrice half halves third quarter fifth sixth seventh eighth
+  ninth tenth twentieth hundredth thousandth fortieth dozen score double triple]]):gmatch("%a+") do
   NUMBER_WORDS[w] = true
 end
+local function number_word(w)
+  w = w:lower()
+  local stem = w:match("^(%a+)fold$") or w
+  return NUMBER_WORDS[stem] or NUMBER_WORDS[stem:match("^(.-)e?s$") or ""] or NUMBER_WORDS[stem:match("^(.-)s$") or ""]
+end
+
+-- Digits that are not ASCII: fullwidth, mathematical, super- and
+-- subscripts, vulgar fractions, roman numerals (as UTF-8).
+local UNICODE_NUMBERS = { "\xEF\xBC[\x90-\x99]", "\xF0\x9D\x9F[\x8E-\xBF]", "\xC2[\xB2\xB3\xB9\xBC-\xBE]",
+  "\xE2\x81[\xB0-\xB9]", "\xE2\x82[\x80-\x89]", "\xE2\x85[\x90-\xBF]", "\xE2\x86[\x80-\x89]" }
 
 local function plain(s) return (s:gsub("[%^%$%(%)%%%.%[%]%*%+%-%?]", "%%%0")) end
 
--- Lines of prose with a figure typed by hand, a digit or a number word:
--- outside the claims blocks, the publish pastes and code blocks, with code
--- spans, images, link targets, comments, knob settings (`QUICK=1`), dates,
--- man page references, the passes' names, list numbers and the vetted phrases (prosefacts.lua,
--- each checked on its own) taken out first. A man page's markers sit in
--- roff comments.
-function claims.hand_numbers(text, vetted)
-  local out, skip, fence = {}, false, false
+-- A marker line's kind, name and end: "claims", "headline", "begin".
+local function marker(l)
+  local kind, name, edge = l:gsub('^%.\\" ', ""):match("^<!%-%- ftrun (%a+) ([^:]+): (%a+) %-%->$")
+  return kind, name, edge
+end
+
+-- Lines of prose with a figure typed by hand, a digit or a number word,
+-- outside the blocks a claim or a publish makes (`blocks`: the names this
+-- file may hold; a marker naming another, or a begin without its end,
+-- is itself a finding) and outside code. Code is a fenced block (but a
+-- `#` comment in one is prose) or a code span that is not a bare number;
+-- roff has no code spans. Taken out first: link targets, CommonMark
+-- comments, inline tags and roff escapes, knob settings (`QUICK=1`), dates,
+-- man page references, the passes' names, list numbers and the vetted
+-- phrases (prosefacts.lua, each checked on its own; `seen` counts each
+-- where the scan took it out).
+function claims.hand_numbers(text, vetted, blocks)
+  local out, seen, open, fence = {}, {}, nil, false
+  local man = text:match('^%.\\"') ~= nil
   local n = 0
+  local function scan(prose)
+    prose = prose:gsub("%]%([^)]*%)", "]"):gsub("!%[", "["):gsub("<!%-%-[^>%-].-%-%->", "")
+      :gsub("</?%a[^>]*>", ""):gsub("\\&", ""):gsub("\\f.", ""):gsub("\\%-", "-")
+      :gsub("[Pp]asses [123] and [123]%f[%D]", "passes"):gsub("[Pp]ass [123]%f[%D]", "pass")
+      :gsub("^%s*%d+%.%s", ""):gsub("%f[%w][%u_]+=%d+", ""):gsub("%d%d%d%d%-%d%d%-%d%d", "")
+      :gsub("^%.BR [%w_]+ %(%d%)", "")
+    for _, p in ipairs(vetted or {}) do
+      local k
+      prose, k = prose:gsub(plain(p), "")
+      seen[p] = (seen[p] or 0) + k
+    end
+    if prose:match("%d") then return true end
+    for _, u in ipairs(UNICODE_NUMBERS) do if prose:find(u) then return true end end
+    for w in prose:gmatch("%a+") do if number_word(w) then return true end end
+  end
   for l in (text .. "\n"):gmatch("([^\n]*)\n") do
     n = n + 1
-    local mark = l:gsub('^%.\\" ', "")
-    if mark:match("^<!%-%- ftrun %a+ [^:]+: begin %-%->$") then skip = true
-    elseif mark:match("^<!%-%- ftrun %a+ [^:]+: end %-%->$") then skip = false
-    elseif l:match("^```") or l:match("^%.EX") or l:match("^%.EE") then fence = not fence
-    elseif not skip and not fence and not l:match('^%.\\"') then
-      local prose = l:gsub("`[^`]*`", ""):gsub("!%[[^%]]*%]%([^)]*%)", ""):gsub("%]%([^)]*%)", "]")
-        :gsub("<!%-%-.-%-%->", ""):gsub("[Pp]asses %d and %d", "passes"):gsub("[Pp]ass %d", "pass")
-        :gsub("^%s*%d+%.%s", ""):gsub("%f[%w][%u_]+=%d+", ""):gsub("%d%d%d%d%-%d%d%-%d%d", "")
-        :gsub("^%.BR [%w_]+ %(%d%)", "")
-      for _, p in ipairs(vetted or {}) do prose = prose:gsub(plain(p), "") end
-      local word = false
-      for w in prose:lower():gmatch("%a+") do word = word or NUMBER_WORDS[w] end
-      if prose:match("%d") or word then out[#out + 1] = ("line %d: %s"):format(n, l) end
+    local kind, name, edge = marker(l)
+    if kind then
+      if blocks and not blocks[name] then
+        out[#out + 1] = ("line %d: a marker of a block nothing makes here (%s): %s"):format(n, name, l)
+      elseif edge == "begin" and not open then open = name
+      elseif edge == "end" and open == name then open = nil
+      else out[#out + 1] = ("line %d: a marker out of place: %s"):format(n, l) end
+    elseif open then
+      -- a block made by code: checked against what makes it
+      fence = false
+    elseif not man and l:match("^ ? ? ?```+[^`]*$") then fence = not fence
+    elseif fence then
+      local comment = l:match("%s#%s(.*)$") or l:match("^#%s(.*)$")
+      if comment and scan(comment) then out[#out + 1] = ("line %d: %s"):format(n, l) end
+    elseif not l:match('^%.\\"') then
+      local prose = man and l or l:gsub("`([^`]*)`", function(code)
+        return code:match("^[%d%.,%s%%]+$") and code or ""
+      end)
+      if scan(prose) then out[#out + 1] = ("line %d: %s"):format(n, l) end
     end
   end
-  return out
+  if open then out[#out + 1] = ("line %d: the block %s has no end marker"):format(n, open) end
+  return out, seen
 end
 
 -- The documents where no figure may be typed by hand but a vetted one
@@ -1348,13 +1393,24 @@ end
 claims.UNRENDERED = {
   ["results/calibration.md"] = "f0a58b27b1c96140c5d363d4421d43a480ae9a2ec9ea71564f95745828701dc0",
   ["results/repeats/compare.txt"] = "7405619e66a8810c541a2d1dcd25dd639b44b08f821a133c6e6f86a74a8662a6",
+  ["results/bench.txt"] = "0dd4b06fa994e5f0c06bf11cf5caff933a3077f7305ff06803987dea6bdd1cb6",
 }
 
+-- results/bench.txt as make bench wrote it: sealed by its own hash (one
+-- from before the seal: pinned by its hash). Its figures have no data
+-- file to be made again from; the seal shows an edit by hand.
+function claims.bench_sealed(root)
+  local file = "results/bench.txt"
+  local text = read(root .. "/" .. file)
+  if not text then return {} end
+  if claims.UNRENDERED[file] and textfile.sha256(text) == claims.UNRENDERED[file] then return {} end
+  local ok, why = textfile.sealed(text)
+  return ok and {} or { ("%s: %s (make bench with PUBLISH=1 writes it again)"):format(file, why) }
+end
+
 local function sha256(path)
-  local p = io.popen("sha256sum " .. sh(path) .. " 2>/dev/null")
-  local hash = p and p:read("a"):match("^(%x+)")
-  if p then p:close() end
-  return hash
+  local text = read(path)
+  return text and textfile.sha256(text)
 end
 
 -- Every kind's repeats/compare.txt against compare.lua run again as
@@ -1544,9 +1600,43 @@ function claims.sidecars(root)
   return out
 end
 
+local function same_value(x, y)
+  return x == y or (type(x) == "number" and type(y) == "number" and x ~= x and y ~= y)
+end
+
+-- Where a raw file's derived values (RESULT value=, the headline ratios a
+-- summary shows) or its title and date differ from its results.json's.
+local function raw_values(raw, doc)
+  local values, meta = {}, {}
+  for l in raw:gmatch("[^\n]+") do
+    if l:match("^RESULT value=") then values[#values + 1] = report.parse(l)
+    elseif l:match("^RESULT meta=") then
+      local m = report.parse(l)
+      meta[m.meta] = meta[m.meta] or m.text
+    end
+  end
+  local kept = type(doc.values) == "table" and doc.values or {}
+  if #values ~= #kept then return ("the raw file holds %d values, the JSON %d"):format(#values, #kept) end
+  for i, v in ipairs(kept) do
+    local a = values[i]
+    for _, k in ipairs(a._keys) do
+      if not same_value(a[k], v[k]) then
+        return ("value %d (%s), %s: %s in the raw file, %s in the JSON"):format(i, tostring(v.value), k,
+          tostring(a[k]), tostring(v[k]))
+      end
+    end
+  end
+  if meta.title ~= doc.title then return ("its title %q, the JSON's %q"):format(tostring(meta.title), doc.title) end
+  local head = raw:match("^# ([^\n]*)")
+  if head ~= doc.title then return ("its first line %q, the JSON's title %q"):format(tostring(head), doc.title) end
+  local date = type(doc.date) == "string" and doc.date:gsub("T", " "):match("^(%d+%-%d+%-%d+ %d+:%d+)")
+  if meta.date ~= date then return ("its date %s, the JSON's %s"):format(tostring(meta.date), tostring(doc.date)) end
+end
+
 -- Where a raw file's rows and its results.json's differ, or nil: the
 -- same rows in the same order, each field the same value (the JSON keeps
--- 1641.0 as 1641, so numbers are compared as numbers).
+-- 1641.0 as 1641, so numbers are compared as numbers); then its values,
+-- title and date.
 function claims.raw_rows(raw, doc)
   local lines = {}
   for l in raw:gmatch("[^\n]+") do if l:match("^RESULT case=") then lines[#lines + 1] = report.parse(l) end end
@@ -1557,14 +1647,13 @@ function claims.raw_rows(raw, doc)
     local a, b = lines[i], report.parse(results.row_line(r))
     local name = ("row %d (%s %s)"):format(i, tostring(r.case), tostring(r.column))
     for _, k in ipairs(b._keys) do
-      local x, y = a[k], b[k]
-      local equal = x == y or (type(x) == "number" and type(y) == "number" and x ~= x and y ~= y)
-      if not equal then
-        return ("%s, %s: %s in the raw file, %s in the JSON"):format(name, k, tostring(x), tostring(y))
+      if not same_value(a[k], b[k]) then
+        return ("%s, %s: %s in the raw file, %s in the JSON"):format(name, k, tostring(a[k]), tostring(b[k]))
       end
     end
     if #a._keys ~= #b._keys then return name .. ": other fields" end
   end
+  return raw_values(raw, doc)
 end
 
 -- Every file make claims makes from the runs' own files: the summaries
@@ -1575,9 +1664,9 @@ function claims.generated(rendered, root)
   return all
 end
 
-function claims.summaries(root)
+function claims.summaries(root, rendered)
   local problems = {}
-  for _, r in ipairs(claims.generated(claims.rendered(root), root)) do
+  for _, r in ipairs(claims.generated(rendered or claims.rendered(root), root)) do
     if r.problem then
       problems[#problems + 1] = r.file .. ": " .. r.problem
     elseif r.text ~= read(root .. "/" .. r.file) then
@@ -1602,15 +1691,49 @@ function claims.commits(root)
   return problems
 end
 
+-- Every row's statistics made again from its values, as results.rows made
+-- them (stats.describe): a median, interval, extreme, mean or cv that no
+-- longer follows from the repetitions it summarises is named. The claims
+-- read the stored statistics, so this is what holds them to the data.
+local DESCRIBED = { "n", "min", "median", "lo", "hi", "ci_ranks", "ci_coverage", "max", "mean", "cv" }
+function claims.statistics(root)
+  local problems = {}
+  for _, path in ipairs(shell.find(root .. "/results", "results%.json$")) do
+    local ok, doc = pcall(json.decode, read(path) or "")
+    for i, r in ipairs(ok and type(doc) == "table" and type(doc.rows) == "table" and doc.rows or {}) do
+      local finite = {}
+      for _, v in ipairs(type(r.values) == "table" and r.values or {}) do
+        if type(v) == "number" then finite[#finite + 1] = v end
+      end
+      if #finite > 0 then
+        local again = stats.describe(finite)
+        for _, k in ipairs(DESCRIBED) do
+          local a, b = r[k], again[k]
+          local same = a == b or (type(a) == "number" and type(b) == "number"
+            and (a ~= a and b ~= b or math.abs(a - b) <= 1e-9 * math.max(1, math.abs(b))))
+          if not same then
+            problems[#problems + 1] = ("%s: row %d (%s %s): %s is %s, its values give %s"):format(path:sub(#root + 2),
+              i, tostring(r.case), tostring(r.column), k, tostring(a), tostring(b))
+            break
+          end
+        end
+      end
+    end
+  end
+  return problems
+end
+
 -- Every problem: a block that differs from its recomputation, a marker
 -- missing, a pasted table or a summary that differs from its source, a
 -- digit typed by hand in the results prose.
 function claims.check(root, ftrun)
-  local problems = claims.pasted(root)
-  for _, p in ipairs(claims.summaries(root)) do problems[#problems + 1] = p end
+  local problems, rendered, computed = claims.pasted(root), claims.rendered(root), claims.compute(root, ftrun)
+  for _, p in ipairs(claims.summaries(root, rendered)) do problems[#problems + 1] = p end
   for _, p in ipairs(claims.commits(root)) do problems[#problems + 1] = p end
   for _, p in ipairs(claims.judged(root, ftrun)) do problems[#problems + 1] = p end
-  for file, blocks in pairs(claims.compute(root, ftrun)) do
+  for _, p in ipairs(claims.statistics(root)) do problems[#problems + 1] = p end
+  for _, p in ipairs(claims.bench_sealed(root)) do problems[#problems + 1] = p end
+  for file, blocks in pairs(computed) do
     local text = read(root .. "/" .. file)
     if not text then
       problems[#problems + 1] = file .. ": cannot read it"
@@ -1633,13 +1756,23 @@ function claims.check(root, ftrun)
   for i, p in ipairs(kinds.published(root)) do
     if i > 1 then prose[#prose + 1] = p.dir .. "/README.md" end
   end
+  -- the blocks each file may hold: its claims, the runs pasted into it, the bench's
+  local known = { ["bench/README.md"] = { bench = true } }
+  for file, blocks in pairs(computed) do
+    known[file] = known[file] or {}
+    for name in pairs(blocks) do known[file][name] = true end
+  end
+  for _, r in ipairs(rendered) do
+    local page = r.dir .. "/README.md"
+    known[page] = known[page] or {}
+    known[page][r.name] = true
+  end
   local ctx = claims.facts_context(root, ftrun)
   for _, file in ipairs(prose) do
     local text = read(root .. "/" .. file) or ""
-    for _, l in ipairs(claims.hand_numbers(text, prosefacts.phrases(file))) do
-      problems[#problems + 1] = file .. ": a number typed by hand, " .. l
-    end
-    for _, p in ipairs(prosefacts.problems(file, text, ctx)) do problems[#problems + 1] = p end
+    local typed, seen = claims.hand_numbers(text, prosefacts.phrases(file), known[file] or {})
+    for _, l in ipairs(typed) do problems[#problems + 1] = file .. ": a number typed by hand, " .. l end
+    for _, p in ipairs(prosefacts.problems(file, seen, ctx)) do problems[#problems + 1] = p end
   end
   return problems
 end

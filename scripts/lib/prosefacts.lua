@@ -77,19 +77,60 @@ local function file_exists(ctx, phrase)
   if not ctx.source("doc/" .. phrase) then return "doc/" .. phrase .. " is not in the tree" end
 end
 
-local function commit_exists(ctx, phrase)
-  if not ctx.show(phrase, "Makefile") then return "no commit " .. phrase .. " in the checkout's history" end
-end
 
 local USAGE = runner("2 usage error")
 
+-- ".B N" in EXIT STATUS: the runner's --help gives N the same meaning
+-- (its words, found in the line under the man page's ".B N").
+local function exit_status(words)
+  return function(ctx, phrase)
+    local code = phrase:match("^%.B (%d+)$")
+    local why = runner(code .. " " .. words)(ctx)
+    if why then return why end
+    local under = (ctx.source("doc/ftrun.1") or ""):match("\n%.B " .. code .. "\n([^\n]*)")
+    if not (under and under:lower():find(words:lower(), 1, true)) then
+      return ("the line under .B %s does not say %q"):format(code, words)
+    end
+  end
+end
+
+-- The value echoed in a refusal: one as long as the phrase's limit is
+-- kept whole, one byte longer is cut to the phrase's first bytes.
+local function shown_cut(_, phrase)
+  local limit, first = phrase:match("longer than (%d+) bytes cut to its first (%d+)")
+  local shown = require("knobs").shown
+  limit, first = tonumber(limit), tonumber(first)
+  if shown(("x"):rep(limit)) ~= ("x"):rep(limit) then return "a value of " .. limit .. " bytes is cut" end
+  local cut = shown(("x"):rep(limit + 1))
+  if cut:match("^x*") ~= ("x"):rep(first) then return ("a longer value keeps %d bytes"):format(#cut:match("^x*")) end
+end
+
+-- "4 a side are the fewest that can reach p < 0.05": compare.lua's
+-- default level, and its rank test on two fully separated sides.
+local function fewest_runs(ctx, phrase)
+  local n, alpha = phrase:match("^(%d+) a side are the fewest that can reach p < ([%d%.]+)$")
+  n, alpha = tonumber(n), tonumber(alpha)
+  if not has(ctx.knob("compare.lua", "ALPHA") or "", ("(default %s)"):format(alpha)) then
+    return "compare.lua's ALPHA is not " .. alpha .. " by default"
+  end
+  local mw = require("stats").mann_whitney
+  local function side(k, from) local t = {} for i = 1, k do t[i] = from + i end return t end
+  if not (mw(side(n, 0), side(n, n)) < alpha and mw(side(n - 1, 0), side(n - 1, n)) >= alpha) then
+    return "the rank test's fewest runs a side for that level differ"
+  end
+end
+
 -- Words with a number in them that state no figure.
-prosefacts.NOT_FIGURES = { "double-counted", "double quote", ".TH FTRUN 1" }
+prosefacts.NOT_FIGURES = { "double-counted", "double quote", ".TH FTRUN 1", "listed once", "once over the",
+  "more than once", "removed once restored", "zero page", "zero-page", "zeroes" }
 
 prosefacts["README.md"] = {
   { "Lua 5.4", lua_version },
   { "-O2", source("Makefile", "-O2") },
   { "95 %", source("scripts/lib/stats.lua", "level = level or 0.95") },
+  { "(64 MiB, 5 reps)", knob("cycles.lua", "QUICK", "64 MiB and 5 reps") },
+  { "keeps to 200 columns", source("scripts/lib/display.lua", "display.WIDTH = 200") },
+  { "4 a side are the fewest that can reach p < 0.05", fewest_runs },
   { "Two commands", function(ctx)
     local section = (ctx.source("README.md") or ""):match("\n## Two commands\n(.-)\n## ") or ""
     local n = 0
@@ -100,7 +141,7 @@ prosefacts["README.md"] = {
   { "64-bit word", source("core/kernels.c", "uint64_t") },
   { "two order statistics", source("scripts/lib/stats.lua", "Returns lo, hi, l, u, coverage") },
   { "above ten percent", source("scripts/lib/results.lua", "local CV_WARN, NOISY_WARN = 10,") },
-  { "exit 2", source("Makefile", "exit 2") },
+  { "exit 2", source("Makefile", "exit 2"), n = 2 },
   { "two more default runs", source("Makefile", "REPEATS ?= 2") },
   { "two repeats", source("Makefile", "REPEATS ?= 2") },
   { "four loopback hosts", source("Makefile", "(four hosts node1..node4") },
@@ -112,24 +153,23 @@ prosefacts["CHANGELOG.md"] = {
   { "980 ns", quoted("039bcf7", "README.md") },
   { "1.7 µs", quoted("039bcf7", "README.md") },
   { "1.03 times", quoted("039bcf7", "README.md") },
-  { "1.85", quoted("8d72e27", "README.md") },
+  { "1.85", quoted("8d72e27", "README.md"), n = 2 },
   { "a fifth", quoted("039bcf7", "README.md") },
   { "about 260 µs", quoted("039bcf7", "README.md") },
-  { "4 KiB", X86_PAGES },
-  { "2 MiB", X86_PAGES },
+  { "4 KiB", X86_PAGES, n = 3 },
+  { "2 MiB", X86_PAGES, n = 2 },
   { "took 512", X86_PAGES },
   { "70 µs", quoted("039bcf7", "README.md") },
   { "0.46", quoted("5a842ab", "README.md") },
   { "3.6 %", quoted("8d72e27", "README.md") },
   { "about 20 % more", quoted("039bcf7", "README.md") },
   { "0.5 to 10 s", quoted("039bcf7", "README.md") },
-  { "in all three runs", quoted("8d72e27", "README.md") },
+  { "in all three runs", quoted("8d72e27", "README.md"), n = 2 },
   { "0.57 s", quoted("8d72e27", "README.md") },
   { "596 ms", quoted("8d72e27", "README.md") },
   { "between 126 and 310", quoted("8d72e27", "README.md") },
   { "155", quoted("5a842ab", "README.md") },
   { "about 5 % dearer", quoted("ed82e2f", "scripts/lib/harness.lua") },
-  { "ed82e2f", commit_exists },
   { "a fifth to a half", quoted("10bb9ee", "README.md") },
   { "10 kHz", quoted("10bb9ee", "README.md") },
   { "has three repetitions", source("results/exp-coldness-raw.txt", "knobs: MIB=256 REPS=3 ") },
@@ -147,22 +187,34 @@ prosefacts["doc/ftrun.1"] = {
     if phrase ~= "ftrun " .. ft.version then return "the runner is ftrun " .. ft.version end
   end },
   { "Lua 5.4", lua_version },
-  { "exit status 2", USAGE },
+  { "exit status 2", USAGE, n = 2 },
   { "exits 2", USAGE },
-  { "cut after 100 bytes", source("scripts/lib/knobs.lua", "so a 100 KB AB stays short") },
-  { ".B 0", runner("0 success") },
-  { ".B 1", runner("1 Lua error") },
-  { ".B 2", USAGE },
-  { ".B 130", runner("130 interrupted") },
+  { "one longer than 120 bytes cut to its first 100", shown_cut },
+  { ".B 0", exit_status("success") },
+  { ".B 1", exit_status("Lua error") },
+  { ".B 2", exit_status("usage error") },
+  { ".B 130", exit_status("interrupted") },
   { ".B 128+N", runner("128+N stopped by signal N") },
   { "143 for SIGTERM", signal_exit },
   { "129 for SIGHUP", signal_exit },
   { "131 for SIGQUIT", signal_exit },
-  { "141", function(ctx) return signal_exit(ctx, "141 for SIGPIPE") end },
-  { "0600, in a 0700 directory", source("core/restore.c", "(made 0700 when missing") },
+  { "141 for SIGPIPE", signal_exit },
+  { "0600, in a 0700 directory", function(ctx)
+    return source("core/restore.c", "O_NONBLOCK | O_CLOEXEC, 0600)")(ctx)
+      or source("core/restore.c", "mkdir(path, 0700)")(ctx)
+  end },
 }
 
 prosefacts["results/README.md"] = {
+  { "ran once", function(ctx)
+    -- no experiment's run is repeated: every published repeat is a default run of cycles.lua
+    for _, d in ipairs(require("shell").list(ctx.root .. "/results/repeats", "^%d")) do
+      local text = ctx.source(("results/repeats/%s/results.json"):format(d)) or ""
+      if not text:find('"script":"cycles.lua"', 1, true) then
+        return "results/repeats/" .. d .. " is not cycles.lua's"
+      end
+    end
+  end },
   { "three significant digits", function()
     if require("claims").round(2271.6258) ~= "2270" then return "claims.round keeps other digits" end
   end },
@@ -170,6 +222,8 @@ prosefacts["results/README.md"] = {
 
 prosefacts["bench/README.md"] = {
   { "within ten minutes", source("bench/bench.lua", "local BUDGET_S = 510") },
+  { "both top fives", source("bench/bench.lua", 'say("   the top five: %s"') },
+  { "whether 1.00 lies inside it", source("bench/bench.lua", "1.00") },
   { "two touches", source("bench/bench.lua", "(map, first touch, second touch, unmap)") },
   { "in three rounds", source("bench/bench.lua", "local FULL_ROUNDS, OWN_TARGET_PCT = 3,") },
   { "fifth within two", source("bench/bench.lua", "less than two standard errors") },
@@ -185,13 +239,19 @@ function prosefacts.phrases(file)
   return out
 end
 
--- What is wrong with a file's vetted phrases: one no longer in it, or one
--- whose check fails.
-function prosefacts.problems(file, text, ctx)
+-- What is wrong with a file's vetted phrases: one no longer in its prose,
+-- or in it more often than vetted (f.n, default once: a vetted figure
+-- reused elsewhere would pass unchecked), or one whose check fails.
+-- seen: how often claims.hand_numbers took each out of the prose.
+function prosefacts.problems(file, seen, ctx)
   local out = {}
   for _, f in ipairs(prosefacts[file] or {}) do
-    if not has(text, f[1]) then
+    local n = seen[f[1]] or 0
+    if n == 0 then
       out[#out + 1] = ("%s: the vetted phrase %q is no longer there (scripts/lib/prosefacts.lua)"):format(file, f[1])
+    elseif n ~= (f.n or 1) then
+      out[#out + 1] = ("%s: the vetted phrase %q is there %d times, vetted for %d (scripts/lib/prosefacts.lua)")
+        :format(file, f[1], n, f.n or 1)
     else
       local why = f[2](ctx, f[1])
       if why then out[#out + 1] = ("%s: %q is not true: %s"):format(file, f[1], why) end
