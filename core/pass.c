@@ -120,9 +120,19 @@ static walk_kernel *walk_kernel_for(const struct ft_timer *timer)
 	return ft_touch_timed_walk;
 }
 
-/* The pages of residue r: r, r + stride, ... below pages. */
+/* The residues a walk has: stride 0 has one, page 0 stored into `pages`
+ * times. */
+static size_t residues(size_t stride)
+{
+	return stride ? stride : 1;
+}
+
+/* The stores of residue r: r, r + stride, ... below pages; stride 0: page
+ * 0, once per page of the buffer. */
 static size_t residue_pages(size_t pages, size_t stride, size_t r)
 {
+	if (!stride)
+		return r == 0 ? pages : 0;
 	return r < pages ? (pages - r + stride - 1) / stride : 0;
 }
 
@@ -137,7 +147,7 @@ static size_t pieces(const struct ft_walk *w, size_t pages, size_t most, piece_f
 {
 	size_t stride = w->stride, n = 0, j = 0;
 	if (!w->backward) {
-		for (size_t r = 0; r < stride; r++)
+		for (size_t r = 0; r < residues(stride); r++)
 			for (size_t done = 0, all = residue_pages(pages, stride, r); done < all; n++) {
 				size_t count = all - done < most ? all - done : most;
 				if (f)
@@ -146,7 +156,7 @@ static size_t pieces(const struct ft_walk *w, size_t pages, size_t most, piece_f
 			}
 		return n;
 	}
-	for (size_t r = stride; r-- > 0;) {
+	for (size_t r = residues(stride); r-- > 0;) {
 		size_t all = residue_pages(pages, stride, r);
 		for (size_t left = all; left > 0; n++) {
 			size_t count = left < most ? left : most;

@@ -31,9 +31,11 @@ size_t ft_pass_chunks(const struct ft_buffer *b);
 
 /* The order of a walk over a buffer's pages: residue 0 of `stride` first
  * (pages 0, stride, 2 stride, ...), then residue 1, and so on; backward:
- * that whole order reversed (stride 1: the last page first). */
+ * that whole order reversed (stride 1: the last page first). Stride 0
+ * stores into page 0 once per page of the buffer: the same loop with no
+ * new page in it. */
 struct ft_walk {
-	size_t stride; /* pages, 1 to the buffer's pages */
+	size_t stride; /* pages, 0 to the buffer's pages */
 	bool backward;
 };
 

@@ -292,8 +292,9 @@ static int l_touch_timed_walk(lua_State *L)
 	int o = ft_check_opts(L, 4, "ft.touch_timed_walk", known);
 	lua_Integer stride = lua_isnil(L, o) ? 1 : lua_tointeger(L, o);
 	lua_Integer shift = lua_isnil(L, o + 2) ? 0 : lua_tointeger(L, o + 2);
-	if (stride < 1 || (size_t)stride > (b->pages ? b->pages : 1))
-		return luaL_error(L, "ft.touch_timed_walk option stride = %I: expected a number of pages from 1 to %I",
+	if (stride < 0 || (size_t)stride > (b->pages ? b->pages : 1))
+		return luaL_error(L, "ft.touch_timed_walk option stride = %I: expected a number of pages from 0 "
+		                  "(every store into page 0) to %I",
 		                  stride, (lua_Integer)(b->pages ? b->pages : 1));
 	if (shift < 0 || shift > 63)
 		return luaL_error(L, "ft.touch_timed_walk option shift = %I: expected bytes from 0 to 63", shift);

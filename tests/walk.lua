@@ -1,6 +1,7 @@
 -- ft.touch_timed_walk and b:frames: the walk's order page by page (forward,
 -- backward, strided), every page stored into once, the samples in walk
--- order, the shift's bytes, and bad arguments as Lua errors, never a crash.
+-- order, the shift's bytes, stride 0 (page 0 only), and bad arguments as
+-- Lua errors, never a crash.
 local t = require "tap"
 local q = t.quote
 local ft = require "ft"
@@ -51,9 +52,34 @@ do -- without index or options: forward, stride 1
   t.is(b:sum_bytes(), 9 * PAGES, "which stores into every page")
 end
 
+do -- stride 0: every store into page 0, the same loop with no other page in it
+  local m = assert(ft.mmap(PAGES * ft.page_size()))
+  m:touch(1)
+  for _, backward in ipairs { false, true } do
+    local name = backward and "stride 0, backward" or "stride 0"
+    local v = backward and 3 or 2
+    for j = 1, PAGES do ix[j] = -1 end
+    local ns, _, _, chunks = ft.touch_timed_walk(m, v, s, { stride = 0, backward = backward, index = ix })
+    t.ok(ns > 0, name .. ": a timed walk")
+    t.is(m:peek(0), v, name .. ": page 0 holds the value")
+    t.is(m:peek(ft.page_size()), 1, name .. ": page 1 does not (it keeps pass 1's)")
+    t.is(m:sum_bytes(), v + (PAGES - 1), name .. ": no other page stored into")
+    local zeros, samples = true, 0
+    for j = 1, PAGES do
+      zeros = zeros and ix[j] == 0
+      if s[j] > 0 then samples = samples + 1 end
+    end
+    t.ok(zeros, name .. ": its order is page 0 at every step")
+    t.is(#s, PAGES, name .. ": one sample per page of the buffer")
+    t.is(samples, PAGES, name .. ": every sample written")
+    t.is(#chunks, 1, name .. ": one piece (no cut at 64 MiB here)")
+  end
+  m:unmap()
+end
+
 -- bad arguments: Lua errors naming the value
-t.errors(function() ft.touch_timed_walk(b, 1, s, { stride = 0 }) end,
-  "stride = 0: expected a number of pages from 1 to 64", "stride 0")
+t.errors(function() ft.touch_timed_walk(b, 1, s, { stride = -1 }) end,
+  "stride = -1: expected a number of pages from 0 (every store into page 0) to 64", "a negative stride")
 t.errors(function() ft.touch_timed_walk(b, 1, s, { stride = PAGES + 1 }) end, "stride = 65", "a stride past the pages")
 t.errors(function() ft.touch_timed_walk(b, 1, s, { shift = 64 }) end, "shift = 64: expected bytes from 0 to 63",
   "shift 64")
