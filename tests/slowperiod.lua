@@ -1,9 +1,12 @@
 -- slowperiod.lua on made-up passes whose answer is known: slow pages planted
--- at a period in time follow time and name no class; planted at residues of
--- the page index they follow the index; gone in pass 3 they are the second
--- touch; at page 0 of each 2 MiB and moving to the last page when walked
--- backward they are the walk's entry into a 2 MiB; moving with the samples
--- array's shift they are its cache lines; none planted: nothing is named.
+-- at a period in time follow time, and the null walk (page 0 stored again
+-- and again) at about their rate names the vCPU's own gaps, by rate; a quiet
+-- null walk names nothing, one above what is left covers no more than it;
+-- planted at residues of the page index they follow the index; gone in
+-- pass 3 they are the second touch; at page 0 of each 2 MiB and moving to
+-- the last page when walked backward they are the walk's entry into a
+-- 2 MiB; moving with the samples array's shift they are its cache lines;
+-- none planted: nothing is named.
 local t = require "tap"
 local slowperiod = require "slowperiod"
 
@@ -32,7 +35,7 @@ local function pass(walk, slow)
 end
 
 local WALKS = { forward = {}, backward = { backward = true }, stride = { stride = 7 }, shift = { shift = 4 },
-  pause = {} }
+  pause = {}, null = { stride = 0 } }
 
 -- x for slowperiod.decide: rule(case, pass_no, rep) -> slow(j, page, t, entry).
 local function experiment(rule, reps)
@@ -54,13 +57,71 @@ local function names(d)
   return table.concat(out, "; ")
 end
 
-do -- a slow page every 20 µs of pass time, whatever the page, the walk or the pass
-  local function rule() return function(_, _, tn) return (tn + 7000) % 20000 < NS end end
-  local d = slowperiod.decide(experiment(rule))
-  t.is(d.follows, "time", "planted in time: they follow time", table.concat(d.verdicts, " | "))
-  t.is(names(d), "", "and no class is named (no control removes them)")
-  t.is(d.unexplained, d.total, "every one stays not explained")
+-- A slow page every `every` ns of pass time, whatever the page or the pass;
+-- the null walk's every `null_every` ns (nil: none).
+local function in_time(every, null_every)
+  return function(case)
+    local period_ns = every
+    if case == "null" then period_ns = null_every end
+    return function(_, _, tn) return period_ns ~= nil and (tn + 7000) % period_ns < NS end
+  end
+end
+
+-- The share the vCPU's own gaps should cover: min(the pages left, the null
+-- walk's rate times the forward walk's pass-2 time) over all pass-2 pages.
+local function vcpu_share(x, left, total)
+  local n, ns = 0, 0
+  for _, pass_no in ipairs { "p2", "p3" } do
+    for _, set in ipairs(x.null[pass_no]) do n, ns = n + #set.slow, ns + set.ns end
+  end
+  local fwd_ns = 0
+  for _, set in ipairs(x.forward.p2) do fwd_ns = fwd_ns + set.ns end
+  return math.min(left, math.floor(n / ns * fwd_ns + 0.5)) / total
+end
+
+do -- a slow page every 20 µs of pass time in every walk, the null walk's every 25 µs: the vCPU's own gaps
+  local x = experiment(in_time(20000, 25000))
+  local d = slowperiod.decide(x)
+  t.is(d.follows, "time and vCPU gaps", "planted in time: they follow time, the null walk's too",
+    table.concat(d.verdicts, " | "))
+  t.is(names(d), "the vCPU's own gaps (present with no page walked; covered by rate, not page by page)",
+    "named, as covered by rate")
+  local want = vcpu_share(x, d.total, d.total)
+  t.ok(want > 0.7 and want < 0.9, "the null walk's rate covers most of pass 2's, not all", tostring(want))
+  t.ok(d.classes[1] and math.abs(d.classes[1].share - want) < 1e-12, "its share: the null rate times pass 2's time",
+    ("%s against %s"):format(d.classes[1] and d.classes[1].share, want))
+  t.is(d.unexplained, d.total - d.classes[1].pages, "the rest above the null rate stays not explained")
+  t.ok(d.unexplained > 0, "and some does")
+  t.like(d.classes[1].control, "null walk (one page stored again and again, passes 2 and 3): 39.77 slow samples per "
+    .. "ms", "its control gives the null walk's rate")
+  t.like(d.classes[1].control, "pass 3 49.43 per ms", "and pass 3's beside it")
+  t.is(d.classes[1].agreed, 3, "every repetition's ratio within the factor")
+  t.ok(d.null and d.null.reps and d.null.reps.n == 3, "the null rate per repetition, for its spread")
   t.ok(d.gaps.cv and d.gaps.cv < 0.2, "the gaps between them are regular", tostring(d.gaps.cv))
+end
+
+do -- the same in every walk, but the null walk has no slow sample: nothing is named
+  local d = slowperiod.decide(experiment(in_time(20000, nil)))
+  t.is(d.follows, "time", "planted in time, a quiet null walk: they follow time", table.concat(d.verdicts, " | "))
+  t.is(names(d), "", "and no class is named (the null walk does not show them)")
+  t.is(d.unexplained, d.total, "every one stays not explained")
+  t.like(table.concat(d.verdicts, " | "), "the null walk has 0 slow samples", "said so")
+end
+
+do -- the null walk a little busier than the walks (15 µs against 20): its cover is capped at what is left
+  local x = experiment(in_time(20000, 15000))
+  local d = slowperiod.decide(x)
+  t.like(names(d), "the vCPU's own gaps", "named (within a factor 1.5)", table.concat(d.verdicts, " | "))
+  t.ok(d.null.expected > d.total, "the null rate times pass 2's time is above the pages left",
+    ("%s against %d"):format(d.null.expected, d.total))
+  t.is(d.classes[1] and d.classes[1].pages, d.total, "the class covers exactly what is left")
+  t.is(d.unexplained, 0, "leaving nothing not explained")
+end
+
+do -- the null walk far busier than pass 3 (5 µs against 20): not the same rate, not named
+  local d = slowperiod.decide(experiment(in_time(20000, 5000)))
+  t.is(names(d), "", "a null walk 4 times as busy names nothing", names(d))
+  t.like(table.concat(d.verdicts, " | "), "does not keep the null walk's rate", "said so")
 end
 
 do -- residues 3 and 13 of 16 by page index, one page in three of those, every walk and pass alike
@@ -70,6 +131,7 @@ do -- residues 3 and 13 of 16 by page index, one page in three of those, every w
   local d = slowperiod.decide(x)
   t.is(d.follows, "index", "planted by page index: they follow the index", table.concat(d.verdicts, " | "))
   t.like(names(d), "period 16 of the page index (positions 3, 13", "named, as THP=always removed the period")
+  t.ok(not names(d):find("vCPU", 1, true), "and no vCPU gaps: the null walk (page 0) has none", names(d))
   t.ok(d.classes[1] and d.classes[1].share > 0.8, "covering most slow pages",
     tostring(d.classes[1] and d.classes[1].share))
   x.huge = experiment(rule)
@@ -100,6 +162,8 @@ do -- random pages in pass 2 only: the second touch, kept 50 ms later
   local d = slowperiod.decide(experiment(rule))
   t.is(d.follows, "second touch", "gone in pass 3: the second touch", table.concat(d.verdicts, " | "))
   t.like(names(d), "the page's second touch", "named")
+  t.ok(not names(d):find("vCPU", 1, true), "and no vCPU gaps: pass 3 keeps nothing for the null walk to match",
+    names(d))
   t.ok(d.unexplained_share < 0.1, "leaving under 10 % not explained", tostring(d.unexplained_share))
   t.is(d.classes[1] and d.classes[1].agreed, 3, "every repetition agrees")
   -- the same, but the pass 2 that comes later has none either: time since the first touch
