@@ -5,8 +5,10 @@
 -- and pass 3, the same walk over the same written pages. The walks: forward
 -- (the reference; the physical frame of every page is read after pass 3),
 -- forward with the samples array 4 bytes off its cache lines, backward, by
--- a stride of STRIDE pages, and forward 50 ms after pass 1 (a second touch
--- later in time); each under every THP mode asked for.
+-- a stride of STRIDE pages, forward 50 ms after pass 1 (a second touch
+-- later in time), and the null walk (stride 0: every store into page 0,
+-- as many stores as pages: the clock and the vCPU with no page involved);
+-- each under every THP mode asked for.
 local ft = require "ft"
 local slowcause = require "slowcause"
 local slowperiod = require "slowperiod"
@@ -21,6 +23,7 @@ slowwalks.WALKS = {
   { key = "backward", label = "backward", walk = { backward = true } },
   { key = "stride", label = ("stride %d"):format(STRIDE), walk = { stride = STRIDE } },
   { key = "pause", label = "forward, 50 ms after pass 1", walk = {}, pause = 0.05 },
+  { key = "null", label = "one page stored again and again", walk = { stride = 0 } },
 }
 
 local function case_name(mode, w) return ("THP=%s, %s"):format(mode, w.label) end
@@ -54,6 +57,12 @@ function slowwalks.run(h, modes, slow_ns, resolution_ns)
           pages_2m, frames)
       end
       r.frames = frames and slowperiod.all_frames(frames) or nil
+      if w.walk.stride == 0 then
+        r.slow_pages = nil -- its slow samples are all page 0's: no page map
+        r:work(ns)
+        r:check_byte_sum(b, 3 + (b.pages - 1), "pass 3 (page 0 only)")
+        return
+      end
       for _, page in ipairs(r.slow_pages or {}) do -- the page maps' x: the page, not the store's place in the walk
         page.j, page.index = page.index, ix[page.index + 1]
       end
@@ -88,7 +97,9 @@ function slowwalks.run(h, modes, slow_ns, resolution_ns)
     .. "order; a slow page no guest event explains (no guest event, host, unknown) is decided by the walks "
     .. "(scripts/lib/slowperiod.lua): a class is named only where its control removed it or moved it as "
     .. "predicted, with the share of the forward walk's pass-2 slow pages it covers. Stride %d: pages 0, %d, "
-    .. "... then 1, %d, ...; the shifted samples array puts each 8-byte sample 4 bytes off its line."):format(
+    .. "... then 1, %d, ...; the shifted samples array puts each 8-byte sample 4 bytes off its line. The null "
+    .. "walk stores into page 0 as many times as the buffer has pages: its slow samples are the clock's and the "
+    .. "vCPU's with no page involved, and it names the vCPU's own gaps by rate, not page by page."):format(
       slow_ns, STRIDE, STRIDE, STRIDE + 1))
   h:finish()
 end
@@ -142,9 +153,20 @@ function slowwalks.decide(h, mode, modes, pages_2m)
   if d.rates and d.rates.a then -- unexplained slow pages per ms of pass, forward, outside any class
     for pass_no, k in pairs { [2] = "a", [3] = "b" } do
       local n, ns = d.rates[k], d.rates[k .. "_ns"]
+      local sp = d.null and d.null["p" .. pass_no] or {} -- their spread over the repetitions
       h:value("period_rate", n, "pages", with { { "pass", pass_no }, { "pass_ns", ns },
-        { "per_ms", ns > 0 and 1e6 * n / ns or 0 } })
+        { "per_ms", ns > 0 and 1e6 * n / ns or 0 }, { "rep_median", sp.median or "-" }, { "rep_lo", sp.lo or "-" },
+        { "rep_hi", sp.hi or "-" } })
     end
+  end
+  local null = d.null
+  if null then -- slow samples per ms of the null walk (passes 2 and 3 together), per repetition too
+    local sp = null.reps or {}
+    h:value("period_null_rate", null.count, "count", with { { "pass_ns", null.ns }, { "per_ms", null.per_ms },
+      { "rep_median", sp.median or "-" }, { "rep_lo", sp.lo or "-" }, { "rep_hi", sp.hi or "-" },
+      { "ratio", null.ratio or "-" }, { "rep_ratio", null.median and null.median < math.huge and null.median or "-" },
+      { "above", null.above },
+      { "pairs", null.pairs }, { "sign_p", null.sign_p } })
   end
   if d.gaps and d.gaps.median_ns then
     h:value("period_gap", d.gaps.median_ns, "ns", with { { "gaps", d.gaps.n }, { "cv", d.gaps.cv or "-" } })
