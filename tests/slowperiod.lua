@@ -2,6 +2,10 @@
 -- at a period in time follow time, and the null walk (page 0 stored again
 -- and again) at about their rate names the vCPU's own gaps, by rate; a quiet
 -- null walk names nothing, one above what is left covers no more than it;
+-- the small set (a few pages again and again) at the null walk's rate
+-- while pass 3 keeps a higher one names the working set, by rate; a small
+-- set at pass 3's rate, or between the two, names nothing; the other
+-- classes are the same with the small set as without it;
 -- planted at residues of the page index they follow the index; gone in
 -- pass 3 they are the second touch; at page 0 of each 2 MiB and moving to
 -- the last page when walked backward they are the walk's entry into a
@@ -14,12 +18,12 @@ local N, P2M, NS = 1 << 14, 512, 30
 
 -- The walk's order (page of each j, from 1), as ft.touch_timed_walk walks it.
 local walkorder = require "walkorder"
-local function order(stride, backward) return walkorder(N, stride, backward) end
+local function order(stride, backward, span) return walkorder(N, stride, backward, span) end
 
 -- One pass: slow(j, page, t_ns, entry) -> true for a slow page (cause: no
 -- guest event). The pass costs NS per page, a slow page 600.
 local function pass(walk, slow)
-  local ix = order(walk.stride or 1, walk.backward)
+  local ix = order(walk.stride or 1, walk.backward, walk.span)
   local s, ends, matched = {}, { [0] = 1000 }, {}
   local prev
   for j = 1, N do
@@ -35,13 +39,13 @@ local function pass(walk, slow)
 end
 
 local WALKS = { forward = {}, backward = { backward = true }, stride = { stride = 7 }, shift = { shift = 4 },
-  pause = {}, null = { stride = 0 } }
+  pause = {}, null = { stride = 0 }, small = { span = 64 } }
 
 -- x for slowperiod.decide: rule(case, pass_no, rep) -> slow(j, page, t, entry).
 local function experiment(rule, reps)
   local x = { pages_2m = P2M }
   for key, walk in pairs(WALKS) do
-    local c = { p2 = {}, p3 = {}, frames = {}, shift = walk.shift }
+    local c = { p2 = {}, p3 = {}, frames = {}, shift = walk.shift, span = walk.span }
     for rep = 1, reps or 3 do
       c.p2[rep] = pass(walk, rule(key, 2, rep))
       c.p3[rep] = pass(walk, rule(key, 3, rep))
@@ -58,11 +62,19 @@ local function names(d)
 end
 
 -- A slow page every `every` ns of pass time, whatever the page or the pass;
--- the null walk's every `null_every` ns (nil: none).
-local function in_time(every, null_every)
-  return function(case)
+-- the null walk's every `null_every` ns (nil: none), the small set's every
+-- `small_every` ns (default `every`; a function of the repetition, or nil:
+-- none).
+local function in_time(every, null_every, small_every)
+  if small_every == nil then small_every = every end
+  return function(case, _, rep)
     local period_ns = every
     if case == "null" then period_ns = null_every end
+    if case == "small" then
+      if small_every == false then period_ns = nil
+      elseif type(small_every) == "function" then period_ns = small_every(rep)
+      else period_ns = small_every end
+    end
     return function(_, _, tn) return period_ns ~= nil and (tn + 7000) % period_ns < NS end
   end
 end
@@ -77,6 +89,64 @@ local function vcpu_share(x, left, total)
   local fwd_ns = 0
   for _, set in ipairs(x.forward.p2) do fwd_ns = fwd_ns + set.ns end
   return math.min(left, math.floor(n / ns * fwd_ns + 0.5)) / total
+end
+
+-- The share the working set should cover: min(the pages left, (pass 3's
+-- rate - the small set's) times the forward walk's pass-2 time) over all
+-- pass-2 pages.
+local function working_set_share(x, left, total)
+  local function rate(sets)
+    local n, ns = 0, 0
+    for _, list in ipairs(sets) do for _, set in ipairs(list) do n, ns = n + #set.slow, ns + set.ns end end
+    return n / ns
+  end
+  local fwd_ns = 0
+  for _, set in ipairs(x.forward.p2) do fwd_ns = fwd_ns + set.ns end
+  local p3, small = rate { x.forward.p3 }, rate { x.small.p2, x.small.p3 }
+  return math.min(left, math.floor((p3 - small) * fwd_ns + 0.5)) / total
+end
+
+local WORKING_SET = "the working set beyond the translation caches' reach (a 64-page set has the null walk's rate; "
+  .. "covered by rate, not page by page)"
+
+do -- every 20 µs in the walks, every 100 µs in the null walk and about that in the small set: the working set
+  local x = experiment(in_time(20000, 100000, function(rep) return rep % 2 == 0 and 75000 or 125000 end), 12)
+  local d = slowperiod.decide(x)
+  t.is(d.follows, "time and working set", "planted in time, the small set at the null rate: the working set",
+    table.concat(d.verdicts, " | "))
+  t.is(names(d), WORKING_SET, "named, as covered by rate, with the small set's size")
+  local want = working_set_share(x, d.total, d.total)
+  t.ok(want > 0.7 and want < 0.9, "pass 3's excess over the small set covers most of pass 2's, not all",
+    tostring(want))
+  t.ok(d.classes[1] and math.abs(d.classes[1].share - want) < 1e-12,
+    "its share: (pass 3's rate - the small set's) times pass 2's time",
+    ("%s against %s"):format(d.classes[1] and d.classes[1].share, want))
+  t.is(d.unexplained, d.total - d.classes[1].pages, "the rest stays not explained")
+  t.is(d.classes[1].agreed, 12, "pass 3 above the small set beyond the factor in every repetition")
+  t.like(d.classes[1].control, "the small set (pages 0 to 63 again and again, passes 2 and 3)",
+    "its control names the small set")
+  t.like(d.classes[1].control, "above it in 12 of 12 repetitions, sign test p = 0.00049", "and the sign test")
+  t.ok(d.small and d.small.reps and d.small.reps.n == 12 and d.small.reps.lo < d.small.reps.hi,
+    "the small set's rate per repetition, for its spread")
+  t.ok(d.small.null_pairs == 12 and d.small.null_above == 6, "above the null walk in half the repetitions",
+    ("%d of %d"):format(d.small.null_above, d.small.null_pairs))
+  t.like(table.concat(d.verdicts, " | "), "the vCPU's own gaps: the forward walk's pass 3 over present pages does "
+    .. "not keep the null walk's rate", "the vCPU's own gaps stay unnamed (pass 3 five times the null rate)")
+end
+
+do -- the small set at pass 3's rate: the working set does not decide them
+  local d = slowperiod.decide(experiment(in_time(20000, 100000, 21000), 12))
+  t.is(names(d), "", "a small set that keeps pass 3's rate names nothing", table.concat(d.verdicts, " | "))
+  t.like(table.concat(d.verdicts, " | "), "the working set did not decide them: the small set keeps pass 3's rate",
+    "said so")
+  t.is(d.unexplained, d.total, "every one stays not explained")
+  -- between the two (50 µs: 2.5 times below pass 3, twice the null walk's): neither, not named
+  d = slowperiod.decide(experiment(in_time(20000, 100000, 50000), 12))
+  t.is(names(d), "", "a small set between the null rate and pass 3's names nothing")
+  t.like(table.concat(d.verdicts, " | "), "the small set has neither the null walk's rate nor pass 3's", "said so")
+  -- the small set at the null rate, but too few repetitions for the sign test against pass 3
+  d = slowperiod.decide(experiment(in_time(20000, 100000, 100000), 3))
+  t.is(names(d), "", "three repetitions: the sign test cannot name it", table.concat(d.verdicts, " | "))
 end
 
 do -- a slow page every 20 µs of pass time in every walk, the null walk's every 25 µs: the vCPU's own gaps
@@ -211,6 +281,35 @@ do -- the samples array's lines: the j whose sample opens a new line, moving wit
   local d = slowperiod.decide(experiment(rule))
   t.ok(d.kinds.samples, "they moved with the shift", table.concat(d.verdicts, " | "))
   t.like(names(d), "the samples array's cache lines", "named")
+end
+
+do -- the other classes are the same with the small set as without it
+  local rules = {
+    index = function() return function(_, page) local r = page % 16 return (r == 3 or r == 13) and page % 3 == 0 end end,
+    second = function(_, pass_no, rep)
+      return function(j, page) return pass_no == 2 and (page * 7919 + rep * 104729 + j) % 211 == 0 end
+    end,
+    entry = function(_, pass_no) return function(_, _, _, entry) return pass_no == 2 and entry end end,
+    time = in_time(20000, 25000),
+  }
+  for _, key in ipairs { "index", "second", "entry", "time" } do
+    local x = experiment(rules[key])
+    x.huge = key == "index" and experiment(function() return function(_, page) return page % 97 == 5 end end) or nil
+    local with = slowperiod.decide(x)
+    x.small = nil
+    local without = slowperiod.decide(x)
+    local function pages(d)
+      local out = {}
+      for _, c in ipairs(d.classes) do out[#out + 1] = c.pages end
+      return table.concat(out, ",")
+    end
+    t.ok(names(with) ~= "" and not names(with):find("working set", 1, true), key .. ": a class named, not the working "
+      .. "set", names(with))
+    t.is(names(with), names(without), key .. ": the same classes with the small set as without it")
+    t.is(pages(with), pages(without), key .. ": covering the same pages")
+    t.is(with.unexplained, without.unexplained, key .. ": leaving the same not explained")
+    t.ok(without.small == nil and with.small ~= nil, key .. ": the small set's rates only where it walked")
+  end
 end
 
 do -- Poisson's tail

@@ -2,10 +2,14 @@
 -- (slowpages.lua EXPERIMENT=period). The same buffer is walked in several
 -- orders, each a case: forward (the reference), forward with the samples
 -- array 4 bytes off its cache lines, backward, by a stride, forward 50 ms
--- after pass 1, and the null walk, which stores into page 0 at every step:
+-- after pass 1, the null walk, which stores into page 0 at every step:
 -- the same timed loop with no new page, TLB entry or page-table line in
--- it, only the clock and the vCPU. Every case runs pass 2 and then pass 3,
--- the same walk over the same written pages.
+-- it, only the clock and the vCPU, and the small set, which walks the
+-- buffer's first few pages (slowwalks.SMALL_PAGES) again and again: the
+-- same loop over a working set whose translations the TLB and the shadow
+-- page tables keep. Every case runs pass 2 and then pass 3, the same walk
+-- over the same written pages; the null walk and the small set store as
+-- many times as the buffer has pages.
 -- A slow page that no guest event explains (slowcause.lua) can follow, each
 -- with the control that decides it:
 --   the walk into a 2 MiB region: its first K stores there, wherever the
@@ -27,14 +31,26 @@
 --     other classes has the null walk's rate (within SAME pooled and by the
 --     median of the repetitions' ratios, no sign test against it), they
 --     cover min(the pages left, the null rate times pass 2's time): by
---     rate, not page by page. What pass 2 keeps above that stays not
---     explained, as does everything where the null walk is quieter.
+--     rate, not page by page; and the working set beyond the translation
+--     caches' reach (the TLB's, or the host's shadow page tables
+--     evicting and re-syncing entries): the small set shows it. Named
+--     where the small set has the null walk's rate (within SAME pooled and
+--     by the median of the repetitions' ratios, no sign test against it)
+--     while the forward walk's pass 3 outside the classes stays above the
+--     small set's (beyond SAME pooled and by the median ratio, a sign test
+--     over the repetitions), it covers min(the pages left, (pass 3's rate
+--     - the small set's) times pass 2's time): by rate, not page by page,
+--     and the small set is also smaller in the data caches, which it does
+--     not tell apart. A small set that keeps pass 3's rate says the
+--     working set does not decide them. What pass 2 keeps above these
+--     stays not explained.
 -- A class is named only where its control removed it, moved it as
--- predicted or showed it with no page involved, with the share of pass-2
--- slow pages (forward) it covers. The null walk's slow samples are not
--- pages: it takes no part in the tests by page index, order, entry or
--- frame. The physical frames of the slow pages are compared with all
--- pages' frames, bit by bit.
+-- predicted, showed it with no page involved or took it away with the
+-- working set, with the share of pass-2 slow pages (forward) it covers.
+-- The slow samples of the null walk and of the small set are not pages:
+-- they take no part in the tests by page index, order, entry or frame.
+-- The physical frames of the slow pages are compared with all pages'
+-- frames, bit by bit.
 local inference = require "inference"
 local period = require "period"
 
@@ -239,14 +255,15 @@ local function within_same(q) return q ~= nil and q <= slowperiod.SAME and q >= 
 
 -- decide(x): x = {pages_2m, forward = {p2 = {sets}, p3 = {sets}, frames =
 -- {all per rep}}, backward = {p2, p3}, stride = {p2, p3}, shift = {p2, p3,
--- shift}, pause = {p2, p3}, null = {p2, p3}, huge = the same x of THP=always
--- or nil}. Any case but forward may be missing; its class is then left
--- undecided. Returns {total, guest = {[cause] = pages}, classes = {{name,
--- pages, share, control, agreed, reps}}, unexplained, unexplained_share,
--- verdicts = {lines}, kinds = {"entry" | "index" | "order" | "samples" |
--- "second touch" | "time" | "vCPU gaps", ...; [kind] = true}, follows = the
--- kinds joined with " and ", or nil, rates, null = the null walk's rates
--- (below) or nil}.
+-- shift}, pause = {p2, p3}, null = {p2, p3}, small = {p2, p3, span}, huge =
+-- the same x of THP=always or nil}. Any case but forward may be missing;
+-- its class is then left undecided. Returns {total, guest = {[cause] =
+-- pages}, classes = {{name, pages, share, control, agreed, reps}},
+-- unexplained, unexplained_share, verdicts = {lines}, kinds = {"entry" |
+-- "index" | "order" | "samples" | "second touch" | "time" | "vCPU gaps" |
+-- "working set", ...; [kind] = true}, follows = the kinds joined with
+-- " and ", or nil, rates, null = the null walk's rates (below) or nil,
+-- small = the small set's (below) or nil}.
 function slowperiod.decide(x)
   local P2M = x.pages_2m or 512
   local fwd2, fwd3 = pooled(x.forward.p2), pooled(x.forward.p3)
@@ -568,7 +585,103 @@ function slowperiod.decide(x)
     end
   end
 
-  -- 5. The physical frames.
+  -- 5. The working set beyond the translation caches' reach: the small set
+  -- walks pages 0 to span - 1 forward again and again, as many stores as
+  -- the buffer has pages: the same loop over pages whose translations the
+  -- TLB and the shadow page tables keep (its passes 2 and 3 alike, taken
+  -- together). Named where it has the null walk's rate (within SAME pooled
+  -- and by the median of the repetitions' ratios, no sign test against it)
+  -- while the forward walk's pass 3 outside the classes stays above it
+  -- (above SAME pooled and by the median ratio, above it in the
+  -- repetitions by a sign test): pass 2's pages left over are covered up
+  -- to (pass 3's rate - the small set's) times pass 2's time, by rate, not
+  -- page by page. A small set that keeps pass 3's rate says the working
+  -- set does not decide them.
+  if x.small and x.null then
+    local function both(case) -- passes 2 and 3 of each repetition, taken together: its rate per ms
+      local n, ns, by_rep = 0, 0, {}
+      for i, s2 in ipairs(case.p2) do
+        local s3 = case.p3[i]
+        if s3 then
+          local c, t = count(s2) + count(s3), s2.ns + s3.ns
+          n, ns = n + c, ns + t
+          by_rep[i] = t > 0 and 1e6 * c / t or nil
+        end
+      end
+      return { count = n, ns = ns, per_ms = ns > 0 and 1e6 * n / ns or 0, by_rep = by_rep }
+    end
+    local sm, nl = both(x.small), both(x.null)
+    local p3_per_ms = fwd3.ns > 0 and 1e6 * c3 / fwd3.ns or 0
+    local v = { span = x.small.span, count = sm.count, ns = sm.ns, per_ms = sm.per_ms, null_per_ms = nl.per_ms,
+      p3_per_ms = p3_per_ms }
+    -- repetition by repetition: the small set against the null walk and against the forward walk's pass 3
+    local rates_sm, to_null, to_p3 = {}, {}, {}
+    v.null_above, v.null_pairs, v.p3_above, v.p3_pairs, v.agreed = 0, 0, 0, 0, 0
+    for i, rs in pairs(sm.by_rep) do
+      rates_sm[#rates_sm + 1] = rs
+      local rn, s3 = nl.by_rep[i], x.forward.p3[i]
+      if rn and (rs > 0 or rn > 0) then
+        if rs ~= rn then v.null_pairs = v.null_pairs + 1 end -- a tie says neither
+        if rs > rn then v.null_above = v.null_above + 1 end
+        to_null[#to_null + 1] = rn > 0 and rs / rn or math.huge
+      end
+      local r3 = s3 and s3.ns > 0 and 1e6 * count(s3, free) / s3.ns
+      if r3 and (r3 > 0 or rs > 0) then
+        if r3 ~= rs then v.p3_pairs = v.p3_pairs + 1 end
+        if r3 > rs then v.p3_above = v.p3_above + 1 end
+        local q = rs > 0 and r3 / rs or math.huge
+        to_p3[#to_p3 + 1] = q
+        if q > slowperiod.SAME then v.agreed = v.agreed + 1 end
+      end
+    end
+    v.reps = spread(rates_sm)
+    v.to_null = nl.per_ms > 0 and sm.per_ms / nl.per_ms or nil
+    v.rep_to_null = #to_null > 0 and spread(to_null).median or nil
+    v.null_sign_p = v.null_pairs > 0 and inference.sign_test(v.null_above, v.null_pairs) or 1
+    v.p3_ratio = sm.per_ms > 0 and p3_per_ms / sm.per_ms or (p3_per_ms > 0 and math.huge or nil)
+    v.rep_p3_ratio = #to_p3 > 0 and spread(to_p3).median or nil
+    v.p3_sign_p = v.p3_pairs > 0 and inference.sign_test(v.p3_above, v.p3_pairs) or 1
+    v.expected = math.max(0, (p3_per_ms - sm.per_ms) * fwd2.ns / 1e6) -- pass 3's excess over pass 2's time
+    out.small = v
+    local function fmt(q) return q and q < math.huge and ("%.2f"):format(q) or "–" end
+    local function range(sp) return sp and ("median %.2f, %.2f to %.2f"):format(sp.median, sp.lo, sp.hi) or "–" end
+    local said = ("the small set (pages 0 to %d again and again, passes 2 and 3): %.2f slow samples per ms (%d in "
+      .. "%.1f ms; per repetition %s); over the null walk's %.2f: pooled %s, per repetition median %s, above it in "
+      .. "%d of %d repetitions (ties left out), sign test p = %.2g; the forward walk's pass 3 outside the classes "
+      .. "%.2f per ms over it: pooled %s, per repetition median %s, above it in %d of %d repetitions, sign test "
+      .. "p = %.2g"):format((v.span or 0) - 1, v.per_ms, sm.count, sm.ns / 1e6, range(v.reps), nl.per_ms,
+      fmt(v.to_null), fmt(v.rep_to_null), v.null_above, v.null_pairs, v.null_sign_p, p3_per_ms, fmt(v.p3_ratio),
+      fmt(v.rep_p3_ratio), v.p3_above, v.p3_pairs, v.p3_sign_p)
+    local at_null = within_same(v.to_null) and within_same(v.rep_to_null) and v.null_sign_p >= slowperiod.ALPHA
+    local above = v.p3_ratio and v.p3_ratio > slowperiod.SAME and v.rep_p3_ratio and v.rep_p3_ratio > slowperiod.SAME
+      and v.p3_above * 2 > v.p3_pairs and v.p3_sign_p < slowperiod.ALPHA
+    if nl.count < slowperiod.MIN_PAGES then
+      say("the working set: the null walk has %d slow samples, too few to compare the small set with (%s); "
+        .. "undecided", nl.count, said)
+    elseif c3 < slowperiod.MIN_PAGES then
+      say("the working set: pass 3 has %d slow pages outside the classes, too few to decide it (%s)", c3, said)
+    elseif left <= 0 then
+      say("the working set: no slow page is left outside the classes (%s)", said)
+    elseif at_null and above then
+      local pages = math.min(left, math.floor(v.expected + 0.5))
+      name { name = ("the working set beyond the translation caches' reach (a %d-page set has the null walk's rate; "
+          .. "covered by rate, not page by page)"):format(v.span or 0),
+        pages = pages,
+        control = ("%s; they cover min(%d pages left, (%.2f - %.2f) per ms × %.1f ms of pass 2 = %.0f) = %d%s")
+          :format(said, left, p3_per_ms, v.per_ms, fwd2.ns / 1e6, v.expected, pages,
+            pages < left and ("; the %d above it stay not explained"):format(left - pages) or ""),
+        agreed = v.agreed, reps = #to_p3 }
+      follows("working set")
+    elseif within_same(v.p3_ratio) and within_same(v.rep_p3_ratio) then
+      say("the working set did not decide them: the small set keeps pass 3's rate (within a factor %.1f): %s; not "
+        .. "named", slowperiod.SAME, said)
+    else
+      say("the working set: the small set has neither the null walk's rate nor pass 3's (within a factor %.1f): "
+        .. "%s; not named, what is left stays not explained", slowperiod.SAME, said)
+    end
+  end
+
+  -- 6. The physical frames.
   local all = { present = 0, set = {} }
   for bit = 0, slowperiod.FRAME_BITS - 1 do all.set[bit] = 0 end
   for _, f in ipairs(x.forward.frames or {}) do
