@@ -67,6 +67,19 @@ local function period_tables(ix, add)
           tonumber(v.per_ms), num(v.x), by_rep(v), ratio and ("%.2f"):format(ratio) or "–",
           rep_ratio and ("%.2f"):format(rep_ratio) or "–", num(v.above), num(v.pairs), tonumber(v.sign_p)))
     end
+    for _, v in ipairs(each(ix, "period_small_rate", here)) do
+      local function q(x) x = tonumber(x) return x and ("%.2f"):format(x) or "–" end
+      add(("\nThe small set (pages 0 to %s, %s KiB, stored into again and again as many times as there are pages, "
+        .. "passes 2 and 3): %.3f slow samples per ms (%s samples%s), a working set within the TLB's and the shadow "
+        .. "page tables' reach. Over the null walk: pooled %s, per repetition median %s, above it in %s of %s "
+        .. "repetitions (sign test p = %.2g). Pass 3 (forward) over it: pooled %s, per repetition median %s, above "
+        .. "it in %s of %s repetitions (sign test p = %.2g). The working set is named only where the small set has "
+        .. "the null rate and pass 3 stays above it, and is covered by rate, not page by page: at most pass 3's "
+        .. "excess over the small set times pass 2's time of the pages left."):format(num(tonumber(v.pages) - 1),
+          num(v.kib), tonumber(v.per_ms), num(v.x), by_rep(v), q(v.to_null), q(v.rep_to_null),
+          num(v.null_above), num(v.null_pairs), tonumber(v.null_sign_p), q(v.p3_ratio), q(v.rep_p3_ratio),
+          num(v.p3_above), num(v.p3_pairs), tonumber(v.p3_sign_p)))
+    end
     for _, v in ipairs(each(ix, "period_gap", here)) do
       add(("\nTheir gaps in time within a pass: median %s ns over %s gaps, cv %s (near 1: at random times; "
         .. "near 0: periodic)."):format(num(v.x), num(v.gaps), v.cv == "-" and "–" or ("%.2f"):format(tonumber(v.cv))))
