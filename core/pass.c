@@ -120,41 +120,70 @@ static walk_kernel *walk_kernel_for(const struct ft_timer *timer)
 	return ft_touch_timed_walk;
 }
 
-/* The pages of residue r: r, r + stride, ... below pages. */
+/* The residues a walk has: stride 0 has one, page 0 stored into once per
+ * page of the span. */
+static size_t residues(size_t stride)
+{
+	return stride ? stride : 1;
+}
+
+/* The stores of residue r: r, r + stride, ... below pages; stride 0: page
+ * 0, `pages` times. */
 static size_t residue_pages(size_t pages, size_t stride, size_t r)
 {
+	if (!stride)
+		return r == 0 ? pages : 0;
 	return r < pages ? (pages - r + stride - 1) / stride : 0;
+}
+
+static size_t min3(size_t a, size_t b, size_t c)
+{
+	return min_size(min_size(a, b), c);
 }
 
 /* Piece k of the walk, in time order: its first page, its step in pages
  * (+stride or -stride), its length and its first position j. Pieces are
  * the residues in order, each cut into runs of at most `most` pages;
  * backward, the forward order's pieces reversed, each walked downwards.
- * Calls f for each; returns how many. */
+ * With a span (w->span pages, below the buffer's), that order over pages
+ * 0 to span - 1, again and again until `pages` stores, the last run cut
+ * short. Calls f for each; returns how many. */
 typedef void piece_fn(void *ctx, size_t first, ptrdiff_t step, size_t count, size_t j);
+
+/* One run of the order over `span` pages, from store j on, at most `left`
+ * stores: calls f for each piece, counts them in *n; returns the stores. */
+static size_t one_order(const struct ft_walk *w, size_t span, size_t most, size_t j, size_t left, size_t *n,
+                        piece_fn *f, void *ctx)
+{
+	size_t stride = w->stride, made = 0;
+	if (!w->backward) {
+		for (size_t r = 0; r < residues(stride) && made < left; r++)
+			for (size_t done = 0, all = residue_pages(span, stride, r); done < all && made < left; (*n)++) {
+				size_t count = min3(all - done, most, left - made);
+				if (f)
+					f(ctx, r + done * stride, (ptrdiff_t)stride, count, j + made);
+				done += count, made += count;
+			}
+		return made;
+	}
+	for (size_t r = residues(stride); r-- > 0 && made < left;) {
+		size_t all = residue_pages(span, stride, r);
+		for (size_t rest = all; rest > 0 && made < left; (*n)++) {
+			size_t count = min3(rest, most, left - made);
+			if (f)
+				f(ctx, r + (rest - 1) * stride, -(ptrdiff_t)stride, count, j + made);
+			rest -= count, made += count;
+		}
+	}
+	return made;
+}
 
 static size_t pieces(const struct ft_walk *w, size_t pages, size_t most, piece_fn *f, void *ctx)
 {
-	size_t stride = w->stride, n = 0, j = 0;
-	if (!w->backward) {
-		for (size_t r = 0; r < stride; r++)
-			for (size_t done = 0, all = residue_pages(pages, stride, r); done < all; n++) {
-				size_t count = all - done < most ? all - done : most;
-				if (f)
-					f(ctx, r + done * stride, (ptrdiff_t)stride, count, j);
-				done += count, j += count;
-			}
-		return n;
-	}
-	for (size_t r = stride; r-- > 0;) {
-		size_t all = residue_pages(pages, stride, r);
-		for (size_t left = all; left > 0; n++) {
-			size_t count = left < most ? left : most;
-			if (f)
-				f(ctx, r + (left - 1) * stride, -(ptrdiff_t)stride, count, j);
-			left -= count, j += count;
-		}
-	}
+	size_t span = w->span && w->span < pages ? w->span : pages, n = 0;
+	for (size_t j = 0, made; j < pages; j += made)
+		if (!(made = one_order(w, span, most, j, pages - j, &n, f, ctx)))
+			break;
 	return n;
 }
 

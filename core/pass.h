@@ -31,10 +31,16 @@ size_t ft_pass_chunks(const struct ft_buffer *b);
 
 /* The order of a walk over a buffer's pages: residue 0 of `stride` first
  * (pages 0, stride, 2 stride, ...), then residue 1, and so on; backward:
- * that whole order reversed (stride 1: the last page first). */
+ * that whole order reversed (stride 1: the last page first). Stride 0
+ * stores into page 0 once per page of the buffer: the same loop with no
+ * new page in it. A span k (1 to the buffer's pages) walks that order over
+ * pages 0 to k - 1 only, again and again until the stores equal the
+ * buffer's pages (the last run cut short): the same loop over a small
+ * working set; 0 is the whole buffer. */
 struct ft_walk {
-	size_t stride; /* pages, 1 to the buffer's pages */
+	size_t stride; /* pages, 0 to the span */
 	bool backward;
+	size_t span;   /* pages, 0 (the buffer's) or 1 to the buffer's */
 };
 
 /* index[j] = the page stored into j-th by the walk, for j < pages. */

@@ -272,8 +272,10 @@ static int l_touch_timed_at(lua_State *L)
 }
 
 /* ft.touch_timed_walk(b, value, samples [, {stride =, backward =, shift =,
- * index =}]) -> as ft.touch_timed_at, over the walk's order (core/pass.h):
- * samples[j] is the j-th store's time, chunks' first the j of each piece;
+ * index =, pages =}]) -> as ft.touch_timed_at, over the walk's order
+ * (core/pass.h): samples[j] is the j-th store's time, chunks' first the j
+ * of each piece; pages: the span, the order over pages 0 to pages - 1
+ * again and again, b.pages stores in all;
  * shift: the bytes (0 to 63) the kernel's samples sit off a 64-byte line
  * (samples keep a spare line for it: FT_SAMPLES_SPARE); index: an ft.samples that gets the page of each j, after the pass. */
 static int l_touch_timed_walk(lua_State *L)
@@ -283,6 +285,7 @@ static int l_touch_timed_walk(lua_State *L)
 		{ "backward", FT_OPT_BOOLEAN, NULL, NULL },
 		{ "shift", FT_OPT_INTEGER, NULL, NULL },
 		{ "index", FT_OPT_ANY, NULL, NULL },
+		{ "pages", FT_OPT_INTEGER, NULL, NULL },
 		{ NULL, 0, NULL, NULL }
 	};
 	ft_check_nargs(L, 4);
@@ -292,9 +295,15 @@ static int l_touch_timed_walk(lua_State *L)
 	int o = ft_check_opts(L, 4, "ft.touch_timed_walk", known);
 	lua_Integer stride = lua_isnil(L, o) ? 1 : lua_tointeger(L, o);
 	lua_Integer shift = lua_isnil(L, o + 2) ? 0 : lua_tointeger(L, o + 2);
-	if (stride < 1 || (size_t)stride > (b->pages ? b->pages : 1))
-		return luaL_error(L, "ft.touch_timed_walk option stride = %I: expected a number of pages from 1 to %I",
-		                  stride, (lua_Integer)(b->pages ? b->pages : 1));
+	lua_Integer most = (lua_Integer)(b->pages ? b->pages : 1);
+	lua_Integer span = lua_isnil(L, o + 4) ? most : lua_tointeger(L, o + 4);
+	if (span < 1 || span > most)
+		return luaL_error(L, "ft.touch_timed_walk option pages = %I: expected a number of pages from 1 to %I "
+		                  "(the buffer's)", span, most);
+	if (stride < 0 || stride > span)
+		return luaL_error(L, "ft.touch_timed_walk option stride = %I: expected a number of pages from 0 "
+		                  "(every store into page 0) to %I%s",
+		                  stride, span, span < most ? " (the walk's pages)" : "");
 	if (shift < 0 || shift > 63)
 		return luaL_error(L, "ft.touch_timed_walk option shift = %I: expected bytes from 0 to 63", shift);
 	struct ft_samples *index = NULL;
@@ -306,7 +315,7 @@ static int l_touch_timed_walk(lua_State *L)
 		if (index == s) /* the order would overwrite the times */
 			return luaL_error(L, "ft.touch_timed_walk option index: the samples array itself; give another");
 	}
-	struct ft_walk w = { (size_t)stride, lua_toboolean(L, o + 1) };
+	struct ft_walk w = { (size_t)stride, lua_toboolean(L, o + 1), (size_t)span };
 	const struct ft_timer *timer = ft_timer(L);
 	size_t nchunks = ft_pass_walk_chunks(b, &w), k;
 	int64_t *at = new_starts(L, nchunks), *firsts = new_starts(L, nchunks);

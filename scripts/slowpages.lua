@@ -37,7 +37,8 @@ local h = harness.start({ script = "slowpages", shuffle = true, mib = 256, reps 
     { name = "SLOW_NS", kind = "count", default = 200, desc = "a page slower than this (ns) is slow" },
     { name = "EXPERIMENT", kind = "choice", choices = { "none", "period" }, default = "none",
       desc = "period: the walks that decide what pass 2's slow pages follow (forward, samples shifted 4 bytes, "
-        .. "backward, stride 7, each with pass 3 over the same pages as control; scripts/lib/slowwalks.lua)" },
+        .. "backward, stride 7, forward 50 ms after pass 1, one page stored again and again, the first 32 pages "
+        .. "again and again, each with pass 3 over the same pages as control; scripts/lib/slowwalks.lua)" },
     { name = "THP_CASES", kind = "choice", choices = { "both", "never", "always" }, default = "both",
       desc = "THP of the buffers: never, always, or both as separate cases (with a PLANT: never unless given)" },
   },

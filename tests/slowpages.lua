@@ -90,7 +90,8 @@ do -- EXPERIMENT=period: every walk with pass 3, the sets the verdict is made fr
   local dir = t.tmpdir()
   local o, c = t.ftrun_run("slowpages.lua EXPERIMENT=period MIB=16 REPS=1 THP_CASES=never RESULTS=" .. q(dir))
   t.is(c, 0, "EXPERIMENT=period runs clean", o)
-  for _, walk in ipairs { "forward", "samples shifted 4 bytes", "backward", "stride 7", "forward, 50 ms after pass 1" } do
+  for _, walk in ipairs { "forward", "samples shifted 4 bytes", "backward", "stride 7", "forward, 50 ms after pass 1",
+    "one page stored again and again", "the first 32 pages again and again" } do
     t.like(o, "| THP=never, " .. walk .. " |", "the case " .. walk .. " ran")
   end
   t.like(o, "**What pass 2's slow pages follow, THP=never**", "the verdict's table")
@@ -102,6 +103,28 @@ do -- EXPERIMENT=period: every walk with pass 3, the sets the verdict is made fr
   local total
   for _, v in ipairs(doc and doc.values or {}) do if v.value == "period_total" then total = v end end
   t.ok(total and total.follows, "period_total carries the verdict")
+  local null
+  for _, v in ipairs(doc and doc.values or {}) do if v.value == "period_null_rate" then null = v end end
+  t.ok(null and null.per_ms and null.pass_ns > 0, "period_null_rate gives the null walk's slow samples per ms")
+  t.like(o, "The null walk (page 0 stored into as many times as there are pages", "and the table says it")
+  local walked = {}
+  for _, r in ipairs(doc and doc.reps or {}) do
+    if r.case:find("one page stored again and again", 1, true) then walked = r.records[1] or {} end
+  end
+  t.ok(walked.walk2 and walked.walk2.pages == 16 * 256 and walked.slow_pages == nil,
+    "the null walk: a sample per page of the buffer, no page map of its slow samples")
+  local small
+  for _, v in ipairs(doc and doc.values or {}) do if v.value == "period_small_rate" then small = v end end
+  t.ok(small and small.per_ms and small.pass_ns > 0 and small.pages == 32 and small.kib == 128,
+    "period_small_rate gives the small set's slow samples per ms and its size")
+  t.like(o, "The small set (pages 0 to 31, 128 KiB, stored into again and again", "and the table says it")
+  walked = {}
+  for _, r in ipairs(doc and doc.reps or {}) do
+    if r.case:find("the first 32 pages again and again", 1, true) then walked = r.records[1] or {} end
+  end
+  t.ok(walked.walk2 and walked.walk2.pages == 16 * 256 and walked.slow_pages == nil,
+    "the small set: a sample per page of the buffer, no page map of its slow samples")
+  t.is(walked.pass2_faults, 0, "and no fault of its own")
   os.execute("rm -rf " .. q(dir))
 end
 

@@ -1,9 +1,16 @@
 -- slowperiod.lua on made-up passes whose answer is known: slow pages planted
--- at a period in time follow time and name no class; planted at residues of
--- the page index they follow the index; gone in pass 3 they are the second
--- touch; at page 0 of each 2 MiB and moving to the last page when walked
--- backward they are the walk's entry into a 2 MiB; moving with the samples
--- array's shift they are its cache lines; none planted: nothing is named.
+-- at a period in time follow time, and the null walk (page 0 stored again
+-- and again) at about their rate names the vCPU's own gaps, by rate; a quiet
+-- null walk names nothing, one above what is left covers no more than it;
+-- the small set (a few pages again and again) at the null walk's rate
+-- while pass 3 keeps a higher one names the working set, by rate; a small
+-- set at pass 3's rate, or between the two, names nothing; the other
+-- classes are the same with the small set as without it;
+-- planted at residues of the page index they follow the index; gone in
+-- pass 3 they are the second touch; at page 0 of each 2 MiB and moving to
+-- the last page when walked backward they are the walk's entry into a
+-- 2 MiB; moving with the samples array's shift they are its cache lines;
+-- none planted: nothing is named.
 local t = require "tap"
 local slowperiod = require "slowperiod"
 
@@ -11,12 +18,12 @@ local N, P2M, NS = 1 << 14, 512, 30
 
 -- The walk's order (page of each j, from 1), as ft.touch_timed_walk walks it.
 local walkorder = require "walkorder"
-local function order(stride, backward) return walkorder(N, stride, backward) end
+local function order(stride, backward, span) return walkorder(N, stride, backward, span) end
 
 -- One pass: slow(j, page, t_ns, entry) -> true for a slow page (cause: no
 -- guest event). The pass costs NS per page, a slow page 600.
 local function pass(walk, slow)
-  local ix = order(walk.stride or 1, walk.backward)
+  local ix = order(walk.stride or 1, walk.backward, walk.span)
   local s, ends, matched = {}, { [0] = 1000 }, {}
   local prev
   for j = 1, N do
@@ -32,13 +39,13 @@ local function pass(walk, slow)
 end
 
 local WALKS = { forward = {}, backward = { backward = true }, stride = { stride = 7 }, shift = { shift = 4 },
-  pause = {} }
+  pause = {}, null = { stride = 0 }, small = { span = 64 } }
 
 -- x for slowperiod.decide: rule(case, pass_no, rep) -> slow(j, page, t, entry).
 local function experiment(rule, reps)
   local x = { pages_2m = P2M }
   for key, walk in pairs(WALKS) do
-    local c = { p2 = {}, p3 = {}, frames = {}, shift = walk.shift }
+    local c = { p2 = {}, p3 = {}, frames = {}, shift = walk.shift, span = walk.span }
     for rep = 1, reps or 3 do
       c.p2[rep] = pass(walk, rule(key, 2, rep))
       c.p3[rep] = pass(walk, rule(key, 3, rep))
@@ -54,13 +61,137 @@ local function names(d)
   return table.concat(out, "; ")
 end
 
-do -- a slow page every 20 µs of pass time, whatever the page, the walk or the pass
-  local function rule() return function(_, _, tn) return (tn + 7000) % 20000 < NS end end
-  local d = slowperiod.decide(experiment(rule))
-  t.is(d.follows, "time", "planted in time: they follow time", table.concat(d.verdicts, " | "))
-  t.is(names(d), "", "and no class is named (no control removes them)")
+-- A slow page every `every` ns of pass time, whatever the page or the pass;
+-- the null walk's every `null_every` ns (nil: none), the small set's every
+-- `small_every` ns (default `every`; a function of the repetition, or nil:
+-- none).
+local function in_time(every, null_every, small_every)
+  if small_every == nil then small_every = every end
+  return function(case, _, rep)
+    local period_ns = every
+    if case == "null" then period_ns = null_every end
+    if case == "small" then
+      if small_every == false then period_ns = nil
+      elseif type(small_every) == "function" then period_ns = small_every(rep)
+      else period_ns = small_every end
+    end
+    return function(_, _, tn) return period_ns ~= nil and (tn + 7000) % period_ns < NS end
+  end
+end
+
+-- The share the vCPU's own gaps should cover: min(the pages left, the null
+-- walk's rate times the forward walk's pass-2 time) over all pass-2 pages.
+local function vcpu_share(x, left, total)
+  local n, ns = 0, 0
+  for _, pass_no in ipairs { "p2", "p3" } do
+    for _, set in ipairs(x.null[pass_no]) do n, ns = n + #set.slow, ns + set.ns end
+  end
+  local fwd_ns = 0
+  for _, set in ipairs(x.forward.p2) do fwd_ns = fwd_ns + set.ns end
+  return math.min(left, math.floor(n / ns * fwd_ns + 0.5)) / total
+end
+
+-- The share the working set should cover: min(the pages left, (pass 3's
+-- rate - the small set's) times the forward walk's pass-2 time) over all
+-- pass-2 pages.
+local function working_set_share(x, left, total)
+  local function rate(sets)
+    local n, ns = 0, 0
+    for _, list in ipairs(sets) do for _, set in ipairs(list) do n, ns = n + #set.slow, ns + set.ns end end
+    return n / ns
+  end
+  local fwd_ns = 0
+  for _, set in ipairs(x.forward.p2) do fwd_ns = fwd_ns + set.ns end
+  local p3, small = rate { x.forward.p3 }, rate { x.small.p2, x.small.p3 }
+  return math.min(left, math.floor((p3 - small) * fwd_ns + 0.5)) / total
+end
+
+local WORKING_SET = "the working set beyond the translation caches' reach (a 64-page set has the null walk's rate; "
+  .. "covered by rate, not page by page)"
+
+do -- every 20 µs in the walks, every 100 µs in the null walk and about that in the small set: the working set
+  local x = experiment(in_time(20000, 100000, function(rep) return rep % 2 == 0 and 75000 or 125000 end), 12)
+  local d = slowperiod.decide(x)
+  t.is(d.follows, "time and working set", "planted in time, the small set at the null rate: the working set",
+    table.concat(d.verdicts, " | "))
+  t.is(names(d), WORKING_SET, "named, as covered by rate, with the small set's size")
+  local want = working_set_share(x, d.total, d.total)
+  t.ok(want > 0.7 and want < 0.9, "pass 3's excess over the small set covers most of pass 2's, not all",
+    tostring(want))
+  t.ok(d.classes[1] and math.abs(d.classes[1].share - want) < 1e-12,
+    "its share: (pass 3's rate - the small set's) times pass 2's time",
+    ("%s against %s"):format(d.classes[1] and d.classes[1].share, want))
+  t.is(d.unexplained, d.total - d.classes[1].pages, "the rest stays not explained")
+  t.is(d.classes[1].agreed, 12, "pass 3 above the small set beyond the factor in every repetition")
+  t.like(d.classes[1].control, "the small set (pages 0 to 63 again and again, passes 2 and 3)",
+    "its control names the small set")
+  t.like(d.classes[1].control, "above it in 12 of 12 repetitions, sign test p = 0.00049", "and the sign test")
+  t.ok(d.small and d.small.reps and d.small.reps.n == 12 and d.small.reps.lo < d.small.reps.hi,
+    "the small set's rate per repetition, for its spread")
+  t.ok(d.small.null_pairs == 12 and d.small.null_above == 6, "above the null walk in half the repetitions",
+    ("%d of %d"):format(d.small.null_above, d.small.null_pairs))
+  t.like(table.concat(d.verdicts, " | "), "the vCPU's own gaps: the forward walk's pass 3 over present pages does "
+    .. "not keep the null walk's rate", "the vCPU's own gaps stay unnamed (pass 3 five times the null rate)")
+end
+
+do -- the small set at pass 3's rate: the working set does not decide them
+  local d = slowperiod.decide(experiment(in_time(20000, 100000, 21000), 12))
+  t.is(names(d), "", "a small set that keeps pass 3's rate names nothing", table.concat(d.verdicts, " | "))
+  t.like(table.concat(d.verdicts, " | "), "the working set did not decide them: the small set keeps pass 3's rate",
+    "said so")
   t.is(d.unexplained, d.total, "every one stays not explained")
+  -- between the two (50 µs: 2.5 times below pass 3, twice the null walk's): neither, not named
+  d = slowperiod.decide(experiment(in_time(20000, 100000, 50000), 12))
+  t.is(names(d), "", "a small set between the null rate and pass 3's names nothing")
+  t.like(table.concat(d.verdicts, " | "), "the small set has neither the null walk's rate nor pass 3's", "said so")
+  -- the small set at the null rate, but too few repetitions for the sign test against pass 3
+  d = slowperiod.decide(experiment(in_time(20000, 100000, 100000), 3))
+  t.is(names(d), "", "three repetitions: the sign test cannot name it", table.concat(d.verdicts, " | "))
+end
+
+do -- a slow page every 20 µs of pass time in every walk, the null walk's every 25 µs: the vCPU's own gaps
+  local x = experiment(in_time(20000, 25000))
+  local d = slowperiod.decide(x)
+  t.is(d.follows, "time and vCPU gaps", "planted in time: they follow time, the null walk's too",
+    table.concat(d.verdicts, " | "))
+  t.is(names(d), "the vCPU's own gaps (present with no page walked; covered by rate, not page by page)",
+    "named, as covered by rate")
+  local want = vcpu_share(x, d.total, d.total)
+  t.ok(want > 0.7 and want < 0.9, "the null walk's rate covers most of pass 2's, not all", tostring(want))
+  t.ok(d.classes[1] and math.abs(d.classes[1].share - want) < 1e-12, "its share: the null rate times pass 2's time",
+    ("%s against %s"):format(d.classes[1] and d.classes[1].share, want))
+  t.is(d.unexplained, d.total - d.classes[1].pages, "the rest above the null rate stays not explained")
+  t.ok(d.unexplained > 0, "and some does")
+  t.like(d.classes[1].control, "null walk (one page stored again and again, passes 2 and 3): 39.77 slow samples per "
+    .. "ms", "its control gives the null walk's rate")
+  t.like(d.classes[1].control, "pass 3 49.43 per ms", "and pass 3's beside it")
+  t.is(d.classes[1].agreed, 3, "every repetition's ratio within the factor")
+  t.ok(d.null and d.null.reps and d.null.reps.n == 3, "the null rate per repetition, for its spread")
   t.ok(d.gaps.cv and d.gaps.cv < 0.2, "the gaps between them are regular", tostring(d.gaps.cv))
+end
+
+do -- the same in every walk, but the null walk has no slow sample: nothing is named
+  local d = slowperiod.decide(experiment(in_time(20000, nil)))
+  t.is(d.follows, "time", "planted in time, a quiet null walk: they follow time", table.concat(d.verdicts, " | "))
+  t.is(names(d), "", "and no class is named (the null walk does not show them)")
+  t.is(d.unexplained, d.total, "every one stays not explained")
+  t.like(table.concat(d.verdicts, " | "), "the null walk has 0 slow samples", "said so")
+end
+
+do -- the null walk a little busier than the walks (15 µs against 20): its cover is capped at what is left
+  local x = experiment(in_time(20000, 15000))
+  local d = slowperiod.decide(x)
+  t.like(names(d), "the vCPU's own gaps", "named (within a factor 1.5)", table.concat(d.verdicts, " | "))
+  t.ok(d.null.expected > d.total, "the null rate times pass 2's time is above the pages left",
+    ("%s against %d"):format(d.null.expected, d.total))
+  t.is(d.classes[1] and d.classes[1].pages, d.total, "the class covers exactly what is left")
+  t.is(d.unexplained, 0, "leaving nothing not explained")
+end
+
+do -- the null walk far busier than pass 3 (5 µs against 20): not the same rate, not named
+  local d = slowperiod.decide(experiment(in_time(20000, 5000)))
+  t.is(names(d), "", "a null walk 4 times as busy names nothing", names(d))
+  t.like(table.concat(d.verdicts, " | "), "does not keep the null walk's rate", "said so")
 end
 
 do -- residues 3 and 13 of 16 by page index, one page in three of those, every walk and pass alike
@@ -70,6 +201,7 @@ do -- residues 3 and 13 of 16 by page index, one page in three of those, every w
   local d = slowperiod.decide(x)
   t.is(d.follows, "index", "planted by page index: they follow the index", table.concat(d.verdicts, " | "))
   t.like(names(d), "period 16 of the page index (positions 3, 13", "named, as THP=always removed the period")
+  t.ok(not names(d):find("vCPU", 1, true), "and no vCPU gaps: the null walk (page 0) has none", names(d))
   t.ok(d.classes[1] and d.classes[1].share > 0.8, "covering most slow pages",
     tostring(d.classes[1] and d.classes[1].share))
   x.huge = experiment(rule)
@@ -100,6 +232,8 @@ do -- random pages in pass 2 only: the second touch, kept 50 ms later
   local d = slowperiod.decide(experiment(rule))
   t.is(d.follows, "second touch", "gone in pass 3: the second touch", table.concat(d.verdicts, " | "))
   t.like(names(d), "the page's second touch", "named")
+  t.ok(not names(d):find("vCPU", 1, true), "and no vCPU gaps: pass 3 keeps nothing for the null walk to match",
+    names(d))
   t.ok(d.unexplained_share < 0.1, "leaving under 10 % not explained", tostring(d.unexplained_share))
   t.is(d.classes[1] and d.classes[1].agreed, 3, "every repetition agrees")
   -- the same, but the pass 2 that comes later has none either: time since the first touch
@@ -147,6 +281,35 @@ do -- the samples array's lines: the j whose sample opens a new line, moving wit
   local d = slowperiod.decide(experiment(rule))
   t.ok(d.kinds.samples, "they moved with the shift", table.concat(d.verdicts, " | "))
   t.like(names(d), "the samples array's cache lines", "named")
+end
+
+do -- the other classes are the same with the small set as without it
+  local rules = {
+    index = function() return function(_, page) local r = page % 16 return (r == 3 or r == 13) and page % 3 == 0 end end,
+    second = function(_, pass_no, rep)
+      return function(j, page) return pass_no == 2 and (page * 7919 + rep * 104729 + j) % 211 == 0 end
+    end,
+    entry = function(_, pass_no) return function(_, _, _, entry) return pass_no == 2 and entry end end,
+    time = in_time(20000, 25000),
+  }
+  for _, key in ipairs { "index", "second", "entry", "time" } do
+    local x = experiment(rules[key])
+    x.huge = key == "index" and experiment(function() return function(_, page) return page % 97 == 5 end end) or nil
+    local with = slowperiod.decide(x)
+    x.small = nil
+    local without = slowperiod.decide(x)
+    local function pages(d)
+      local out = {}
+      for _, c in ipairs(d.classes) do out[#out + 1] = c.pages end
+      return table.concat(out, ",")
+    end
+    t.ok(names(with) ~= "" and not names(with):find("working set", 1, true), key .. ": a class named, not the working "
+      .. "set", names(with))
+    t.is(names(with), names(without), key .. ": the same classes with the small set as without it")
+    t.is(pages(with), pages(without), key .. ": covering the same pages")
+    t.is(with.unexplained, without.unexplained, key .. ": leaving the same not explained")
+    t.ok(without.small == nil and with.small ~= nil, key .. ": the small set's rates only where it walked")
+  end
 end
 
 do -- Poisson's tail

@@ -1,6 +1,7 @@
 -- ft.touch_timed_walk and b:frames: the walk's order page by page (forward,
 -- backward, strided), every page stored into once, the samples in walk
--- order, the shift's bytes, and bad arguments as Lua errors, never a crash.
+-- order, the shift's bytes, stride 0 (page 0 only), a span (pages 0 to
+-- k - 1 again and again), and bad arguments as Lua errors, never a crash.
 local t = require "tap"
 local q = t.quote
 local ft = require "ft"
@@ -51,9 +52,81 @@ do -- without index or options: forward, stride 1
   t.is(b:sum_bytes(), 9 * PAGES, "which stores into every page")
 end
 
+do -- stride 0: every store into page 0, the same loop with no other page in it
+  local m = assert(ft.mmap(PAGES * ft.page_size()))
+  m:touch(1)
+  for _, backward in ipairs { false, true } do
+    local name = backward and "stride 0, backward" or "stride 0"
+    local v = backward and 3 or 2
+    for j = 1, PAGES do ix[j] = -1 end
+    local ns, _, _, chunks = ft.touch_timed_walk(m, v, s, { stride = 0, backward = backward, index = ix })
+    t.ok(ns > 0, name .. ": a timed walk")
+    t.is(m:peek(0), v, name .. ": page 0 holds the value")
+    t.is(m:peek(ft.page_size()), 1, name .. ": page 1 does not (it keeps pass 1's)")
+    t.is(m:sum_bytes(), v + (PAGES - 1), name .. ": no other page stored into")
+    local zeros, samples = true, 0
+    for j = 1, PAGES do
+      zeros = zeros and ix[j] == 0
+      if s[j] > 0 then samples = samples + 1 end
+    end
+    t.ok(zeros, name .. ": its order is page 0 at every step")
+    t.is(#s, PAGES, name .. ": one sample per page of the buffer")
+    t.is(samples, PAGES, name .. ": every sample written")
+    t.is(#chunks, 1, name .. ": one piece (no cut at 64 MiB here)")
+  end
+  m:unmap()
+end
+
+do -- pages = k: the order over pages 0 to k - 1 again and again, PAGES stores in all, only they written
+  local m = assert(ft.mmap(PAGES * ft.page_size()))
+  m:touch(1)
+  local K = 5 -- PAGES is no multiple of it: the last run is cut short
+  for _, w in ipairs { { 1, false }, { 1, true }, { 2, false }, { 2, true }, { 0, false } } do
+    local stride, backward = w[1], w[2]
+    local name = ("pages %d, stride %d%s"):format(K, stride, backward and ", backward" or "")
+    for j = 1, PAGES do ix[j], s[j] = -1, 0 end
+    local ns, _, _, chunks = ft.touch_timed_walk(m, 2, s, { pages = K, stride = stride, backward = backward,
+      index = ix })
+    local got = {}
+    for j = 1, PAGES do got[j] = ix[j] end
+    t.is(table.concat(got, ","), table.concat(walkorder(PAGES, stride, backward, K), ","),
+      name .. ": index gives the page of each store, the span's order repeated")
+    t.ok(ns > 0, name .. ": a timed walk")
+    local samples = 0
+    for j = 1, PAGES do if s[j] > 0 then samples = samples + 1 end end
+    t.is(#s, PAGES, name .. ": one sample per page of the buffer")
+    t.is(samples, PAGES, name .. ": every sample written")
+    local runs = (PAGES + K - 1) // K
+    t.ok(#chunks >= runs and chunks[1].first == 0, name .. ": a piece at least per run of the span", #chunks)
+  end
+  t.is(m:sum_bytes(), 2 * K + (PAGES - K), "pages 5: only pages 0 to 4 stored into")
+  t.is(m:peek((K - 1) * ft.page_size()), 2, "page 4 holds the value")
+  t.is(m:peek(K * ft.page_size()), 1, "page 5 does not (it keeps pass 1's)")
+  do -- the whole buffer as the span is the walk without it
+    for j = 1, PAGES do ix[j] = -1 end
+    local _, _, _, chunks = ft.touch_timed_walk(m, 3, s, { pages = PAGES, stride = 7, index = ix })
+    local got = {}
+    for j = 1, PAGES do got[j] = ix[j] end
+    t.is(table.concat(got, ","), table.concat(walkorder(PAGES, 7, false), ","), "pages = all: the plain walk")
+    t.is(#chunks, 7, "one piece per residue")
+    t.is(m:sum_bytes(), 3 * PAGES, "every page stored into")
+  end
+  t.errors(function() ft.touch_timed_walk(m, 1, s, { pages = 0 }) end,
+    "option pages = 0: expected a number of pages from 1 to 64 (the buffer's)", "a span of 0 pages")
+  t.errors(function() ft.touch_timed_walk(m, 1, s, { pages = PAGES + 1 }) end, "option pages = 65: expected",
+    "a span past the buffer")
+  t.errors(function() ft.touch_timed_walk(m, 1, s, { pages = -3 }) end, "option pages = -3", "a negative span")
+  t.errors(function() ft.touch_timed_walk(m, 1, s, { pages = 4, stride = 5 }) end,
+    "stride = 5: expected a number of pages from 0 (every store into page 0) to 4 (the walk's pages)",
+    "a stride past the span")
+  t.errors(function() ft.touch_timed_walk(m, 1, s, { pages = 2.5 }) end, "pages must be an integer",
+    "a fractional span")
+  m:unmap()
+end
+
 -- bad arguments: Lua errors naming the value
-t.errors(function() ft.touch_timed_walk(b, 1, s, { stride = 0 }) end,
-  "stride = 0: expected a number of pages from 1 to 64", "stride 0")
+t.errors(function() ft.touch_timed_walk(b, 1, s, { stride = -1 }) end,
+  "stride = -1: expected a number of pages from 0 (every store into page 0) to 64", "a negative stride")
 t.errors(function() ft.touch_timed_walk(b, 1, s, { stride = PAGES + 1 }) end, "stride = 65", "a stride past the pages")
 t.errors(function() ft.touch_timed_walk(b, 1, s, { shift = 64 }) end, "shift = 64: expected bytes from 0 to 63",
   "shift 64")

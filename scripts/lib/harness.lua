@@ -94,6 +94,7 @@ function Record:work(ns, checks) self._h.meter:work(ns, checks) end
 
 function Record:check_bytes(...) return self._h.meter:check_bytes(...) end
 function Record:check_words(...) return self._h.meter:check_words(...) end
+function Record:check_byte_sum(...) return self._h.meter:check_byte_sum(...) end
 
 -- opts: script (the name without .lua), about (one line), mib, reps (the
 -- defaults), quick ({MIB =, REPS =}, default 16 MiB and 2 reps), knobs

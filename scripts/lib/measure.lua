@@ -163,6 +163,13 @@ function Meter:check_bytes(b, value, what)
   check(self, what, b:sum_bytes(), value * b.pages, t0)
 end
 
+-- After a walk that stored into some pages only: one byte per page, the
+-- bytes summing to sum.
+function Meter:check_byte_sum(b, sum, what)
+  local t0 = ft.now_ns()
+  check(self, what, b:sum_bytes(), sum, t0)
+end
+
 -- After a fill: every word, against the closed form.
 function Meter:check_words(b, k, what)
   local t0 = ft.now_ns()

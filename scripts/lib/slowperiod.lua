@@ -1,28 +1,56 @@
 -- What pass 2's slow pages follow, decided by experiments with controls
 -- (slowpages.lua EXPERIMENT=period). The same buffer is walked in several
 -- orders, each a case: forward (the reference), forward with the samples
--- array 4 bytes off its cache lines, backward, and by a stride; every case
--- runs pass 2 and then pass 3, the same walk over the same written pages.
--- A slow page that no guest event explains (slowcause.lua) can follow
+-- array 4 bytes off its cache lines, backward, by a stride, forward 50 ms
+-- after pass 1, the null walk, which stores into page 0 at every step:
+-- the same timed loop with no new page, TLB entry or page-table line in
+-- it, only the clock and the vCPU, and the small set, which walks the
+-- buffer's first few pages (slowwalks.SMALL_PAGES) again and again: the
+-- same loop over a working set whose translations the TLB and the shadow
+-- page tables keep. Every case runs pass 2 and then pass 3, the same walk
+-- over the same written pages; the null walk and the small set store as
+-- many times as the buffer has pages.
+-- A slow page that no guest event explains (slowcause.lua) can follow, each
+-- with the control that decides it:
 --   the walk into a 2 MiB region: its first K stores there, wherever the
 --     walk enters (the backward walk moves them from a 2 MiB's pages 0 to
 --     K - 1 to its last K pages), or pages 0 to K - 1 of each 2 MiB by
---     index (they stay there backward; THP=always is then the control);
---   a period of the page index (it stays at the same residues backward),
---     of the walk's order (it moves with the order), or of the samples
---     array's cache lines (the 4-byte shift moves it as the line
---     boundaries move);
+--     index (they stay there backward; THP=always must remove them);
+--   a period of the page index (it stays at the same residues backward;
+--     THP=always must remove it), of the walk's order (it moves with the
+--     order: said, not named), or of the samples array's cache lines (the
+--     4-byte shift moves it as the line boundaries move);
 --   the page's second touch: the excess of pass 2's rate over pass 3's, the
 --     same walk over the same pages 2 ms later (pass 3 below pass 2 in
 --     the pairs of every walk and repetition by a sign test, the median
 --     ratio below 2/3), that a pass 2 50 ms after pass 1 keeps (else: the
---     time since the first touch); what pass 3 keeps stays not explained;
---   time: the same rate per ms in pass 3 as in pass 2, whatever the order.
--- A class is named only where its control removed it or moved it as
--- predicted, with the share of pass-2 slow pages (forward) it covers;
--- time has no control that removes it, so pages that follow time stay
--- "not explained" (the verdict says they follow time). The physical frames
--- of the slow pages are compared with all pages' frames, bit by bit.
+--     time since the first touch);
+--   time: the same rate per ms in pass 3 as in pass 2, whatever the order;
+--     of it, the vCPU's own gaps, present with no page walked: the null
+--     walk shows them. Named where the forward walk's pass 3 outside the
+--     other classes has the null walk's rate (within SAME pooled and by the
+--     median of the repetitions' ratios, no sign test against it), they
+--     cover min(the pages left, the null rate times pass 2's time): by
+--     rate, not page by page; and the working set beyond the translation
+--     caches' reach (the TLB's, or the host's shadow page tables
+--     evicting and re-syncing entries): the small set shows it. Named
+--     where the small set has the null walk's rate (within SAME pooled and
+--     by the median of the repetitions' ratios, no sign test against it)
+--     while the forward walk's pass 3 outside the classes stays above the
+--     small set's (beyond SAME pooled and by the median ratio, a sign test
+--     over the repetitions), it covers min(the pages left, (pass 3's rate
+--     - the small set's) times pass 2's time): by rate, not page by page,
+--     and the small set is also smaller in the data caches, which it does
+--     not tell apart. A small set that keeps pass 3's rate says the
+--     working set does not decide them. What pass 2 keeps above these
+--     stays not explained.
+-- A class is named only where its control removed it, moved it as
+-- predicted, showed it with no page involved or took it away with the
+-- working set, with the share of pass-2 slow pages (forward) it covers.
+-- The slow samples of the null walk and of the small set are not pages:
+-- they take no part in the tests by page index, order, entry or frame.
+-- The physical frames of the slow pages are compared with all pages'
+-- frames, bit by bit.
 local inference = require "inference"
 local period = require "period"
 
@@ -215,14 +243,27 @@ function slowperiod.gaps(sets)
   return { n = #gaps, median_ns = gaps[(#gaps + 1) // 2], cv = mean > 0 and math.sqrt(var) / mean or nil }
 end
 
+-- A list's median, lowest and highest value ({median, lo, hi, n}), or nil.
+local function spread(xs)
+  if #xs == 0 then return nil end
+  local s = table.move(xs, 1, #xs, 1, {})
+  table.sort(s)
+  return { median = s[(#s + 1) // 2], lo = s[1], hi = s[#s], n = #s }
+end
+
+local function within_same(q) return q ~= nil and q <= slowperiod.SAME and q >= 1 / slowperiod.SAME end
+
 -- decide(x): x = {pages_2m, forward = {p2 = {sets}, p3 = {sets}, frames =
 -- {all per rep}}, backward = {p2, p3}, stride = {p2, p3}, shift = {p2, p3,
--- shift}, pause = {p2, p3}, huge = the same x of THP=always or nil}. Any case but forward
--- may be missing; its class is then left undecided. Returns {total, guest =
--- {[cause] = pages}, classes = {{name, pages, share, control, agreed, reps}},
+-- shift}, pause = {p2, p3}, null = {p2, p3}, small = {p2, p3, span}, huge =
+-- the same x of THP=always or nil}. Any case but forward may be missing;
+-- its class is then left undecided. Returns {total, guest = {[cause] =
+-- pages}, classes = {{name, pages, share, control, agreed, reps}},
 -- unexplained, unexplained_share, verdicts = {lines}, kinds = {"entry" |
--- "index" | "order" | "samples" | "second touch" | "time", ...; [kind] =
--- true}, follows = the kinds joined with " and ", or nil}.
+-- "index" | "order" | "samples" | "second touch" | "time" | "vCPU gaps" |
+-- "working set", ...; [kind] = true}, follows = the kinds joined with
+-- " and ", or nil, rates, null = the null walk's rates (below) or nil,
+-- small = the small set's (below) or nil}.
 function slowperiod.decide(x)
   local P2M = x.pages_2m or 512
   local fwd2, fwd3 = pooled(x.forward.p2), pooled(x.forward.p3)
@@ -469,7 +510,7 @@ function slowperiod.decide(x)
     if same then
       follows("time")
       say("they follow time: pass 3 over the same pages keeps pass 2's rate (%s; within a factor %.1f in %d of %d "
-        .. "pairs)%s; no control removes a cause outside the guest, so they stay not explained", pairs_said(),
+        .. "pairs)%s; the null walk below says how much of it the vCPU's own gaps are", pairs_said(),
         slowperiod.SAME, r.same or 0, r.all or 0,
         #others > 0 and (", and pass 2's rate is the same in every other walk") or "")
     else
@@ -480,7 +521,167 @@ function slowperiod.decide(x)
   end
   out.gaps = slowperiod.gaps(x.forward.p2)
 
-  -- 4. The physical frames.
+  -- 4. The vCPU's own gaps: the null walk stores into page 0 at every step,
+  -- so its slow samples come from the clock and the vCPU with no page
+  -- involved (its passes 2 and 3 alike, taken together). Where the forward
+  -- walk's pass 3 over present pages, outside the classes, has no more
+  -- than it, pass 2's pages left over are covered up to the null rate
+  -- times pass 2's time: by rate, not page by page.
+  if x.null then
+    local both = table.move(x.null.p2, 1, #x.null.p2, 1, {})
+    local null = pooled(table.move(x.null.p3, 1, #x.null.p3, #both + 1, both))
+    local cn = count(null)
+    local v = { count = cn, ns = null.ns, per_ms = null.ns > 0 and 1e6 * cn / null.ns or 0,
+      p2_per_ms = fwd2.ns > 0 and 1e6 * c2 / fwd2.ns or 0, p3_per_ms = fwd3.ns > 0 and 1e6 * c3 / fwd3.ns or 0 }
+    -- repetition by repetition: the forward walk's rates and the null walk's of the same repetition
+    local by_rep = { p2 = {}, p3 = {}, null = {} }
+    local to_null, above, differ, agreed = {}, 0, 0, 0
+    for i, s2 in ipairs(x.forward.p2) do
+      local s3, n2, n3 = x.forward.p3[i], x.null.p2[i], x.null.p3[i]
+      if s2.ns > 0 then by_rep.p2[#by_rep.p2 + 1] = 1e6 * count(s2, free) / s2.ns end
+      local r3 = s3 and s3.ns > 0 and 1e6 * count(s3, free) / s3.ns
+      if r3 then by_rep.p3[#by_rep.p3 + 1] = r3 end
+      local rn = n2 and n3 and n2.ns + n3.ns > 0 and 1e6 * (count(n2) + count(n3)) / (n2.ns + n3.ns)
+      if rn then by_rep.null[#by_rep.null + 1] = rn end
+      if r3 and rn and (r3 > 0 or rn > 0) then
+        if r3 ~= rn then differ = differ + 1 end -- a tie says neither
+        if r3 > rn then above = above + 1 end
+        local q = rn > 0 and r3 / rn or math.huge
+        to_null[#to_null + 1] = q
+        if within_same(q) then agreed = agreed + 1 end
+      end
+    end
+    v.p2, v.p3, v.reps = spread(by_rep.p2), spread(by_rep.p3), spread(by_rep.null)
+    v.ratio = cn > 0 and v.p3_per_ms / v.per_ms or nil
+    v.median = #to_null > 0 and spread(to_null).median or nil
+    v.above, v.pairs = above, differ
+    v.sign_p = differ > 0 and inference.sign_test(above, differ) or 1
+    v.expected = v.per_ms * fwd2.ns / 1e6 -- the null rate over pass 2's time
+    out.null = v
+    local function range(sp) return sp and ("median %.2f, %.2f to %.2f"):format(sp.median, sp.lo, sp.hi) or "–" end
+    local said = ("null walk (one page stored again and again, passes 2 and 3): %.2f slow samples per ms (%d in "
+      .. "%.1f ms; per repetition %s); the forward walk outside the classes: pass 3 %.2f per ms (per repetition "
+      .. "%s), pass 2 %.2f (%s); pass 3 over the null: pooled %s, per repetition median %s, above it in %d of %d "
+      .. "repetitions (ties left out), sign test p = %.2g"):format(v.per_ms, cn, null.ns / 1e6, range(v.reps),
+      v.p3_per_ms, range(v.p3), v.p2_per_ms, range(v.p2), v.ratio and ("%.2f"):format(v.ratio) or "–",
+      v.median and ("%.2f"):format(v.median) or "–", above, differ, v.sign_p)
+    if cn < slowperiod.MIN_PAGES then
+      say("the vCPU's own gaps: the null walk has %d slow samples, too few to show them (%s); what is left stays not "
+        .. "explained", cn, said)
+    elseif left <= 0 then
+      say("the vCPU's own gaps: no slow page is left outside the classes (%s)", said)
+    elseif within_same(v.ratio) and within_same(v.median) and v.sign_p >= slowperiod.ALPHA then
+      local pages = math.min(left, math.floor(v.expected + 0.5))
+      name { name = "the vCPU's own gaps (present with no page walked; covered by rate, not page by page)",
+        pages = pages,
+        control = ("%s; they cover min(%d pages left, %.2f per ms × %.1f ms of pass 2 = %.0f) = %d%s"):format(said,
+          left, v.per_ms, fwd2.ns / 1e6, v.expected, pages,
+          pages < left and ("; the %d above it stay not explained"):format(left - pages) or ""),
+        agreed = agreed, reps = #to_null }
+      follows("vCPU gaps")
+    else
+      say("the vCPU's own gaps: the forward walk's pass 3 over present pages does not keep the null walk's rate "
+        .. "(within a factor %.1f): %s; not named, what is left stays not explained", slowperiod.SAME, said)
+    end
+  end
+
+  -- 5. The working set beyond the translation caches' reach: the small set
+  -- walks pages 0 to span - 1 forward again and again, as many stores as
+  -- the buffer has pages: the same loop over pages whose translations the
+  -- TLB and the shadow page tables keep (its passes 2 and 3 alike, taken
+  -- together). Named where it has the null walk's rate (within SAME pooled
+  -- and by the median of the repetitions' ratios, no sign test against it)
+  -- while the forward walk's pass 3 outside the classes stays above it
+  -- (above SAME pooled and by the median ratio, above it in the
+  -- repetitions by a sign test): pass 2's pages left over are covered up
+  -- to (pass 3's rate - the small set's) times pass 2's time, by rate, not
+  -- page by page. A small set that keeps pass 3's rate says the working
+  -- set does not decide them.
+  if x.small and x.null then
+    local function both(case) -- passes 2 and 3 of each repetition, taken together: its rate per ms
+      local n, ns, by_rep = 0, 0, {}
+      for i, s2 in ipairs(case.p2) do
+        local s3 = case.p3[i]
+        if s3 then
+          local c, t = count(s2) + count(s3), s2.ns + s3.ns
+          n, ns = n + c, ns + t
+          by_rep[i] = t > 0 and 1e6 * c / t or nil
+        end
+      end
+      return { count = n, ns = ns, per_ms = ns > 0 and 1e6 * n / ns or 0, by_rep = by_rep }
+    end
+    local sm, nl = both(x.small), both(x.null)
+    local p3_per_ms = fwd3.ns > 0 and 1e6 * c3 / fwd3.ns or 0
+    local v = { span = x.small.span, count = sm.count, ns = sm.ns, per_ms = sm.per_ms, null_per_ms = nl.per_ms,
+      p3_per_ms = p3_per_ms }
+    -- repetition by repetition: the small set against the null walk and against the forward walk's pass 3
+    local rates_sm, to_null, to_p3 = {}, {}, {}
+    v.null_above, v.null_pairs, v.p3_above, v.p3_pairs, v.agreed = 0, 0, 0, 0, 0
+    for i, rs in pairs(sm.by_rep) do
+      rates_sm[#rates_sm + 1] = rs
+      local rn, s3 = nl.by_rep[i], x.forward.p3[i]
+      if rn and (rs > 0 or rn > 0) then
+        if rs ~= rn then v.null_pairs = v.null_pairs + 1 end -- a tie says neither
+        if rs > rn then v.null_above = v.null_above + 1 end
+        to_null[#to_null + 1] = rn > 0 and rs / rn or math.huge
+      end
+      local r3 = s3 and s3.ns > 0 and 1e6 * count(s3, free) / s3.ns
+      if r3 and (r3 > 0 or rs > 0) then
+        if r3 ~= rs then v.p3_pairs = v.p3_pairs + 1 end
+        if r3 > rs then v.p3_above = v.p3_above + 1 end
+        local q = rs > 0 and r3 / rs or math.huge
+        to_p3[#to_p3 + 1] = q
+        if q > slowperiod.SAME then v.agreed = v.agreed + 1 end
+      end
+    end
+    v.reps = spread(rates_sm)
+    v.to_null = nl.per_ms > 0 and sm.per_ms / nl.per_ms or nil
+    v.rep_to_null = #to_null > 0 and spread(to_null).median or nil
+    v.null_sign_p = v.null_pairs > 0 and inference.sign_test(v.null_above, v.null_pairs) or 1
+    v.p3_ratio = sm.per_ms > 0 and p3_per_ms / sm.per_ms or (p3_per_ms > 0 and math.huge or nil)
+    v.rep_p3_ratio = #to_p3 > 0 and spread(to_p3).median or nil
+    v.p3_sign_p = v.p3_pairs > 0 and inference.sign_test(v.p3_above, v.p3_pairs) or 1
+    v.expected = math.max(0, (p3_per_ms - sm.per_ms) * fwd2.ns / 1e6) -- pass 3's excess over pass 2's time
+    out.small = v
+    local function fmt(q) return q and q < math.huge and ("%.2f"):format(q) or "–" end
+    local function range(sp) return sp and ("median %.2f, %.2f to %.2f"):format(sp.median, sp.lo, sp.hi) or "–" end
+    local said = ("the small set (pages 0 to %d again and again, passes 2 and 3): %.2f slow samples per ms (%d in "
+      .. "%.1f ms; per repetition %s); over the null walk's %.2f: pooled %s, per repetition median %s, above it in "
+      .. "%d of %d repetitions (ties left out), sign test p = %.2g; the forward walk's pass 3 outside the classes "
+      .. "%.2f per ms over it: pooled %s, per repetition median %s, above it in %d of %d repetitions, sign test "
+      .. "p = %.2g"):format((v.span or 0) - 1, v.per_ms, sm.count, sm.ns / 1e6, range(v.reps), nl.per_ms,
+      fmt(v.to_null), fmt(v.rep_to_null), v.null_above, v.null_pairs, v.null_sign_p, p3_per_ms, fmt(v.p3_ratio),
+      fmt(v.rep_p3_ratio), v.p3_above, v.p3_pairs, v.p3_sign_p)
+    local at_null = within_same(v.to_null) and within_same(v.rep_to_null) and v.null_sign_p >= slowperiod.ALPHA
+    local above = v.p3_ratio and v.p3_ratio > slowperiod.SAME and v.rep_p3_ratio and v.rep_p3_ratio > slowperiod.SAME
+      and v.p3_above * 2 > v.p3_pairs and v.p3_sign_p < slowperiod.ALPHA
+    if nl.count < slowperiod.MIN_PAGES then
+      say("the working set: the null walk has %d slow samples, too few to compare the small set with (%s); "
+        .. "undecided", nl.count, said)
+    elseif c3 < slowperiod.MIN_PAGES then
+      say("the working set: pass 3 has %d slow pages outside the classes, too few to decide it (%s)", c3, said)
+    elseif left <= 0 then
+      say("the working set: no slow page is left outside the classes (%s)", said)
+    elseif at_null and above then
+      local pages = math.min(left, math.floor(v.expected + 0.5))
+      name { name = ("the working set beyond the translation caches' reach (a %d-page set has the null walk's rate; "
+          .. "covered by rate, not page by page)"):format(v.span or 0),
+        pages = pages,
+        control = ("%s; they cover min(%d pages left, (%.2f - %.2f) per ms × %.1f ms of pass 2 = %.0f) = %d%s")
+          :format(said, left, p3_per_ms, v.per_ms, fwd2.ns / 1e6, v.expected, pages,
+            pages < left and ("; the %d above it stay not explained"):format(left - pages) or ""),
+        agreed = v.agreed, reps = #to_p3 }
+      follows("working set")
+    elseif within_same(v.p3_ratio) and within_same(v.rep_p3_ratio) then
+      say("the working set did not decide them: the small set keeps pass 3's rate (within a factor %.1f): %s; not "
+        .. "named", slowperiod.SAME, said)
+    else
+      say("the working set: the small set has neither the null walk's rate nor pass 3's (within a factor %.1f): "
+        .. "%s; not named, what is left stays not explained", slowperiod.SAME, said)
+    end
+  end
+
+  -- 6. The physical frames.
   local all = { present = 0, set = {} }
   for bit = 0, slowperiod.FRAME_BITS - 1 do all.set[bit] = 0 end
   for _, f in ipairs(x.forward.frames or {}) do

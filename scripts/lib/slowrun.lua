@@ -37,14 +37,14 @@ function slowrun.pass(tr, b, s, value)
 end
 
 -- The same pass over another order of the pages (ft.touch_timed_walk:
--- walk = {stride =, backward =, shift =}); ix, an ft.samples, gets the page
+-- walk = {stride =, backward =, shift =, pages =}); ix, an ft.samples, gets the page
 -- of each store. The samples are in walk order.
 function slowrun.walk_pass(tr, b, s, value, walk, ix)
   local steal0 = slowcause.steal()
   tr:start()
   local f0 = ft.faults()
   local ns, start, scale, chunks = ft.touch_timed_walk(b, value, s, { stride = walk.stride,
-    backward = walk.backward, shift = walk.shift, index = ix })
+    backward = walk.backward, shift = walk.shift, index = ix, pages = walk.pages and math.min(walk.pages, b.pages) })
   local f1 = ft.faults()
   local events = tr:stop()
   local steal1 = slowcause.steal()

@@ -10,6 +10,13 @@ local report = {}
 
 local each, num = slowrun.each, slowrun.num
 
+-- A rate's spread over the repetitions, from a value's rep_* fields, or "".
+local function by_rep(v)
+  if not tonumber(v.rep_median) then return "" end
+  return ("; per repetition median %.3f, %.3f to %.3f"):format(tonumber(v.rep_median), tonumber(v.rep_lo),
+    tonumber(v.rep_hi))
+end
+
 -- EXPERIMENT=period: per THP mode, pass 2's slow pages (forward walk) by
 -- what covers them: a guest event, a class an experiment's control
 -- decided, or nothing (slowwalks.lua's values).
@@ -46,9 +53,32 @@ local function period_tables(ix, add)
     local r = {}
     for _, v in ipairs(each(ix, "period_rate", here)) do r[tonumber(v.pass)] = v end
     if r[2] and r[3] then
-      add(("\nSlow pages outside every class, per ms of pass (forward): pass 2 %.3f (%s pages), pass 3 over the "
-        .. "same pages %.3f (%s pages)."):format(tonumber(r[2].per_ms), num(r[2].x), tonumber(r[3].per_ms),
-          num(r[3].x)))
+      add(("\nSlow pages outside every class, per ms of pass (forward): pass 2 %.3f (%s pages%s), pass 3 over the "
+        .. "same pages %.3f (%s pages%s)."):format(tonumber(r[2].per_ms), num(r[2].x), by_rep(r[2]),
+          tonumber(r[3].per_ms), num(r[3].x), by_rep(r[3])))
+    end
+    for _, v in ipairs(each(ix, "period_null_rate", here)) do
+      local ratio, rep_ratio = tonumber(v.ratio), tonumber(v.rep_ratio)
+      add(("\nThe null walk (page 0 stored into as many times as there are pages, passes 2 and 3): %.3f slow "
+        .. "samples per ms (%s samples%s), the clock's and the vCPU's own gaps with no page involved. Pass 3 "
+        .. "(forward) over it: pooled %s, per repetition median %s, above it in %s of %s repetitions (sign test "
+        .. "p = %.2g). The vCPU's own gaps are named only where pass 3 keeps the null rate, and are covered by "
+        .. "rate, not page by page: at most the null rate times pass 2's time of the pages left."):format(
+          tonumber(v.per_ms), num(v.x), by_rep(v), ratio and ("%.2f"):format(ratio) or "–",
+          rep_ratio and ("%.2f"):format(rep_ratio) or "–", num(v.above), num(v.pairs), tonumber(v.sign_p)))
+    end
+    for _, v in ipairs(each(ix, "period_small_rate", here)) do
+      local function q(x) x = tonumber(x) return x and ("%.2f"):format(x) or "–" end
+      add(("\nThe small set (pages 0 to %s, %s KiB, stored into again and again as many times as there are pages, "
+        .. "passes 2 and 3): %.3f slow samples per ms (%s samples%s), a working set within the TLB's and the shadow "
+        .. "page tables' reach. Over the null walk: pooled %s, per repetition median %s, above it in %s of %s "
+        .. "repetitions (sign test p = %.2g). Pass 3 (forward) over it: pooled %s, per repetition median %s, above "
+        .. "it in %s of %s repetitions (sign test p = %.2g). The working set is named only where the small set has "
+        .. "the null rate and pass 3 stays above it, and is covered by rate, not page by page: at most pass 3's "
+        .. "excess over the small set times pass 2's time of the pages left."):format(num(tonumber(v.pages) - 1),
+          num(v.kib), tonumber(v.per_ms), num(v.x), by_rep(v), q(v.to_null), q(v.rep_to_null),
+          num(v.null_above), num(v.null_pairs), tonumber(v.null_sign_p), q(v.p3_ratio), q(v.rep_p3_ratio),
+          num(v.p3_above), num(v.p3_pairs), tonumber(v.p3_sign_p)))
     end
     for _, v in ipairs(each(ix, "period_gap", here)) do
       add(("\nTheir gaps in time within a pass: median %s ns over %s gaps, cv %s (near 1: at random times; "
