@@ -106,7 +106,8 @@ local function working_set_share(x, left, total)
   return math.min(left, math.floor((p3 - small) * fwd_ns + 0.5)) / total
 end
 
-local WORKING_SET = "the working set beyond the translation caches' reach (a 64-page set has the null walk's rate; "
+local WORKING_SET = "the working set's size (a 64-page set, within the TLB's, the shadow tables' and the data caches' "
+  .. "reach, not told apart, has the null walk's rate; "
   .. "covered by rate, not page by page)"
 
 do -- every 20 µs in the walks, every 100 µs in the null walk and about that in the small set: the working set

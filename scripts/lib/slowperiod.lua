@@ -31,9 +31,9 @@
 --     other classes has the null walk's rate (within SAME pooled and by the
 --     median of the repetitions' ratios, no sign test against it), they
 --     cover min(the pages left, the null rate times pass 2's time): by
---     rate, not page by page; and the working set beyond the translation
---     caches' reach (the TLB's, or the host's shadow page tables
---     evicting and re-syncing entries): the small set shows it. Named
+--     rate, not page by page; and the working set's size (beyond the TLB's
+--     reach, the host's shadow page tables evicting and re-syncing
+--     entries, or the data caches'): the small set shows it. Named
 --     where the small set has the null walk's rate (within SAME pooled and
 --     by the median of the repetitions' ratios, no sign test against it)
 --     while the forward walk's pass 3 outside the classes stays above the
@@ -585,7 +585,8 @@ function slowperiod.decide(x)
     end
   end
 
-  -- 5. The working set beyond the translation caches' reach: the small set
+  -- 5. The working set's size (translation and data caches, not told
+  -- apart: the small set is smaller in both): the small set
   -- walks pages 0 to span - 1 forward again and again, as many stores as
   -- the buffer has pages: the same loop over pages whose translations the
   -- TLB and the shadow page tables keep (its passes 2 and 3 alike, taken
@@ -664,8 +665,8 @@ function slowperiod.decide(x)
       say("the working set: no slow page is left outside the classes (%s)", said)
     elseif at_null and above then
       local pages = math.min(left, math.floor(v.expected + 0.5))
-      name { name = ("the working set beyond the translation caches' reach (a %d-page set has the null walk's rate; "
-          .. "covered by rate, not page by page)"):format(v.span or 0),
+      name { name = ("the working set's size (a %d-page set, within the TLB's, the shadow tables' and the data caches' "
+          .. "reach, not told apart, has the null walk's rate; covered by rate, not page by page)"):format(v.span or 0),
         pages = pages,
         control = ("%s; they cover min(%d pages left, (%.2f - %.2f) per ms × %.1f ms of pass 2 = %.0f) = %d%s")
           :format(said, left, p3_per_ms, v.per_ms, fwd2.ns / 1e6, v.expected, pages,
