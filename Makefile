@@ -180,8 +180,9 @@ publish: all $(REF) bench-tools
 # beside its runs.
 KIND_EXPERIMENTS := host actouch attribution slowpages
 # The slow pages' period decided by walks and their controls (exp-slowperiod-*):
-# with 5 repetitions the second touch's sign test stays undecided here.
-PERIOD_RUN := EXPERIMENT=period REPS=15
+# with 5 repetitions the second touch's sign test stays undecided here, and
+# with 15 the working set's per-repetition ratio sat at the edge of SAME.
+PERIOD_RUN := EXPERIMENT=period REPS=25
 publish-kind: all
 	@./$(BIN) -e 'os.exit(require("provenance").check_clean())' || exit 2
 	@d=$$($(KIND_DIR)) || exit 2; [ "$$d" != results ] || { echo "make publish-kind: this machine" \
