@@ -814,9 +814,10 @@ function claims.period(doc, home)
     end
   end
   return ("`slowpages.lua EXPERIMENT=period` (%d repetitions of one run; forward, samples shifted 4 bytes, backward, "
-    .. "stride 7 and a 50 ms pause, each walk with pass 3 over the same pages, shuffled in every repetition), pass "
-    .. "2's slow pages of the forward walk by what covers them, a class named only where its control removed or "
-    .. "moved it: %s.%s")
+    .. "stride 7, a 50 ms pause, the null walk (one page stored again and again) and a small set of pages walked "
+    .. "again and again, each walk with pass 3 over the same pages, shuffled in every repetition), pass "
+    .. "2's slow pages of the forward walk by what covers them, a class named only where its control removed, "
+    .. "moved or showed it (the null walk's and the small set's classes by rate, not page by page): %s.%s")
     :format(row(doc, doc.rows[1].case, doc.rows[1].column).n, table.concat(parts, "; "),
       home and (" The %s guest's slow pages were not re-measured with these walks."):format(home) or "")
 end

@@ -70,8 +70,9 @@ local function period_tables(ix, add)
     for _, v in ipairs(each(ix, "period_small_rate", here)) do
       local function q(x) x = tonumber(x) return x and ("%.2f"):format(x) or "–" end
       add(("\nThe small set (pages 0 to %s, %s KiB, stored into again and again as many times as there are pages, "
-        .. "passes 2 and 3): %.3f slow samples per ms (%s samples%s), a working set within the TLB's and the shadow "
-        .. "page tables' reach. Over the null walk: pooled %s, per repetition median %s, above it in %s of %s "
+        .. "passes 2 and 3): %.3f slow samples per ms (%s samples%s), a working set within the TLB's, the shadow "
+        .. "page tables' and the data caches' reach. Over the null walk: pooled %s, per repetition median %s, above "
+        .. "it in %s of %s "
         .. "repetitions (sign test p = %.2g). Pass 3 (forward) over it: pooled %s, per repetition median %s, above "
         .. "it in %s of %s repetitions (sign test p = %.2g). The working set is named only where the small set has "
         .. "the null rate and pass 3 stays above it, and is covered by rate, not page by page: at most pass 3's "
