@@ -19,9 +19,15 @@ local cfg = knobs.setup(SCRIPT, "every claim of the results prose, computed from
   .. "documents' other generated blocks", spec, {}, { ... })
 local root = cfg.given.ROOT and cfg.ROOT or ft.project_dir
 local self = arg and arg[-1] or "ftrun"
--- compare.lua runs from ROOT, under the ftrun running this script
+-- compare.lua runs from ROOT, under the ftrun running this script; a
+-- relative path is taken from the real working directory (a parent may
+-- leave $PWD naming another)
 if not self:find("/", 1, true) then self = ft.project_dir .. "/ftrun"
-elseif self:sub(1, 1) ~= "/" then self = os.getenv("PWD") .. "/" .. self end
+elseif self:sub(1, 1) ~= "/" then
+  local p = io.popen("pwd -P")
+  self = (p and p:read("l") or ".") .. "/" .. self
+  if p then p:close() end
+end
 local ftrun = require("shell").quote(self)
 
 local ok, result = pcall(cfg.CHECK and claims.check or claims.write, root, ftrun)

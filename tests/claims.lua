@@ -72,6 +72,15 @@ do -- the committed prose
   t.is(code, 0, "claims.lua CHECK=1: the committed prose matches the committed data", out)
 end
 
+do -- a relative ftrun under a $PWD that names another directory: compare.lua is still found
+  local out, code = t.ftrun_run("claims.lua CHECK=1", "cd " .. q(ROOT) .. " && PWD=/nonexistent")
+  if t.ftrun:sub(1, 1) == "/" then
+    t.ok(true, "a wrong $PWD # SKIP FTRUN is an absolute path")
+  else
+    t.is(code, 0, "a wrong $PWD: claims.lua CHECK=1 still runs compare.lua", out)
+  end
+end
+
 -- A copy of the tracked tree (the layout is made from git's list of it).
 local dir = t.tmpdir()
 t.run(("cd %s && git ls-files -z | xargs -0 cp --parents -t %s && cd %s && git init -q && git add -A")
@@ -141,6 +150,7 @@ do -- a pasted table edited by hand, in results/README.md and in bench/README.md
 end
 
 do -- hand edits of the prose outside the blocks, in every document, and a vetted fact made false
+  local repeat_dir = require("shell").list(dir .. "/results/pvm/repeats", "^%d")[1]
   local edits = {
     { "README.md", "runs four cycles", "runs five cycles", "five cycles" },
     { "README.md", "\n## How to read a row\n", "\n## How to read a row\n\nA first touch costs 2.1 µs.\n", "2.1 µs" },
@@ -175,6 +185,9 @@ do -- hand edits of the prose outside the blocks, in every document, and a vette
     { "doc/ftrun.1", ".B 0\nSuccess.", ".B 0\nA usage error.", 'the line under .B 0 does not say "success"' },
     { "doc/ftrun.1", "141 for SIGPIPE", "141 for SIGALRM", "141 for SIGALRM" },
     { "doc/ftrun.1", ".SH SEE ALSO\n", ".SH SEE ALSO\n.EX\nftrun cycles.lua QUICK=1   # 16 MiB\n.EE\n", "# 16 MiB" },
+    { ("results/pvm/repeats/%s/summary.md"):format(repeat_dir), "| A |", "| A* |",
+      ("results/pvm/repeats/%s/summary.md differs"):format(repeat_dir) },
+    { "results/exp-thp-plot.dat", "\n", "\n1 2 3\n", "results/exp-thp-plot.dat differs from what its run's JSON" },
     { "results/pvm/repeats/compare.txt", "| A | pass1 |", "| A | pass 1 |", "results/pvm/repeats/compare.txt differs" },
     { "results/repeats/compare.txt", "| A | pass1 |", "| A | pass 1 |", "results/repeats/compare.txt differs" },
   }

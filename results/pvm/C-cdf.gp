@@ -10,4 +10,6 @@ set ylabel "share of pages at or below"
 set yrange [0:1]
 set key bottom right
 plot "C-cdf.dat" using 1:2 with steps lw 1.5 title "pass1", \
-  "C-cdf.dat" using 1:3 with steps lw 1.5 title "pass2"
+  "C-cdf.dat" using 1:3 with steps lw 1.5 title "pass2", \
+  "C-cdf.dat" using 1:4 with steps lw 1.5 title "THP=always pass1", \
+  "C-cdf.dat" using 1:5 with steps lw 1.5 title "THP=always pass2"

@@ -14,6 +14,7 @@ local calibrations = require "calibrations"
 local calreport = require "calreport"
 local json = require "json"
 local kinds = require "kinds"
+local plots = require "plots"
 local provenance = require "provenance"
 local prosefacts = require "prosefacts"
 local regimes = require "regimes"
@@ -1511,21 +1512,27 @@ function claims.pasted(root)
   return problems
 end
 
--- Every published run's summary.md made again from its raw file and its
+-- Every published run's summary.md (a repeat's too) made again from its raw file and its
 -- provenance, as results.finish made it: the table is a rendering of the
 -- raw file, so the code's present rendering is the summary's, and a summary
 -- edited by hand (with the block pasted from it) differs. A list of {dir,
 -- name (the run's block), file, text, differs (the check's words)} or {..., problem}. An AB run
 -- cannot be made again from these two files, and none is published.
 function claims.rendered(root)
-  local out = {}
+  local out, dirs = {}, {}
   for _, p in ipairs(kinds.published(root)) do
+    dirs[#dirs + 1] = { dir = p.dir }
+    for _, d in ipairs(ls(root .. "/" .. p.dir .. "/repeats", "^%d")) do -- a repeat is pasted nowhere
+      dirs[#dirs + 1] = { dir = ("%s/repeats/%s"):format(p.dir, d), unpasted = true }
+    end
+  end
+  for _, p in ipairs(dirs) do
     local names = ls(root .. "/" .. p.dir, "raw%.txt$")
     table.sort(names)
     for _, name in ipairs(names) do
       local prefix = name:sub(1, -#"raw.txt" - 1)
       local r = { dir = p.dir, name = prefix == "" and "main" or prefix:sub(1, -2),
-        file = ("%s/%ssummary.md"):format(p.dir, prefix) }
+        file = ("%s/%ssummary.md"):format(p.dir, prefix), unpasted = p.unpasted }
       r.differs = ("%s differs from what its run's %s and provenance make (make claims makes it again)"):format(r.file,
         name)
       local raw, doc = read(("%s/%s/%sraw.txt"):format(root, p.dir, prefix)), nil
@@ -1724,6 +1731,39 @@ function claims.statistics(root)
   return problems
 end
 
+-- Every published plot's data and script as plots.specs makes them from
+-- its run's JSON and the files beside it (cycle C's samples): a .dat or
+-- .gp edited by hand, or drawn before a file it reads was published,
+-- differs; make plots draws them again, the SVG with them.
+function claims.plot_sources(root)
+  local problems = {}
+  for _, p in ipairs(kinds.published(root)) do
+    local dir = root .. "/" .. p.dir
+    for _, name in ipairs(ls(dir, "results%.json$")) do
+      local prefix = name:sub(1, -#"results.json" - 1)
+      local ok, doc = pcall(json.decode, read(dir .. "/" .. name) or "")
+      local made, specs = false, nil
+      if ok and type(doc) == "table" and type(doc.provenance) == "table" and type(doc.rows) == "table" then
+        made, specs = pcall(plots.specs, doc, dir, prefix)
+      end
+      if not made then
+        problems[#problems + 1] = ("%s/%s: its plots cannot be made again: %s"):format(p.dir, name, tostring(specs))
+      else
+        local stamp = "# " .. plots.text(provenance.describe(doc.provenance)) .. "\n"
+        for _, spec in ipairs(specs) do
+          for _, f in ipairs { { ".dat", spec.data }, { ".gp", spec.script } } do
+            if read(("%s/%s%s"):format(dir, spec.name, f[1])) ~= stamp .. f[2] then
+              problems[#problems + 1] = ("%s/%s%s differs from what its run's JSON and the files beside it make "
+                .. "(make plots draws it again)"):format(p.dir, spec.name, f[1])
+            end
+          end
+        end
+      end
+    end
+  end
+  return problems
+end
+
 -- Every problem: a block that differs from its recomputation, a marker
 -- missing, a pasted table or a summary that differs from its source, a
 -- digit typed by hand in the results prose.
@@ -1734,6 +1774,7 @@ function claims.check(root, ftrun)
   for _, p in ipairs(claims.judged(root, ftrun)) do problems[#problems + 1] = p end
   for _, p in ipairs(claims.statistics(root)) do problems[#problems + 1] = p end
   for _, p in ipairs(claims.bench_sealed(root)) do problems[#problems + 1] = p end
+  for _, p in ipairs(claims.plot_sources(root)) do problems[#problems + 1] = p end
   for file, blocks in pairs(computed) do
     local text = read(root .. "/" .. file)
     if not text then
@@ -1789,8 +1830,10 @@ function claims.write(root, ftrun)
   end
   for _, r in ipairs(rendered) do
     local page = r.dir .. "/README.md"
-    pastes[page] = pastes[page] or {}
-    pastes[page][#pastes[page] + 1] = r
+    if not r.unpasted then
+      pastes[page] = pastes[page] or {}
+      pastes[page][#pastes[page] + 1] = r
+    end
   end
   local computed = claims.compute(root, ftrun)
   for page in pairs(pastes) do computed[page] = computed[page] or {} end
