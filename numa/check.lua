@@ -99,25 +99,7 @@ local lines = {
   "- times: meaningless (TCG emulation, many times slower than the host, another clocksource);"
     .. " only page counts and nodes are shown", "",
 }
-local cols = {}
-for _, row in ipairs(doc.rows) do
-  if row.unit == "pages" or row.unit == "faults" or row.unit == "count" then
-    if not cols[row.column] then cols[#cols + 1], cols[row.column] = row.column, row.label end
-  end
-end
-local labels = {}
-for _, c in ipairs(cols) do labels[#labels + 1] = cols[c] end
-lines[#lines + 1] = "| case | " .. table.concat(labels, " | ") .. " |"
-lines[#lines + 1] = "|---" .. ("|---:"):rep(#cols) .. "|"
-for _, case in ipairs(doc.reps) do
-  local cells = { case.case }
-  for _, c in ipairs(cols) do
-    local v = {}
-    for _, r in ipairs(case.records) do v[#v + 1] = r[c] ~= nil and tostring(r[c]) or nil end
-    cells[#cells + 1] = #v > 0 and table.concat(v, ", ") or "–"
-  end
-  lines[#lines + 1] = "| " .. table.concat(cells, " | ") .. " |"
-end
+for _, l in ipairs(require("guesttable").lines(doc)) do lines[#lines + 1] = l end
 local f = assert(io.open(dir .. "/provenance.json", "w"))
 f:write(json.encode { kernel = p.kernel, kernel_image = kernel:match("[^/]+$"), qemu = qemu, accel = "tcg",
   node_mib = mems, numa_nodes = m.numa_nodes, cpus = m.cpus, cmdline = p.cmdline, thp = p.thp_enabled,

@@ -10,6 +10,7 @@
 -- Each claim says in how many runs it held, and where runs are compared,
 -- what compare.lua said.
 local inference = require "inference"
+local guesttable = require "guesttable"
 local calibrations = require "calibrations"
 local calreport = require "calreport"
 local json = require "json"
@@ -1764,6 +1765,23 @@ function claims.plot_sources(root)
   return problems
 end
 
+-- results/numa/guest.md's table against the one guesttable makes from the
+-- guest's published JSON.
+function claims.guest_table(root)
+  local page = read(root .. "/results/numa/guest.md")
+  if not page then return {} end
+  local ok, doc = pcall(json.decode, read(root .. "/results/numa/exp-placement-results.json") or "")
+  if not ok or type(doc) ~= "table" or type(doc.rows) ~= "table" or type(doc.reps) ~= "table" then
+    return { "results/numa/guest.md: its run's exp-placement-results.json cannot be read" }
+  end
+  local want = table.concat(guesttable.lines(doc), "\n")
+  local got = page:match("\n(| case |.*)$")
+  if not got or got:gsub("\n+$", "") ~= want then
+    return { "results/numa/guest.md: its table differs from what the guest's exp-placement-results.json makes" }
+  end
+  return {}
+end
+
 -- Every problem: a block that differs from its recomputation, a marker
 -- missing, a pasted table or a summary that differs from its source, a
 -- digit typed by hand in the results prose.
@@ -1775,6 +1793,7 @@ function claims.check(root, ftrun)
   for _, p in ipairs(claims.statistics(root)) do problems[#problems + 1] = p end
   for _, p in ipairs(claims.bench_sealed(root)) do problems[#problems + 1] = p end
   for _, p in ipairs(claims.plot_sources(root)) do problems[#problems + 1] = p end
+  for _, p in ipairs(claims.guest_table(root)) do problems[#problems + 1] = p end
   for file, blocks in pairs(computed) do
     local text = read(root .. "/" .. file)
     if not text then
