@@ -226,7 +226,8 @@ end
 -- scripts/lib/: a library shared by scripts (required by more than one file,
 -- or not named after a script) names no script file and matches no case
 -- name. A module scripts/lib/X.lua that scripts/X.lua alone requires is
--- that script's own, as scripts/lib/reports/ are.
+-- that script's own, as scripts/lib/reports/ are, and so is a module that
+-- only a script's own modules require.
 
 -- The string literals of Lua source, comments left out.
 local function literals(src)
@@ -307,11 +308,30 @@ do
   end
   local libs = under("^scripts/lib/[^/]+%.lua$")
   t.ok(#libs > 10, "scripts/lib/'s modules found", #libs)
+  local own = {} -- module name -> the script it belongs to
   for _, lib in ipairs(libs) do
     local name = lib:match("([%w_]+)%.lua$")
     local users = sorted_keys(required_by[name] or {})
-    if #users == 1 and users[1] == "scripts/" .. name .. ".lua" then
-      t.diag(("%s is %s.lua's own module (no other file requires it): not a shared library"):format(lib, name))
+    if #users == 1 and users[1] == "scripts/" .. name .. ".lua" then own[name] = name .. ".lua" end
+  end
+  repeat -- a module only one script's own modules require is that script's too
+    local grew = false
+    for _, lib in ipairs(libs) do
+      local name, owner = lib:match("([%w_]+)%.lua$"), nil
+      local users = sorted_keys(required_by[name] or {})
+      for _, u in ipairs(users) do
+        local by = own[u:match("^scripts/lib/([%w_]+)%.lua$") or ""]
+        if not by or (owner and owner ~= by) then owner = false break end
+        owner = by
+      end
+      if not own[name] and owner then own[name], grew = owner, true end
+    end
+  until not grew
+  for _, lib in ipairs(libs) do
+    local name = lib:match("([%w_]+)%.lua$")
+    if own[name] then
+      t.diag(("%s is %s's own module (only it, or its own modules, require it): not a shared library")
+        :format(lib, own[name]))
     else
       local faults = lib_faults(text(lib), scripts, cases)
       t.ok(#faults == 0, lib .. " names no script and matches no case name", table.concat(faults, "\n"))

@@ -1372,7 +1372,7 @@ function claims.facts_context(root, ftrun)
     return p:close() and text or nil
   end
   return {
-    root = root, show = show,
+    root = root, show = show, round = claims.round,
     source = function(path) return read(root .. "/" .. path) end,
     runner = table.concat(lines_of(ftrun .. " --help 2>/dev/null"), "\n"),
     knob = function(script, name)

@@ -8,7 +8,8 @@
 -- ctx.root, ctx.source(path) (a tracked file's text), ctx.knob(script, name)
 -- (the knob's --help line), ctx.runner (the runner's --help) and
 -- ctx.show(commit, path) (a file at a commit of the checkout ftrun runs
--- from: the history a quote is checked against).
+-- from: the history a quote is checked against) and ctx.round (the claims'
+-- rounding).
 local prosefacts = {}
 
 local function squash(s) return (s or ""):gsub("%s+", " ") end
@@ -215,8 +216,8 @@ prosefacts["results/README.md"] = {
       end
     end
   end },
-  { "three significant digits", function()
-    if require("claims").round(2271.6258) ~= "2270" then return "claims.round keeps other digits" end
+  { "three significant digits", function(ctx)
+    if ctx.round(2271.6258) ~= "2270" or ctx.round(0.0637101) ~= "0.0637" then return "the claims round otherwise" end
   end },
 }
 

@@ -34,7 +34,7 @@ end
 
 -- A text sealed by its own hash on a last line, so an edit by hand (not a
 -- forged seal) shows: textfile.sealed gives the text back if the seal holds.
-local SEAL = "seal: sha256 %s of the lines above (claims.lua CHECK=1 fails this file when they no longer give it)"
+local SEAL = "seal: sha256 %s of the lines above (the claims check fails this file when they no longer give it)"
 function textfile.seal(text)
   return text .. SEAL:format(assert(textfile.sha256(text), "sha256sum failed")) .. "\n"
 end
