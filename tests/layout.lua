@@ -306,6 +306,22 @@ do
       end
     end
   end
+  -- the Lua modules' requires: no circle (lib/a requires lib/b, which requires lib/a)
+  local requires = {}
+  for m, users in pairs(required_by) do
+    for f in pairs(users) do
+      local u = f:match("^scripts/lib/(.+)%.lua$")
+      if u then
+        u = u:gsub("/", ".")
+        requires[u] = requires[u] or {}
+        requires[u][m] = true
+      end
+    end
+  end
+  local lua_loop = circle(requires)
+  t.ok(not lua_loop, "no circle among scripts/lib's requires", lua_loop and table.concat(lua_loop, " -> "))
+  t.ok(circle { a = { b = true }, b = { a = true } } ~= nil, "the rule finds a made-up circle of two modules")
+
   local libs = under("^scripts/lib/[^/]+%.lua$")
   t.ok(#libs > 10, "scripts/lib/'s modules found", #libs)
   local own = {} -- module name -> the script it belongs to
