@@ -29,9 +29,10 @@
 --     of it, the vCPU's own gaps, present with no page walked: the null
 --     walk shows them. Named where the forward walk's pass 3 outside the
 --     other classes has the null walk's rate (within SAME pooled and by the
---     median of the repetitions' ratios, no sign test against it), they
---     cover min(the pages left, the null rate times pass 2's time): by
---     rate, not page by page; and the working set's size (beyond the TLB's
+--     median of the repetitions' ratios, no sign test against it), or
+--     where the small set has it while pass 3 stays above the small set
+--     (below), they cover min(the pages left, the null rate times pass 2's
+--     time): by rate, not page by page; and the working set's size (beyond the TLB's
 --     reach, the host's shadow page tables evicting and re-syncing
 --     entries, or the data caches'): the small set shows it. Named
 --     where the small set has the null walk's rate (within SAME pooled and
@@ -521,12 +522,93 @@ function slowperiod.decide(x)
   end
   out.gaps = slowperiod.gaps(x.forward.p2)
 
+  -- The small set's rates, measured before the classes are named: the
+  -- vCPU's own gaps (4) lean on it as much as the working set (5).
+  -- The working set's size (translation and data caches, not told
+  -- apart: the small set is smaller in both): the small set
+  -- walks pages 0 to span - 1 forward again and again, as many stores as
+  -- the buffer has pages: the same loop over pages whose translations the
+  -- TLB and the shadow page tables keep (its passes 2 and 3 alike, taken
+  -- together). Named where it has the null walk's rate (within SAME pooled
+  -- and by the median of the repetitions' ratios, no sign test against it)
+  -- while the forward walk's pass 3 outside the classes stays above it
+  -- (above SAME pooled and by the median ratio, above it in the
+  -- repetitions by a sign test): pass 2's pages left over are covered up
+  -- to (pass 3's rate - the small set's) times pass 2's time, by rate, not
+  -- page by page. A small set that keeps pass 3's rate says the working
+  -- set does not decide them.
+  local small
+  if x.small and x.null then
+    local function both(case) -- passes 2 and 3 of each repetition, taken together: its rate per ms
+      local n, ns, by_rep = 0, 0, {}
+      for i, s2 in ipairs(case.p2) do
+        local s3 = case.p3[i]
+        if s3 then
+          local c, t = count(s2) + count(s3), s2.ns + s3.ns
+          n, ns = n + c, ns + t
+          by_rep[i] = t > 0 and 1e6 * c / t or nil
+        end
+      end
+      return { count = n, ns = ns, per_ms = ns > 0 and 1e6 * n / ns or 0, by_rep = by_rep }
+    end
+    local sm, nl = both(x.small), both(x.null)
+    local p3_per_ms = fwd3.ns > 0 and 1e6 * c3 / fwd3.ns or 0
+    local v = { span = x.small.span, count = sm.count, ns = sm.ns, per_ms = sm.per_ms, null_per_ms = nl.per_ms,
+      p3_per_ms = p3_per_ms }
+    -- repetition by repetition: the small set against the null walk and against the forward walk's pass 3
+    local rates_sm, to_null, to_p3 = {}, {}, {}
+    v.null_above, v.null_pairs, v.p3_above, v.p3_pairs, v.agreed = 0, 0, 0, 0, 0
+    for i, rs in pairs(sm.by_rep) do
+      rates_sm[#rates_sm + 1] = rs
+      local rn, s3 = nl.by_rep[i], x.forward.p3[i]
+      if rn and (rs > 0 or rn > 0) then
+        if rs ~= rn then v.null_pairs = v.null_pairs + 1 end -- a tie says neither
+        if rs > rn then v.null_above = v.null_above + 1 end
+        to_null[#to_null + 1] = rn > 0 and rs / rn or math.huge
+      end
+      local r3 = s3 and s3.ns > 0 and 1e6 * count(s3, free) / s3.ns
+      if r3 and (r3 > 0 or rs > 0) then
+        if r3 ~= rs then v.p3_pairs = v.p3_pairs + 1 end
+        if r3 > rs then v.p3_above = v.p3_above + 1 end
+        local q = rs > 0 and r3 / rs or math.huge
+        to_p3[#to_p3 + 1] = q
+        if q > slowperiod.SAME then v.agreed = v.agreed + 1 end
+      end
+    end
+    v.reps = spread(rates_sm)
+    v.to_null = nl.per_ms > 0 and sm.per_ms / nl.per_ms or nil
+    v.rep_to_null = #to_null > 0 and spread(to_null).median or nil
+    v.null_sign_p = v.null_pairs > 0 and inference.sign_test(v.null_above, v.null_pairs) or 1
+    v.p3_ratio = sm.per_ms > 0 and p3_per_ms / sm.per_ms or (p3_per_ms > 0 and math.huge or nil)
+    v.rep_p3_ratio, v.p3_reps = #to_p3 > 0 and spread(to_p3).median or nil, #to_p3
+    v.p3_sign_p = v.p3_pairs > 0 and inference.sign_test(v.p3_above, v.p3_pairs) or 1
+    v.expected = math.max(0, (p3_per_ms - sm.per_ms) * fwd2.ns / 1e6) -- pass 3's excess over pass 2's time
+    out.small = v
+    local function fmt(q) return q and q < math.huge and ("%.2f"):format(q) or "–" end
+    local function range(sp) return sp and ("median %.2f, %.2f to %.2f"):format(sp.median, sp.lo, sp.hi) or "–" end
+    local said = ("the small set (pages 0 to %d again and again, passes 2 and 3): %.2f slow samples per ms (%d in "
+      .. "%.1f ms; per repetition %s); over the null walk's %.2f: pooled %s, per repetition median %s, above it in "
+      .. "%d of %d repetitions (ties left out), sign test p = %.2g; the forward walk's pass 3 outside the classes "
+      .. "%.2f per ms over it: pooled %s, per repetition median %s, above it in %d of %d repetitions, sign test "
+      .. "p = %.2g"):format((v.span or 0) - 1, v.per_ms, sm.count, sm.ns / 1e6, range(v.reps), nl.per_ms,
+      fmt(v.to_null), fmt(v.rep_to_null), v.null_above, v.null_pairs, v.null_sign_p, p3_per_ms, fmt(v.p3_ratio),
+      fmt(v.rep_p3_ratio), v.p3_above, v.p3_pairs, v.p3_sign_p)
+    local at_null = within_same(v.to_null) and within_same(v.rep_to_null) and v.null_sign_p >= slowperiod.ALPHA
+    local above = v.p3_ratio and v.p3_ratio > slowperiod.SAME and v.rep_p3_ratio and v.rep_p3_ratio > slowperiod.SAME
+      and v.p3_above * 2 > v.p3_pairs and v.p3_sign_p < slowperiod.ALPHA
+    small = { v = v, said = said, at_null = at_null, above = above, null_count = nl.count }
+  end
+
   -- 4. The vCPU's own gaps: the null walk stores into page 0 at every step,
   -- so its slow samples come from the clock and the vCPU with no page
-  -- involved (its passes 2 and 3 alike, taken together). Where the forward
-  -- walk's pass 3 over present pages, outside the classes, has no more
-  -- than it, pass 2's pages left over are covered up to the null rate
-  -- times pass 2's time: by rate, not page by page.
+  -- involved (its passes 2 and 3 alike, taken together). Every walk runs
+  -- the same loop, so they sit in every walk at that rate: pass 2's pages
+  -- left over are covered up to the null rate times pass 2's time, by
+  -- rate, not page by page. Named where the forward walk's pass 3 outside
+  -- the classes has no more than the null rate, or where the chain of
+  -- controls reaches it: the small set keeps the null rate while pass 3
+  -- stays above the small set (5 names that excess). What the small set
+  -- keeps above the null rate stays not explained.
   if x.null then
     local both = table.move(x.null.p2, 1, #x.null.p2, 1, {})
     local null = pooled(table.move(x.null.p3, 1, #x.null.p3, #both + 1, both))
@@ -570,92 +652,31 @@ function slowperiod.decide(x)
         .. "explained", cn, said)
     elseif left <= 0 then
       say("the vCPU's own gaps: no slow page is left outside the classes (%s)", said)
-    elseif within_same(v.ratio) and within_same(v.median) and v.sign_p >= slowperiod.ALPHA then
+    elseif (within_same(v.ratio) and within_same(v.median) and v.sign_p >= slowperiod.ALPHA)
+      or (small and small.at_null and small.above) then
       local pages = math.min(left, math.floor(v.expected + 0.5))
+      local chain = not (within_same(v.ratio) and within_same(v.median) and v.sign_p >= slowperiod.ALPHA)
       name { name = "the vCPU's own gaps (present with no page walked; covered by rate, not page by page)",
         pages = pages,
-        control = ("%s; they cover min(%d pages left, %.2f per ms × %.1f ms of pass 2 = %.0f) = %d%s"):format(said,
+        control = ("%s%s; they cover min(%d pages left, %.2f per ms × %.1f ms of pass 2 = %.0f) = %d%s"):format(said,
+          chain and ("; pass 3 is above the null rate, but the small set keeps it (pooled %.2f, per repetition "
+            .. "median %.2f, sign test p = %.2g) while pass 3 stays above the small set (the working set's size "
+            .. "below)"):format(small.v.to_null, small.v.rep_to_null, small.v.null_sign_p) or "",
           left, v.per_ms, fwd2.ns / 1e6, v.expected, pages,
-          pages < left and ("; the %d above it stay not explained"):format(left - pages) or ""),
+          pages < left and ("; %d pages left above it"):format(left - pages) or ""),
         agreed = agreed, reps = #to_null }
       follows("vCPU gaps")
     else
       say("the vCPU's own gaps: the forward walk's pass 3 over present pages does not keep the null walk's rate "
-        .. "(within a factor %.1f): %s; not named, what is left stays not explained", slowperiod.SAME, said)
+        .. "(within a factor %.1f), nor does a small set below it: %s; not named, what is left stays not explained",
+        slowperiod.SAME, said)
     end
   end
 
-  -- 5. The working set's size (translation and data caches, not told
-  -- apart: the small set is smaller in both): the small set
-  -- walks pages 0 to span - 1 forward again and again, as many stores as
-  -- the buffer has pages: the same loop over pages whose translations the
-  -- TLB and the shadow page tables keep (its passes 2 and 3 alike, taken
-  -- together). Named where it has the null walk's rate (within SAME pooled
-  -- and by the median of the repetitions' ratios, no sign test against it)
-  -- while the forward walk's pass 3 outside the classes stays above it
-  -- (above SAME pooled and by the median ratio, above it in the
-  -- repetitions by a sign test): pass 2's pages left over are covered up
-  -- to (pass 3's rate - the small set's) times pass 2's time, by rate, not
-  -- page by page. A small set that keeps pass 3's rate says the working
-  -- set does not decide them.
-  if x.small and x.null then
-    local function both(case) -- passes 2 and 3 of each repetition, taken together: its rate per ms
-      local n, ns, by_rep = 0, 0, {}
-      for i, s2 in ipairs(case.p2) do
-        local s3 = case.p3[i]
-        if s3 then
-          local c, t = count(s2) + count(s3), s2.ns + s3.ns
-          n, ns = n + c, ns + t
-          by_rep[i] = t > 0 and 1e6 * c / t or nil
-        end
-      end
-      return { count = n, ns = ns, per_ms = ns > 0 and 1e6 * n / ns or 0, by_rep = by_rep }
-    end
-    local sm, nl = both(x.small), both(x.null)
-    local p3_per_ms = fwd3.ns > 0 and 1e6 * c3 / fwd3.ns or 0
-    local v = { span = x.small.span, count = sm.count, ns = sm.ns, per_ms = sm.per_ms, null_per_ms = nl.per_ms,
-      p3_per_ms = p3_per_ms }
-    -- repetition by repetition: the small set against the null walk and against the forward walk's pass 3
-    local rates_sm, to_null, to_p3 = {}, {}, {}
-    v.null_above, v.null_pairs, v.p3_above, v.p3_pairs, v.agreed = 0, 0, 0, 0, 0
-    for i, rs in pairs(sm.by_rep) do
-      rates_sm[#rates_sm + 1] = rs
-      local rn, s3 = nl.by_rep[i], x.forward.p3[i]
-      if rn and (rs > 0 or rn > 0) then
-        if rs ~= rn then v.null_pairs = v.null_pairs + 1 end -- a tie says neither
-        if rs > rn then v.null_above = v.null_above + 1 end
-        to_null[#to_null + 1] = rn > 0 and rs / rn or math.huge
-      end
-      local r3 = s3 and s3.ns > 0 and 1e6 * count(s3, free) / s3.ns
-      if r3 and (r3 > 0 or rs > 0) then
-        if r3 ~= rs then v.p3_pairs = v.p3_pairs + 1 end
-        if r3 > rs then v.p3_above = v.p3_above + 1 end
-        local q = rs > 0 and r3 / rs or math.huge
-        to_p3[#to_p3 + 1] = q
-        if q > slowperiod.SAME then v.agreed = v.agreed + 1 end
-      end
-    end
-    v.reps = spread(rates_sm)
-    v.to_null = nl.per_ms > 0 and sm.per_ms / nl.per_ms or nil
-    v.rep_to_null = #to_null > 0 and spread(to_null).median or nil
-    v.null_sign_p = v.null_pairs > 0 and inference.sign_test(v.null_above, v.null_pairs) or 1
-    v.p3_ratio = sm.per_ms > 0 and p3_per_ms / sm.per_ms or (p3_per_ms > 0 and math.huge or nil)
-    v.rep_p3_ratio = #to_p3 > 0 and spread(to_p3).median or nil
-    v.p3_sign_p = v.p3_pairs > 0 and inference.sign_test(v.p3_above, v.p3_pairs) or 1
-    v.expected = math.max(0, (p3_per_ms - sm.per_ms) * fwd2.ns / 1e6) -- pass 3's excess over pass 2's time
-    out.small = v
-    local function fmt(q) return q and q < math.huge and ("%.2f"):format(q) or "–" end
-    local function range(sp) return sp and ("median %.2f, %.2f to %.2f"):format(sp.median, sp.lo, sp.hi) or "–" end
-    local said = ("the small set (pages 0 to %d again and again, passes 2 and 3): %.2f slow samples per ms (%d in "
-      .. "%.1f ms; per repetition %s); over the null walk's %.2f: pooled %s, per repetition median %s, above it in "
-      .. "%d of %d repetitions (ties left out), sign test p = %.2g; the forward walk's pass 3 outside the classes "
-      .. "%.2f per ms over it: pooled %s, per repetition median %s, above it in %d of %d repetitions, sign test "
-      .. "p = %.2g"):format((v.span or 0) - 1, v.per_ms, sm.count, sm.ns / 1e6, range(v.reps), nl.per_ms,
-      fmt(v.to_null), fmt(v.rep_to_null), v.null_above, v.null_pairs, v.null_sign_p, p3_per_ms, fmt(v.p3_ratio),
-      fmt(v.rep_p3_ratio), v.p3_above, v.p3_pairs, v.p3_sign_p)
-    local at_null = within_same(v.to_null) and within_same(v.rep_to_null) and v.null_sign_p >= slowperiod.ALPHA
-    local above = v.p3_ratio and v.p3_ratio > slowperiod.SAME and v.rep_p3_ratio and v.rep_p3_ratio > slowperiod.SAME
-      and v.p3_above * 2 > v.p3_pairs and v.p3_sign_p < slowperiod.ALPHA
+  -- 5. The working set's size, named from the small set's rates above.
+  if small then
+    local v, said, at_null, above = small.v, small.said, small.at_null, small.above
+    local nl, p3_per_ms = { count = small.null_count }, small.v.p3_per_ms
     if nl.count < slowperiod.MIN_PAGES then
       say("the working set: the null walk has %d slow samples, too few to compare the small set with (%s); "
         .. "undecided", nl.count, said)
@@ -671,7 +692,7 @@ function slowperiod.decide(x)
         control = ("%s; they cover min(%d pages left, (%.2f - %.2f) per ms × %.1f ms of pass 2 = %.0f) = %d%s")
           :format(said, left, p3_per_ms, v.per_ms, fwd2.ns / 1e6, v.expected, pages,
             pages < left and ("; the %d above it stay not explained"):format(left - pages) or ""),
-        agreed = v.agreed, reps = #to_p3 }
+        agreed = v.agreed, reps = v.p3_reps }
       follows("working set")
     elseif within_same(v.p3_ratio) and within_same(v.rep_p3_ratio) then
       say("the working set did not decide them: the small set keeps pass 3's rate (within a factor %.1f): %s; not "

@@ -62,7 +62,8 @@ local function period_tables(ix, add)
       add(("\nThe null walk (page 0 stored into as many times as there are pages, passes 2 and 3): %.3f slow "
         .. "samples per ms (%s samples%s), the clock's and the vCPU's own gaps with no page involved. Pass 3 "
         .. "(forward) over it: pooled %s, per repetition median %s, above it in %s of %s repetitions (sign test "
-        .. "p = %.2g). The vCPU's own gaps are named only where pass 3 keeps the null rate, and are covered by "
+        .. "p = %.2g). The vCPU's own gaps are named only where pass 3 keeps the null rate, or the small set "
+        .. "keeps it while pass 3 stays above the small set, and are covered by "
         .. "rate, not page by page: at most the null rate times pass 2's time of the pages left."):format(
           tonumber(v.per_ms), num(v.x), by_rep(v), ratio and ("%.2f"):format(ratio) or "–",
           rep_ratio and ("%.2f"):format(rep_ratio) or "–", num(v.above), num(v.pairs), tonumber(v.sign_p)))
