@@ -125,6 +125,8 @@ do -- every 20 µs in the walks, every 100 µs in the null walk and about that i
     ("%s against %s"):format(d.classes[1] and d.classes[1].share, gaps))
   t.like(d.classes[1].control, "but the small set keeps it (pooled 1.00, per repetition median 0.80, sign test "
     .. "p = 1) while pass 3 stays above the small set", "its control names the chain that reaches the null rate")
+  t.is(d.classes[1].agreed .. " of " .. d.classes[1].reps, "12 of 12",
+    "its repetitions: those whose small set kept the null rate (every one here: 0.80 and 1.33 times it)")
   local want = working_set_share(x, d.total - d.classes[1].pages, d.total)
   t.ok(want > 0.6 and want < 0.9, "pass 3's excess over the small set covers most of the rest", tostring(want))
   t.ok(d.classes[2] and math.abs(d.classes[2].share - want) < 1e-12,

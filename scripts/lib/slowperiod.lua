@@ -557,7 +557,7 @@ function slowperiod.decide(x)
       p3_per_ms = p3_per_ms }
     -- repetition by repetition: the small set against the null walk and against the forward walk's pass 3
     local rates_sm, to_null, to_p3 = {}, {}, {}
-    v.null_above, v.null_pairs, v.p3_above, v.p3_pairs, v.agreed = 0, 0, 0, 0, 0
+    v.null_above, v.null_pairs, v.p3_above, v.p3_pairs, v.agreed, v.null_agreed = 0, 0, 0, 0, 0, 0
     for i, rs in pairs(sm.by_rep) do
       rates_sm[#rates_sm + 1] = rs
       local rn, s3 = nl.by_rep[i], x.forward.p3[i]
@@ -565,6 +565,7 @@ function slowperiod.decide(x)
         if rs ~= rn then v.null_pairs = v.null_pairs + 1 end -- a tie says neither
         if rs > rn then v.null_above = v.null_above + 1 end
         to_null[#to_null + 1] = rn > 0 and rs / rn or math.huge
+        if within_same(to_null[#to_null]) then v.null_agreed = v.null_agreed + 1 end
       end
       local r3 = s3 and s3.ns > 0 and 1e6 * count(s3, free) / s3.ns
       if r3 and (r3 > 0 or rs > 0) then
@@ -577,7 +578,7 @@ function slowperiod.decide(x)
     end
     v.reps = spread(rates_sm)
     v.to_null = nl.per_ms > 0 and sm.per_ms / nl.per_ms or nil
-    v.rep_to_null = #to_null > 0 and spread(to_null).median or nil
+    v.rep_to_null, v.null_reps = #to_null > 0 and spread(to_null).median or nil, #to_null
     v.null_sign_p = v.null_pairs > 0 and inference.sign_test(v.null_above, v.null_pairs) or 1
     v.p3_ratio = sm.per_ms > 0 and p3_per_ms / sm.per_ms or (p3_per_ms > 0 and math.huge or nil)
     v.rep_p3_ratio, v.p3_reps = #to_p3 > 0 and spread(to_p3).median or nil, #to_p3
@@ -664,7 +665,8 @@ function slowperiod.decide(x)
             .. "below)"):format(small.v.to_null, small.v.rep_to_null, small.v.null_sign_p) or "",
           left, v.per_ms, fwd2.ns / 1e6, v.expected, pages,
           pages < left and ("; %d pages left above it"):format(left - pages) or ""),
-        agreed = agreed, reps = #to_null }
+        -- the repetitions whose control went its way: pass 3 at the null rate, or down the chain the small set
+        agreed = chain and small.v.null_agreed or agreed, reps = chain and small.v.null_reps or #to_null }
       follows("vCPU gaps")
     else
       say("the vCPU's own gaps: the forward walk's pass 3 over present pages does not keep the null walk's rate "
