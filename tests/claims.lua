@@ -30,6 +30,15 @@ do -- hand-typed figures are found outside the generated blocks only
   t.like(found[2] or "", "line 12: In twelve runs.", "a number word")
 end
 
+do -- a comparison's outcome typed by hand is found like a figure: a word, a phrase, and a vetted one passes
+  local text = table.concat({ "THP=always makes the first touch cheaper.", "The order has no effect.",
+    "Every page slower than the threshold is counted.", "A mapping of the same size." }, "\n")
+  local found = claims.hand_numbers(text, { "Every page slower than" })
+  t.is(#found, 2, "two conclusions typed by hand", table.concat(found, " | "))
+  t.like(found[1] or "", "line 1: THP=always makes the first touch cheaper.", "a word that says which is dearer")
+  t.like(found[2] or "", "line 2: The order has no effect.", "a phrase that says nothing changed")
+end
+
 do -- two separated groups: the rule fires on a made-up bimodal sample, and not on unimodal ones
   -- five fast repetitions near 365 among ten slow ones, one straggler at 1500 among the slow
   local two = { 360, 4500, 365, 5000, 370, 4800, 4750, 380, 362, 5100, 4700, 1500, 4650, 4900, 4400 }
@@ -192,6 +201,12 @@ do -- hand edits of the prose outside the blocks, in every document, and a vette
       "results/numa/guest.md: its table differs" },
     { "results/pvm/repeats/compare.txt", "| A | pass1 |", "| A | pass 1 |", "results/pvm/repeats/compare.txt differs" },
     { "results/repeats/compare.txt", "| A | pass1 |", "| A | pass 1 |", "results/repeats/compare.txt differs" },
+    { "doc/ftrun.1", "(the argument wins)", "(the environment wins)", "(the environment wins)" },
+    { "CHANGELOG.md", "was slower still", "was faster still", "was faster still" },
+    { "bench/README.md", '("no difference shown")', '("no difference")', '("no difference")' },
+    { "results/README.md", "of a smaller run", "of a larger run", "of a larger run" },
+    { "README.md", "## How to read a row\n", "## How to read a row\nCycle C's first touch is cheaper than A's.\n",
+      "is cheaper than A's" },
   }
   local saved = {}
   for _, e in ipairs(edits) do

@@ -1287,6 +1287,17 @@ local function number_word(w)
   return NUMBER_WORDS[stem] or NUMBER_WORDS[stem:match("^(.-)e?s$") or ""] or NUMBER_WORDS[stem:match("^(.-)s$") or ""]
 end
 
+-- Words that state a comparison's outcome with no digit ("C is cheaper",
+-- "no difference"): a conclusion typed by hand is a figure like any other,
+-- so it stands only in a generated block or vetted with its check.
+local CONCLUSION_WORDS = {}
+for w in ([[cheaper dearer costlier faster slower quicker lower higher fewer smaller larger bigger
+  improves improved improvement regresses regressed regression outperforms speedup slowdown unchanged
+  doubled halved wins loses]]):gmatch("%a+") do
+  CONCLUSION_WORDS[w] = true
+end
+local CONCLUSION_PHRASES = { "no difference", "no effect", "no change", "the same cost" }
+
 -- Digits that are not ASCII: fullwidth, mathematical, super- and
 -- subscripts, vulgar fractions, roman numerals (as UTF-8).
 local UNICODE_NUMBERS = { "\xEF\xBC[\x90-\x99]", "\xF0\x9D\x9F[\x8E-\xBF]", "\xC2[\xB2\xB3\xB9\xBC-\xBE]",
@@ -1300,16 +1311,16 @@ local function marker(l)
   return kind, name, edge
 end
 
--- Lines of prose with a figure typed by hand, a digit or a number word,
--- outside the blocks a claim or a publish makes (`blocks`: the names this
--- file may hold; a marker naming another, or a begin without its end,
--- is itself a finding) and outside code. Code is a fenced block (but a
--- `#` comment in one is prose) or a code span that is not a bare number;
--- roff has no code spans. Taken out first: link targets, CommonMark
--- comments, inline tags and roff escapes, knob settings (`QUICK=1`), dates,
--- man page references, the passes' names, list numbers and the vetted
--- phrases (prosefacts.lua, each checked on its own; `seen` counts each
--- where the scan took it out).
+-- Lines of prose with a figure typed by hand, a digit, a number word or a
+-- comparison's outcome, outside the blocks a claim or a publish makes
+-- (`blocks`: the names this file may hold; a marker naming another, or a
+-- begin without its end, is itself a finding) and outside code. Code is a
+-- fenced block (but a `#` comment in one is prose) or a code span that is
+-- not a bare number; roff has no code spans. Taken out first: link
+-- targets, CommonMark comments, inline tags and roff escapes, knob
+-- settings (`QUICK=1`), dates, man page references, the passes' names,
+-- list numbers and the vetted phrases (prosefacts.lua, each checked on its
+-- own; `seen` counts each where the scan took it out).
 function claims.hand_numbers(text, vetted, blocks)
   local out, seen, open, fence = {}, {}, nil, false
   local man = text:match('^%.\\"') ~= nil
@@ -1327,7 +1338,9 @@ function claims.hand_numbers(text, vetted, blocks)
     end
     if prose:match("%d") then return true end
     for _, u in ipairs(UNICODE_NUMBERS) do if prose:find(u) then return true end end
-    for w in prose:gmatch("%a+") do if number_word(w) then return true end end
+    for w in prose:gmatch("%a+") do if number_word(w) or CONCLUSION_WORDS[w:lower()] then return true end end
+    local lower = prose:lower()
+    for _, p in ipairs(CONCLUSION_PHRASES) do if lower:find(p, 1, true) then return true end end
   end
   for l in (text .. "\n"):gmatch("([^\n]*)\n") do
     n = n + 1
@@ -1372,7 +1385,7 @@ function claims.facts_context(root, ftrun)
     return p:close() and text or nil
   end
   return {
-    root = root, show = show, round = claims.round,
+    root = root, show = show, round = claims.round, ftrun = ftrun,
     source = function(path) return read(root .. "/" .. path) end,
     runner = table.concat(lines_of(ftrun .. " --help 2>/dev/null"), "\n"),
     knob = function(script, name)

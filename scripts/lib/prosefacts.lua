@@ -8,8 +8,8 @@
 -- ctx.root, ctx.source(path) (a tracked file's text), ctx.knob(script, name)
 -- (the knob's --help line), ctx.runner (the runner's --help) and
 -- ctx.show(commit, path) (a file at a commit of the checkout ftrun runs
--- from: the history a quote is checked against) and ctx.round (the claims'
--- rounding).
+-- from: the history a quote is checked against), ctx.round (the claims'
+-- rounding) and ctx.ftrun (the runner, quoted for a shell).
 local prosefacts = {}
 
 local function squash(s) return (s or ""):gsub("%s+", " ") end
@@ -121,6 +121,45 @@ local function fewest_runs(ctx, phrase)
   end
 end
 
+-- "the argument wins": a knob given both ways is read from the argument
+-- (a bad value in each: the refusal names the argument's).
+local function argument_wins(ctx)
+  -- an empty environment but the one knob: the caller's own knobs would be refused first
+  local p = io.popen(("env -i PATH=\"$PATH\" MIB=from-env %s cycles.lua MIB=from-arg 2>&1"):format(ctx.ftrun))
+  local said = p:read("a")
+  p:close()
+  if not said:find("MIB=from-arg", 1, true) then return "a knob in both places: " .. squash(said) end
+end
+
+-- "the calibration of a smaller run": its buffer below cycles.lua's default.
+local function calibrated_smaller(ctx)
+  local default = tonumber((ctx.knob("cycles.lua", "MIB") or ""):match("default (%d+)"))
+  local ok, cal = pcall(require("json").decode, ctx.source("results/calibration-cycles.json") or "")
+  local mib = ok and type(cal) == "table" and type(cal.knobs) == "table" and cal.knobs.MIB
+  if not (default and mib and mib < default) then
+    return ("the calibration's MIB %s against the default %s"):format(tostring(mib), tostring(default))
+  end
+end
+
+-- "no difference is shown" for the shared mapping: at every thread count
+-- its interval and a mapping per thread's overlap, in per-thread time and
+-- wall time alike.
+local function scaling_overlaps(ctx)
+  local ok, d = pcall(require("json").decode, ctx.source("results/exp-scaling-results.json") or "")
+  if not (ok and type(d) == "table" and type(d.rows) == "table") then return "no scaling run to read" end
+  local by, pairs_seen = {}, 0
+  for _, r in ipairs(d.rows) do by[r.case .. "|" .. r.column] = r end
+  for _, r in ipairs(d.rows) do
+    local n = r.case:match("^(%d+) thread%(s%), one shared mapping$")
+    local o = n and by[("%s thread(s), a mapping per thread|%s"):format(n, r.column)]
+    if o and (r.column == "per_thread" or r.column == "wall") then
+      pairs_seen = pairs_seen + 1
+      if r.lo > o.hi or o.lo > r.hi then return ("%s, %s: the intervals do not overlap"):format(r.case, r.column) end
+    end
+  end
+  if pairs_seen == 0 then return "the scaling run has no shared and per-thread rows to compare" end
+end
+
 -- Words with a number in them that state no figure.
 prosefacts.NOT_FIGURES = { "double-counted", "double quote", ".TH FTRUN 1", "listed once", "once over the",
   "more than once", "removed once restored", "zero page", "zero-page", "zeroes" }
@@ -180,9 +219,13 @@ prosefacts["CHANGELOG.md"] = {
   end },
   { "exit 2", USAGE },
   { "ten-minute budget", source("bench/bench.lua", "local BUDGET_S = 510") },
+  { "was slower still", quoted("8d72e27", "README.md") },
+  { "no difference is shown", scaling_overlaps },
+  { "the sampled ns/page are dearer", source("scripts/attribution.lua", "The ns/page are with sampling on, dearer") },
 }
 
 prosefacts["doc/ftrun.1"] = {
+  { "the argument wins", argument_wins },
   { "ftrun 0.1.0", function(_, phrase)
     local ft = require "ft"
     if phrase ~= "ftrun " .. ft.version then return "the runner is ftrun " .. ft.version end
@@ -216,6 +259,8 @@ prosefacts["results/README.md"] = {
       end
     end
   end },
+  { "of a smaller run", calibrated_smaller },
+  { "Every page slower than", knob("slowpages.lua", "SLOW_NS", "") },
   { "three significant digits", function(ctx)
     if ctx.round(2271.6258) ~= "2270" or ctx.round(0.0637101) ~= "0.0637" then return "the claims round otherwise" end
   end },
@@ -228,6 +273,8 @@ prosefacts["bench/README.md"] = {
   { "two touches", source("bench/bench.lua", "(map, first touch, second touch, unmap)") },
   { "in three rounds", source("bench/bench.lua", "local FULL_ROUNDS, OWN_TARGET_PCT = 3,") },
   { "fifth within two", source("bench/bench.lua", "less than two standard errors") },
+  { "no difference shown", source("bench/bench.lua", '"1.00 inside: no difference shown"') },
+  { "a default run with a smaller", source("bench/bench.lua", "local FULL_MIB = largest_within({ 1024, 512,") },
 }
 
 -- The phrases vetted for a file: its own and the words that state no figure.
