@@ -184,6 +184,29 @@ local function scaling_overlaps(ctx)
   if pairs_seen == 0 then return "the scaling run has no shared and per-thread rows to compare" end
 end
 
+-- "two order statistics": the median's interval is two of the sorted
+-- values themselves, at ranks l and n + 1 - l.
+local function order_statistics()
+  local xs = {}
+  for i = 1, 25 do xs[i] = 1000 + 7 * ((i * 11) % 25) end -- 25 distinct values, not in order
+  local lo, hi, l, u = require("stats").median_ci(xs)
+  local sorted = { table.unpack(xs) }
+  table.sort(sorted)
+  if not (l and u and lo == sorted[l] and hi == sorted[u] and u == #xs + 1 - l) then
+    return "stats.median_ci's bounds are not the sorted values at ranks l and n + 1 - l"
+  end
+end
+
+-- "four loopback hosts": the hosts fleet-check's A/A run names.
+local function fleet_hosts(ctx, phrase)
+  local a, b = (ctx.source(".ci/fleet-check") or ""):match("HOSTS='node%[(%d+)%-(%d+)%]' RUNS=3")
+  local words = { "one", "two", "three", "four", "five", "six", "seven", "eight", "nine", "ten" }
+  local n = a and tonumber(b) - tonumber(a) + 1
+  if not (n and phrase:match("^(%a+)") == words[n]) then
+    return (".ci/fleet-check's A/A run names %s hosts"):format(tostring(n))
+  end
+end
+
 -- Words with a number in them that state no figure.
 prosefacts.NOT_FIGURES = { "double-counted", "double quote", ".TH FTRUN 1", "listed once", "once over the",
   "more than once", "removed once restored", "zero page", "zero-page", "zeroes" }
@@ -202,13 +225,13 @@ prosefacts["README.md"] = {
     if n ~= 2 then return ("the section shows %d make commands"):format(n) end
   end },
   { "four cycles", knob("cycles.lua", "CYCLES", "(default ABCD)") },
-  { "64-bit word", source("core/kernels.c", "uint64_t") },
-  { "two order statistics", source("scripts/lib/stats.lua", "Returns lo, hi, l, u, coverage") },
+  { "64-bit word", source("core/kernels.c", "void ft_fill(uint64_t *p, size_t first, size_t count, uint64_t k)") },
+  { "two order statistics", order_statistics },
   { "above ten percent", source("scripts/lib/results.lua", "local CV_WARN, NOISY_WARN = 10,") },
   { "exit 2", source("Makefile", "exit 2"), n = 2 },
   { "two more default runs", source("Makefile", "REPEATS ?= 2") },
   { "two repeats", source("Makefile", "REPEATS ?= 2") },
-  { "four loopback hosts", source("Makefile", "(four hosts node1..node4") },
+  { "four loopback hosts", fleet_hosts },
   { "ftrun.1", file_exists },
 }
 
