@@ -26,25 +26,18 @@
 --     ratio below 2/3), that a pass 2 50 ms after pass 1 keeps (else: the
 --     time since the first touch);
 --   time: the same rate per ms in pass 3 as in pass 2, whatever the order;
---     of it, the vCPU's own gaps, present with no page walked: the null
---     walk shows them. Named where the forward walk's pass 3 outside the
---     other classes has the null walk's rate (within SAME pooled and by the
---     median of the repetitions' ratios, no sign test against it), or
---     where the small set has it while pass 3 stays above the small set
---     (below), they cover min(the pages left, the null rate times pass 2's
---     time): by rate, not page by page; and the working set's size (beyond the TLB's
---     reach, the host's shadow page tables evicting and re-syncing
---     entries, or the data caches'): the small set shows it. Named
---     where the small set has the null walk's rate (within SAME pooled and
---     by the median of the repetitions' ratios, no sign test against it)
---     while the forward walk's pass 3 outside the classes stays above the
---     small set's (beyond SAME pooled and by the median ratio, a sign test
---     over the repetitions), it covers min(the pages left, (pass 3's rate
---     - the small set's) times pass 2's time): by rate, not page by page,
---     and the small set is also smaller in the data caches, which it does
---     not tell apart. A small set that keeps pass 3's rate says the
---     working set does not decide them. What pass 2 keeps above these
---     stays not explained.
+--     split by rate, not page by page, as the controls split pass 3's
+--     rate: the vCPU's own gaps, present with no page walked, at the null
+--     walk's rate (named where pass 3 is not below it); the working set's
+--     size (beyond the TLB's reach, the host's shadow page tables evicting
+--     and re-syncing entries, or the data caches', not told apart), pass
+--     3's excess over the small set (named where pass 3 stays above the
+--     small set beyond SAME, pooled and by the median ratio, with a sign
+--     test over the repetitions). Each covers at most its rate times pass
+--     2's time of the pages left. What the small set keeps above the null
+--     walk, and what pass 2 keeps above pass 3, stay not explained; a
+--     small set that keeps pass 3's rate says the working set does not
+--     decide them.
 -- A class is named only where its control removed it, moved it as
 -- predicted, showed it with no page involved or took it away with the
 -- working set, with the share of pass-2 slow pages (forward) it covers.
@@ -522,21 +515,12 @@ function slowperiod.decide(x)
   end
   out.gaps = slowperiod.gaps(x.forward.p2)
 
-  -- The small set's rates, measured before the classes are named: the
-  -- vCPU's own gaps (4) lean on it as much as the working set (5).
-  -- The working set's size (translation and data caches, not told
-  -- apart: the small set is smaller in both): the small set
+  -- The small set's rates, measured before the classes are named: it
   -- walks pages 0 to span - 1 forward again and again, as many stores as
   -- the buffer has pages: the same loop over pages whose translations the
-  -- TLB and the shadow page tables keep (its passes 2 and 3 alike, taken
-  -- together). Named where it has the null walk's rate (within SAME pooled
-  -- and by the median of the repetitions' ratios, no sign test against it)
-  -- while the forward walk's pass 3 outside the classes stays above it
-  -- (above SAME pooled and by the median ratio, above it in the
-  -- repetitions by a sign test): pass 2's pages left over are covered up
-  -- to (pass 3's rate - the small set's) times pass 2's time, by rate, not
-  -- page by page. A small set that keeps pass 3's rate says the working
-  -- set does not decide them.
+  -- TLB and the shadow page tables keep, and whose lines the data caches
+  -- keep (its passes 2 and 3 alike, taken together), against the null walk
+  -- and against the forward walk's pass 3.
   local small
   if x.small and x.null then
     local function both(case) -- passes 2 and 3 of each repetition, taken together: its rate per ms
@@ -557,7 +541,7 @@ function slowperiod.decide(x)
       p3_per_ms = p3_per_ms }
     -- repetition by repetition: the small set against the null walk and against the forward walk's pass 3
     local rates_sm, to_null, to_p3 = {}, {}, {}
-    v.null_above, v.null_pairs, v.p3_above, v.p3_pairs, v.agreed, v.null_agreed = 0, 0, 0, 0, 0, 0
+    v.null_above, v.null_pairs, v.p3_above, v.p3_pairs, v.agreed = 0, 0, 0, 0, 0
     for i, rs in pairs(sm.by_rep) do
       rates_sm[#rates_sm + 1] = rs
       local rn, s3 = nl.by_rep[i], x.forward.p3[i]
@@ -565,7 +549,6 @@ function slowperiod.decide(x)
         if rs ~= rn then v.null_pairs = v.null_pairs + 1 end -- a tie says neither
         if rs > rn then v.null_above = v.null_above + 1 end
         to_null[#to_null + 1] = rn > 0 and rs / rn or math.huge
-        if within_same(to_null[#to_null]) then v.null_agreed = v.null_agreed + 1 end
       end
       local r3 = s3 and s3.ns > 0 and 1e6 * count(s3, free) / s3.ns
       if r3 and (r3 > 0 or rs > 0) then
@@ -578,7 +561,7 @@ function slowperiod.decide(x)
     end
     v.reps = spread(rates_sm)
     v.to_null = nl.per_ms > 0 and sm.per_ms / nl.per_ms or nil
-    v.rep_to_null, v.null_reps = #to_null > 0 and spread(to_null).median or nil, #to_null
+    v.rep_to_null = #to_null > 0 and spread(to_null).median or nil
     v.null_sign_p = v.null_pairs > 0 and inference.sign_test(v.null_above, v.null_pairs) or 1
     v.p3_ratio = sm.per_ms > 0 and p3_per_ms / sm.per_ms or (p3_per_ms > 0 and math.huge or nil)
     v.rep_p3_ratio, v.p3_reps = #to_p3 > 0 and spread(to_p3).median or nil, #to_p3
@@ -594,10 +577,9 @@ function slowperiod.decide(x)
       .. "p = %.2g"):format((v.span or 0) - 1, v.per_ms, sm.count, sm.ns / 1e6, range(v.reps), nl.per_ms,
       fmt(v.to_null), fmt(v.rep_to_null), v.null_above, v.null_pairs, v.null_sign_p, p3_per_ms, fmt(v.p3_ratio),
       fmt(v.rep_p3_ratio), v.p3_above, v.p3_pairs, v.p3_sign_p)
-    local at_null = within_same(v.to_null) and within_same(v.rep_to_null) and v.null_sign_p >= slowperiod.ALPHA
     local above = v.p3_ratio and v.p3_ratio > slowperiod.SAME and v.rep_p3_ratio and v.rep_p3_ratio > slowperiod.SAME
       and v.p3_above * 2 > v.p3_pairs and v.p3_sign_p < slowperiod.ALPHA
-    small = { v = v, said = said, at_null = at_null, above = above, null_count = nl.count }
+    small = { v = v, said = said, above = above, null_count = nl.count }
   end
 
   -- 4. The vCPU's own gaps: the null walk stores into page 0 at every step,
@@ -606,10 +588,7 @@ function slowperiod.decide(x)
   -- the same loop, so they sit in every walk at that rate: pass 2's pages
   -- left over are covered up to the null rate times pass 2's time, by
   -- rate, not page by page. Named where the forward walk's pass 3 outside
-  -- the classes has no more than the null rate, or where the chain of
-  -- controls reaches it: the small set keeps the null rate while pass 3
-  -- stays above the small set (5 names that excess). What the small set
-  -- keeps above the null rate stays not explained.
+  -- the classes is not below the null rate (beyond SAME, pooled).
   if x.null then
     local both = table.move(x.null.p2, 1, #x.null.p2, 1, {})
     local null = pooled(table.move(x.null.p3, 1, #x.null.p3, #both + 1, both))
@@ -618,7 +597,7 @@ function slowperiod.decide(x)
       p2_per_ms = fwd2.ns > 0 and 1e6 * c2 / fwd2.ns or 0, p3_per_ms = fwd3.ns > 0 and 1e6 * c3 / fwd3.ns or 0 }
     -- repetition by repetition: the forward walk's rates and the null walk's of the same repetition
     local by_rep = { p2 = {}, p3 = {}, null = {} }
-    local to_null, above, differ, agreed = {}, 0, 0, 0
+    local to_null, above, differ, at_or_above = {}, 0, 0, 0
     for i, s2 in ipairs(x.forward.p2) do
       local s3, n2, n3 = x.forward.p3[i], x.null.p2[i], x.null.p3[i]
       if s2.ns > 0 then by_rep.p2[#by_rep.p2 + 1] = 1e6 * count(s2, free) / s2.ns end
@@ -631,10 +610,10 @@ function slowperiod.decide(x)
         if r3 > rn then above = above + 1 end
         local q = rn > 0 and r3 / rn or math.huge
         to_null[#to_null + 1] = q
-        if within_same(q) then agreed = agreed + 1 end
+        if q >= 1 / slowperiod.SAME then at_or_above = at_or_above + 1 end
       end
     end
-    v.p2, v.p3, v.reps = spread(by_rep.p2), spread(by_rep.p3), spread(by_rep.null)
+    v.p2, v.p3, v.reps, v.at_or_above = spread(by_rep.p2), spread(by_rep.p3), spread(by_rep.null), at_or_above
     v.ratio = cn > 0 and v.p3_per_ms / v.per_ms or nil
     v.median = #to_null > 0 and spread(to_null).median or nil
     v.above, v.pairs = above, differ
@@ -653,55 +632,58 @@ function slowperiod.decide(x)
         .. "explained", cn, said)
     elseif left <= 0 then
       say("the vCPU's own gaps: no slow page is left outside the classes (%s)", said)
-    elseif (within_same(v.ratio) and within_same(v.median) and v.sign_p >= slowperiod.ALPHA)
-      or (small and small.at_null and small.above) then
+    elseif v.ratio and v.ratio >= 1 / slowperiod.SAME then
       local pages = math.min(left, math.floor(v.expected + 0.5))
-      local chain = not (within_same(v.ratio) and within_same(v.median) and v.sign_p >= slowperiod.ALPHA)
       name { name = "the vCPU's own gaps (present with no page walked; covered by rate, not page by page)",
         pages = pages,
-        control = ("%s%s; they cover min(%d pages left, %.2f per ms × %.1f ms of pass 2 = %.0f) = %d%s"):format(said,
-          chain and ("; pass 3 is above the null rate, but the small set keeps it (pooled %.2f, per repetition "
-            .. "median %.2f, sign test p = %.2g) while pass 3 stays above the small set (the working set's size "
-            .. "below)"):format(small.v.to_null, small.v.rep_to_null, small.v.null_sign_p) or "",
+        control = ("%s; they cover min(%d pages left, %.2f per ms × %.1f ms of pass 2 = %.0f) = %d%s"):format(said,
           left, v.per_ms, fwd2.ns / 1e6, v.expected, pages,
           pages < left and ("; %d pages left above it"):format(left - pages) or ""),
-        -- the repetitions whose control went its way: pass 3 at the null rate, or down the chain the small set
-        agreed = chain and small.v.null_agreed or agreed, reps = chain and small.v.null_reps or #to_null }
+        -- the repetitions whose control went its way: pass 3 at or above the null rate
+        agreed = v.at_or_above, reps = #to_null }
       follows("vCPU gaps")
     else
-      say("the vCPU's own gaps: the forward walk's pass 3 over present pages does not keep the null walk's rate "
-        .. "(within a factor %.1f), nor does a small set below it: %s; not named, what is left stays not explained",
-        slowperiod.SAME, said)
+      say("the vCPU's own gaps: the null walk is busier than the forward walk's pass 3 over present pages (beyond "
+        .. "a factor %.1f): %s; not named, what is left stays not explained", slowperiod.SAME, said)
     end
   end
 
-  -- 5. The working set's size, named from the small set's rates above.
+  -- 5. The working set's size: shrinking the walked set from the buffer
+  -- to the small set takes pass 3's rate down to the small set's. Named
+  -- where pass 3 outside the classes stays above the small set (beyond
+  -- SAME pooled and by the median ratio, a sign test over the
+  -- repetitions): it covers up to (pass 3's rate - the small set's) times
+  -- pass 2's time, by rate, not page by page. What the small set keeps
+  -- above the null walk is neither: it stays not explained.
   if small then
-    local v, said, at_null, above = small.v, small.said, small.at_null, small.above
-    local nl, p3_per_ms = { count = small.null_count }, small.v.p3_per_ms
-    if nl.count < slowperiod.MIN_PAGES then
+    local v, said, above = small.v, small.said, small.above
+    local p3_per_ms = v.p3_per_ms
+    local beyond_null = ("; the small set's %.2f per ms over the null walk's %.2f stays not explained"):format(
+      v.per_ms, v.null_per_ms)
+    if small.null_count < slowperiod.MIN_PAGES then
       say("the working set: the null walk has %d slow samples, too few to compare the small set with (%s); "
-        .. "undecided", nl.count, said)
+        .. "undecided", small.null_count, said)
     elseif c3 < slowperiod.MIN_PAGES then
       say("the working set: pass 3 has %d slow pages outside the classes, too few to decide it (%s)", c3, said)
     elseif left <= 0 then
       say("the working set: no slow page is left outside the classes (%s)", said)
-    elseif at_null and above then
+    elseif above then
       local pages = math.min(left, math.floor(v.expected + 0.5))
       name { name = ("the working set's size (a %d-page set, within the TLB's, the shadow tables' and the data caches' "
-          .. "reach, not told apart, has the null walk's rate; covered by rate, not page by page)"):format(v.span or 0),
+          .. "reach, not told apart; covered by rate, not page by page)"):format(v.span or 0),
         pages = pages,
-        control = ("%s; they cover min(%d pages left, (%.2f - %.2f) per ms × %.1f ms of pass 2 = %.0f) = %d%s")
+        control = ("%s; they cover min(%d pages left, (%.2f - %.2f) per ms × %.1f ms of pass 2 = %.0f) = %d%s%s")
           :format(said, left, p3_per_ms, v.per_ms, fwd2.ns / 1e6, v.expected, pages,
-            pages < left and ("; the %d above it stay not explained"):format(left - pages) or ""),
+            pages < left and ("; %d pages left above it"):format(left - pages) or "",
+            v.per_ms > v.null_per_ms and beyond_null or ""),
         agreed = v.agreed, reps = v.p3_reps }
       follows("working set")
     elseif within_same(v.p3_ratio) and within_same(v.rep_p3_ratio) then
       say("the working set did not decide them: the small set keeps pass 3's rate (within a factor %.1f): %s; not "
         .. "named", slowperiod.SAME, said)
     else
-      say("the working set: the small set has neither the null walk's rate nor pass 3's (within a factor %.1f): "
-        .. "%s; not named, what is left stays not explained", slowperiod.SAME, said)
+      say("the working set: pass 3 is not above the small set beyond a factor %.1f by every test: %s; not named, "
+        .. "what is left stays not explained", slowperiod.SAME, said)
     end
   end
 

@@ -117,8 +117,9 @@ function slowwalks.run(h, modes, slow_ns, resolution_ns)
     .. "walk stores into page 0 as many times as the buffer has pages: its slow samples are the clock's and the "
     .. "vCPU's with no page involved, and it names the vCPU's own gaps by rate, not page by page. The small set "
     .. "walks pages 0 to %d (%d KiB) forward again and again, as many stores as the buffer has pages: the same "
-    .. "loop over a working set within the TLB's, the shadow page tables' and the data caches' reach; it names the "
-    .. "working set's size by rate, not page by page, and does not tell those caches apart."):format(
+    .. "loop over a working set within the TLB's, the shadow page tables' and the data caches' reach; pass 3's "
+    .. "excess over it names the working set's size by rate, not page by page, and does not tell those caches "
+    .. "apart."):format(
       slow_ns, STRIDE, STRIDE, STRIDE + 1, SMALL_PAGES - 1, SMALL_PAGES * h.page // 1024))
   h:finish()
 end
