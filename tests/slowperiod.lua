@@ -106,16 +106,16 @@ local function working_set_share(x, left, total)
   return math.min(left, math.floor((p3 - small) * fwd_ns + 0.5)) / total
 end
 
-local VCPU = "the vCPU's own gaps (present with no page walked; covered by rate, not page by page)"
-local WORKING_SET = "the working set's size (a 64-page set, within the TLB's, the shadow tables' and the data caches' "
-  .. "reach, not told apart; covered by rate, not page by page)"
+local VCPU = "the timed loop's own gaps (the null walk's rate: one page stored again and again, the samples array "
+  .. "written as in every walk; covered by rate, not page by page)"
+local WORKING_SET = "the working set's size (a 64-page set against the whole buffer: the TLB, the shadow tables and the "
+  .. "data caches not told apart; covered by rate, not page by page)"
 
 do -- every 20 µs in the walks, every 100 µs in the null walk and about that in the small set: the vCPU's own
   -- gaps up to the null rate, the working set above the small set's
   local x = experiment(in_time(20000, 100000, function(rep) return rep % 2 == 0 and 75000 or 125000 end), 12)
   local d = slowperiod.decide(x)
-  t.is(d.follows, "time and vCPU gaps and working set",
-    "planted in time, the small set near the null rate: the vCPU's own gaps, then the working set",
+  t.is(d.follows, "time", "planted in time: they follow time (the rate classes are shares, not what they follow)",
     table.concat(d.verdicts, " | "))
   t.is(names(d), VCPU .. "; " .. WORKING_SET, "both named, as covered by rate, the working set with its size")
   local gaps = vcpu_share(x, d.total, d.total)
@@ -179,17 +179,16 @@ do -- the small set at pass 3's rate: the working set does not decide them
   -- pass 3 above the small set, but too few repetitions for the sign test
   d = slowperiod.decide(experiment(in_time(20000, 100000, 100000), 3))
   t.is(names(d), VCPU, "three repetitions: the sign test cannot name the working set", table.concat(d.verdicts, " | "))
-  t.like(table.concat(d.verdicts, " | "), "pass 3 is not above the small set beyond a factor 1.5 by every test",
+  t.like(table.concat(d.verdicts, " | "), "the forward walk is not above the small set beyond a factor 1.5 by every test",
     "said so")
 end
 
 do -- a slow page every 20 µs of pass time in every walk, the null walk's every 25 µs: the vCPU's own gaps
   local x = experiment(in_time(20000, 25000))
   local d = slowperiod.decide(x)
-  t.is(d.follows, "time and vCPU gaps", "planted in time: they follow time, the null walk's too",
+  t.is(d.follows, "time", "planted in time: they follow time",
     table.concat(d.verdicts, " | "))
-  t.is(names(d), "the vCPU's own gaps (present with no page walked; covered by rate, not page by page)",
-    "named, as covered by rate")
+  t.is(names(d), VCPU, "named, as covered by rate")
   local want = vcpu_share(x, d.total, d.total)
   t.ok(want > 0.7 and want < 0.9, "the null walk's rate covers most of pass 2's, not all", tostring(want))
   t.ok(d.classes[1] and math.abs(d.classes[1].share - want) < 1e-12, "its share: the null rate times pass 2's time",
@@ -215,7 +214,7 @@ end
 do -- the null walk a little busier than the walks (15 µs against 20): its cover is capped at what is left
   local x = experiment(in_time(20000, 15000))
   local d = slowperiod.decide(x)
-  t.like(names(d), "the vCPU's own gaps", "named (pass 3 not below it beyond a factor 1.5)",
+  t.like(names(d), "the timed loop's own gaps", "named (pass 3 not below it beyond a factor 1.5)",
     table.concat(d.verdicts, " | "))
   t.ok(d.null.expected > d.total, "the null rate times pass 2's time is above the pages left",
     ("%s against %d"):format(d.null.expected, d.total))
@@ -223,10 +222,45 @@ do -- the null walk a little busier than the walks (15 µs against 20): its cove
   t.is(d.unexplained, 0, "leaving nothing not explained")
 end
 
+do -- pass 2 a quarter of the null rate, pass 3 above it: the null rate is not in the pass it would cover
+  local d = slowperiod.decide(experiment(function(case, pass_no)
+    local every = case == "forward" and pass_no == 2 and 100000 or case == "null" and 25000 or 20000
+    return function(_, _, tn) return (tn + 7000) % every < NS end
+  end, 12))
+  t.ok(not names(d):find("timed loop", 1, true), "pass 2 below the null walk: the loop's gaps not named", names(d))
+end
+
+do -- one burst of slow stores in one repetition of pass 3, the rest quiet below the null rate: not named
+  local d = slowperiod.decide(experiment(function(case, pass_no, rep)
+    if case == "forward" and pass_no == 3 and rep == 1 then return function(j) return j >= 1000 and j < 1400 end end
+    local every = case == "null" and 25000 or 60000
+    return function(_, _, tn) return (tn + 7000) % every < NS end
+  end, 12))
+  t.ok(not names(d):find("timed loop", 1, true), "a burst does not carry the pooled ratio", names(d))
+end
+
+do -- a small set quieter than the null walk: the working set's floor is the null rate, and it is said
+  local x = experiment(in_time(20000, 50000, 200000), 12)
+  local d = slowperiod.decide(x)
+  t.is(names(d), VCPU .. "; " .. WORKING_SET, "both named", table.concat(d.verdicts, " | "))
+  t.like(d.classes[2] and d.classes[2].control or "", "the small set is quieter than the null walk", "said so")
+  t.ok(d.classes[2] and d.classes[2].control:find("(49.43 - 20.11) per ms", 1, true), "the floor is the null rate",
+    d.classes[2] and d.classes[2].control)
+end
+
+do -- control walks without their passes: no error, said undecided
+  local x = experiment(in_time(20000, 25000), 3)
+  x.null.p3 = nil
+  local ok, d = pcall(slowperiod.decide, x)
+  t.ok(ok, "a null walk without pass 3: no error", tostring(d))
+  t.like(ok and table.concat(d.verdicts, " | ") or "", "the null walk is missing or has no passes 2 and 3",
+    "said so")
+end
+
 do -- the null walk far busier than pass 3 (5 µs against 20): pass 3 below it, not named
   local d = slowperiod.decide(experiment(in_time(20000, 5000)))
   t.is(names(d), "", "a null walk 4 times as busy names nothing", names(d))
-  t.like(table.concat(d.verdicts, " | "), "the null walk is busier than the forward walk's pass 3", "said so")
+  t.like(table.concat(d.verdicts, " | "), "the forward walk is below the null walk", "said so")
 end
 
 do -- residues 3 and 13 of 16 by page index, one page in three of those, every walk and pass alike
@@ -236,7 +270,7 @@ do -- residues 3 and 13 of 16 by page index, one page in three of those, every w
   local d = slowperiod.decide(x)
   t.is(d.follows, "index", "planted by page index: they follow the index", table.concat(d.verdicts, " | "))
   t.like(names(d), "period 16 of the page index (positions 3, 13", "named, as THP=always removed the period")
-  t.ok(not names(d):find("vCPU", 1, true), "and no vCPU gaps: the null walk (page 0) has none", names(d))
+  t.ok(not names(d):find("timed loop", 1, true), "and no loop gaps: the null walk (page 0) has none", names(d))
   t.ok(d.classes[1] and d.classes[1].share > 0.8, "covering most slow pages",
     tostring(d.classes[1] and d.classes[1].share))
   x.huge = experiment(rule)
@@ -267,7 +301,7 @@ do -- random pages in pass 2 only: the second touch, kept 50 ms later
   local d = slowperiod.decide(experiment(rule))
   t.is(d.follows, "second touch", "gone in pass 3: the second touch", table.concat(d.verdicts, " | "))
   t.like(names(d), "the page's second touch", "named")
-  t.ok(not names(d):find("vCPU", 1, true), "and no vCPU gaps: pass 3 keeps nothing for the null walk to match",
+  t.ok(not names(d):find("timed loop", 1, true), "and no loop gaps: pass 3 keeps nothing for the null walk to match",
     names(d))
   t.ok(d.unexplained_share < 0.1, "leaving under 10 % not explained", tostring(d.unexplained_share))
   t.is(d.classes[1] and d.classes[1].agreed, 3, "every repetition agrees")

@@ -3,11 +3,10 @@
 -- orders, each a case: forward (the reference), forward with the samples
 -- array 4 bytes off its cache lines, backward, by a stride, forward 50 ms
 -- after pass 1, the null walk, which stores into page 0 at every step:
--- the same timed loop with no new page, TLB entry or page-table line in
--- it, only the clock and the vCPU, and the small set, which walks the
--- buffer's first few pages (slowwalks.SMALL_PAGES) again and again: the
--- same loop over a working set whose translations the TLB and the shadow
--- page tables keep. Every case runs pass 2 and then pass 3, the same walk
+-- the same timed loop with one data page (its samples array written as in
+-- every walk), and the small set, which walks the buffer's first few pages
+-- (slowwalks.SMALL_PAGES) again and again: the same loop over a working
+-- set whose translations the TLB and the shadow page tables keep. Every case runs pass 2 and then pass 3, the same walk
 -- over the same written pages; the null walk and the small set store as
 -- many times as the buffer has pages.
 -- A slow page that no guest event explains (slowcause.lua) can follow, each
@@ -25,22 +24,17 @@
 --     the pairs of every walk and repetition by a sign test, the median
 --     ratio below 2/3), that a pass 2 50 ms after pass 1 keeps (else: the
 --     time since the first touch);
---   time: the same rate per ms in pass 3 as in pass 2, whatever the order;
---     split by rate, not page by page, as the controls split pass 3's
---     rate: the vCPU's own gaps, present with no page walked, at the null
---     walk's rate (named where pass 3 is not below it); the working set's
---     size (beyond the TLB's reach, the host's shadow page tables evicting
---     and re-syncing entries, or the data caches', not told apart), pass
---     3's excess over the small set (named where pass 3 stays above the
---     small set beyond SAME, pooled and by the median ratio, with a sign
---     test over the repetitions). Each covers at most its rate times pass
---     2's time of the pages left. What the small set keeps above the null
---     walk, and what pass 2 keeps above pass 3, stay not explained; a
---     small set that keeps pass 3's rate says the working set does not
---     decide them.
+--   time: the same rate per ms in pass 3 as in pass 2, whatever the order.
+-- What is left is then split by rate, not page by page (4 and 5 below): the
+-- timed loop's own gaps at the null walk's rate, and the working set's size
+-- (beyond the TLB's reach, the host's shadow page tables evicting and
+-- re-syncing entries, or the data caches', not told apart) as the forward
+-- walk's rate above the small set's. These are shares of a count, not causes
+-- of given pages.
 -- A class is named only where its control removed it, moved it as
--- predicted, showed it with no page involved or took it away with the
--- working set, with the share of pass-2 slow pages (forward) it covers.
+-- predicted, or, by rate, where a control walk showed its rate (the null
+-- walk) or took it away (the small set), with the share of pass-2 slow
+-- pages (forward) it covers.
 -- The slow samples of the null walk and of the small set are not pages:
 -- they take no part in the tests by page index, order, entry or frame.
 -- The physical frames of the slow pages are compared with all pages'
@@ -254,8 +248,8 @@ local function within_same(q) return q ~= nil and q <= slowperiod.SAME and q >= 
 -- its class is then left undecided. Returns {total, guest = {[cause] =
 -- pages}, classes = {{name, pages, share, control, agreed, reps}},
 -- unexplained, unexplained_share, verdicts = {lines}, kinds = {"entry" |
--- "index" | "order" | "samples" | "second touch" | "time" | "vCPU gaps" |
--- "working set", ...; [kind] = true}, follows = the kinds joined with
+-- "index" | "order" | "samples" | "second touch" | "time", ...; [kind] =
+-- true}, follows = the kinds joined with
 -- " and ", or nil, rates, null = the null walk's rates (below) or nil,
 -- small = the small set's (below) or nil}.
 function slowperiod.decide(x)
@@ -504,7 +498,7 @@ function slowperiod.decide(x)
     if same then
       follows("time")
       say("they follow time: pass 3 over the same pages keeps pass 2's rate (%s; within a factor %.1f in %d of %d "
-        .. "pairs)%s; the null walk below says how much of it the vCPU's own gaps are", pairs_said(),
+        .. "pairs)%s; the null walk below says how much of it is the timed loop's own", pairs_said(),
         slowperiod.SAME, r.same or 0, r.all or 0,
         #others > 0 and (", and pass 2's rate is the same in every other walk") or "")
     else
@@ -515,175 +509,182 @@ function slowperiod.decide(x)
   end
   out.gaps = slowperiod.gaps(x.forward.p2)
 
-  -- The small set's rates, measured before the classes are named: it
-  -- walks pages 0 to span - 1 forward again and again, as many stores as
-  -- the buffer has pages: the same loop over pages whose translations the
-  -- TLB and the shadow page tables keep, and whose lines the data caches
-  -- keep (its passes 2 and 3 alike, taken together), against the null walk
-  -- and against the forward walk's pass 3.
-  local small
-  if x.small and x.null then
-    local function both(case) -- passes 2 and 3 of each repetition, taken together: its rate per ms
-      local n, ns, by_rep = 0, 0, {}
-      for i, s2 in ipairs(case.p2) do
-        local s3 = case.p3[i]
-        if s3 then
-          local c, t = count(s2) + count(s3), s2.ns + s3.ns
-          n, ns = n + c, ns + t
-          by_rep[i] = t > 0 and 1e6 * c / t or nil
-        end
+  -- 4 and 5. What is left is split by rate, not page by page, as two
+  -- control walks split the forward walk's rate of slow stores outside the
+  -- classes (pass 2's and pass 3's, the lower of the two: the rate both
+  -- passes show). The null walk stores into page 0 at every step (the
+  -- samples array written as in every walk): its rate is the timed loop's
+  -- own, with one data page. The small set walks pages 0 to span - 1 again
+  -- and again: the same loop over a working set the TLB and the shadow
+  -- tables keep. Each walk's passes 2 and 3 are taken together; both store
+  -- as many times as the buffer has pages.
+  --   4. The timed loop's own gaps: the null rate, named where the forward
+  --      walk is not below it (pooled in both passes, and pass 3 by the
+  --      median of the repetitions' ratios and a sign test).
+  --   5. The working set's size: the forward walk's rate above the small
+  --      set's, named where pass 3 stays above the small set beyond SAME
+  --      (pooled and by the median ratio, with a sign test) and pass 2 does
+  --      too, pooled. Its floor is the higher of the small set's rate and the
+  --      null walk's: what the small set keeps above the null walk stays not
+  --      explained, and a small set below the null walk is said.
+  -- Each covers at most its rate times pass 2's time, and together no more
+  -- than the slow pages the rates counted (outside every class's pages,
+  -- named or only decided).
+  local p2_rate = fwd2.ns > 0 and 1e6 * c2 / fwd2.ns or 0
+  local p3_rate = fwd3.ns > 0 and 1e6 * c3 / fwd3.ns or 0
+  local walked = math.min(p2_rate, p3_rate)
+  local rate_left = math.min(left, c2)
+  local function per_ms(n, ns) return ns > 0 and 1e6 * n / ns or nil end
+  local function fmt(q) return q and q < math.huge and ("%.2f"):format(q) or "–" end
+  local function range(sp) return sp and ("median %.2f, %.2f to %.2f"):format(sp.median, sp.lo, sp.hi) or "–" end
+  -- a control walk's passes 2 and 3 of each repetition, taken together: its rate per ms, pooled and by repetition
+  local function both(case)
+    local n, ns, by_rep, seen = 0, 0, {}, 0
+    for i, s2 in ipairs(case.p2 or {}) do
+      local s3 = (case.p3 or {})[i]
+      if s3 then
+        local c, t = count(s2) + count(s3), s2.ns + s3.ns
+        n, ns = n + c, ns + t
+        by_rep[i] = per_ms(c, t)
+        if c > 0 then seen = seen + 1 end
       end
-      return { count = n, ns = ns, per_ms = ns > 0 and 1e6 * n / ns or 0, by_rep = by_rep }
     end
-    local sm, nl = both(x.small), both(x.null)
-    local p3_per_ms = fwd3.ns > 0 and 1e6 * c3 / fwd3.ns or 0
-    local v = { span = x.small.span, count = sm.count, ns = sm.ns, per_ms = sm.per_ms, null_per_ms = nl.per_ms,
-      p3_per_ms = p3_per_ms }
-    -- repetition by repetition: the small set against the null walk and against the forward walk's pass 3
-    local rates_sm, to_null, to_p3 = {}, {}, {}
-    v.null_above, v.null_pairs, v.p3_above, v.p3_pairs, v.agreed = 0, 0, 0, 0, 0
+    return { count = n, ns = ns, per_ms = per_ms(n, ns) or 0, by_rep = by_rep, seen = seen }
+  end
+  -- the forward walk's pass 3 against a control's rate, repetition by repetition: ratios where the control saw
+  -- slow samples, how many are above (ties left out), a sign test
+  local function against(ctl)
+    local qs, above, pairs_n = {}, 0, 0
+    for i, s3 in ipairs(x.forward.p3) do
+      local r3, rc = s3.ns > 0 and 1e6 * count(s3, free) / s3.ns, ctl.by_rep[i]
+      if r3 and rc and rc > 0 then
+        qs[#qs + 1] = r3 / rc
+        if r3 ~= rc then pairs_n = pairs_n + 1 end
+        if r3 > rc then above = above + 1 end
+      end
+    end
+    local sp = spread(qs)
+    return { ratios = qs, median = sp and sp.median, above = above, pairs = pairs_n,
+      sign_p = pairs_n > 0 and inference.sign_test(above, pairs_n) or 1 }
+  end
+  local function rate_class(class) name(class); rate_left = rate_left - class.pages end
+  local nl = x.null and x.null.p2 and x.null.p3 and both(x.null)
+  local sm = x.small and x.small.p2 and x.small.p3 and both(x.small)
+  if (x.null or x.small) and not (nl and sm or nl and not x.small) then
+    say("the rate classes: the %s walk is missing or has no passes 2 and 3: undecided", nl and "small set's" or "null")
+  end
+
+  if nl then
+    local a = against(nl)
+    local below = a.pairs > 0 and a.above * 2 < a.pairs and a.sign_p < slowperiod.ALPHA
+    local v = { count = nl.count, ns = nl.ns, per_ms = nl.per_ms, p2_per_ms = p2_rate, p3_per_ms = p3_rate,
+      ratio = nl.per_ms > 0 and p3_rate / nl.per_ms or nil, p2_ratio = nl.per_ms > 0 and p2_rate / nl.per_ms or nil,
+      median = a.median, above = a.above, pairs = a.pairs, sign_p = a.sign_p, seen = nl.seen }
+    local by_rep, rates2, rates3 = {}, {}, {}
+    for i, s2 in ipairs(x.forward.p2) do
+      by_rep[#by_rep + 1] = nl.by_rep[i]
+      rates2[#rates2 + 1] = per_ms(count(s2, free), s2.ns)
+      local s3 = x.forward.p3[i]
+      rates3[#rates3 + 1] = s3 and per_ms(count(s3, free), s3.ns) or nil
+    end
+    v.reps, v.p2, v.p3 = spread(by_rep), spread(rates2), spread(rates3)
+    v.expected = nl.per_ms * fwd2.ns / 1e6 -- the null rate over pass 2's time
+    local agreed = 0
+    for _, q in ipairs(a.ratios) do if q >= 1 / slowperiod.SAME then agreed = agreed + 1 end end
+    out.null = v
+    local said = ("null walk (one page stored again and again, passes 2 and 3): %.2f slow samples per ms (%d in "
+      .. "%.1f ms, in %d of %d repetitions; per repetition %s); the forward walk outside the classes: pass 3 %.2f per "
+      .. "ms (per repetition %s), pass 2 %.2f (%s); over the null: pass 3 pooled %s, per repetition median %s, above "
+      .. "it in %d of %d repetitions (ties left out), sign test p = %.2g; pass 2 pooled %s"):format(v.per_ms, v.count,
+      v.ns / 1e6, nl.seen, reps, range(v.reps), p3_rate, range(v.p3), p2_rate, range(v.p2), fmt(v.ratio),
+      fmt(v.median), a.above, a.pairs, a.sign_p, fmt(v.p2_ratio))
+    local not_below = v.ratio and v.ratio >= 1 / slowperiod.SAME and v.p2_ratio >= 1 / slowperiod.SAME
+      and v.median and v.median >= 1 / slowperiod.SAME and not below
+    if nl.count < slowperiod.MIN_PAGES or nl.seen * 2 < reps then
+      say("the timed loop's own gaps: the null walk has %d slow samples in %d of %d repetitions, too few to show "
+        .. "them (%s); not named", nl.count, nl.seen, reps, said)
+    elseif c2 < slowperiod.MIN_PAGES or c3 < slowperiod.MIN_PAGES then
+      say("the timed loop's own gaps: %d and %d slow pages outside the classes in passes 2 and 3, too few to compare "
+        .. "(%s)", c2, c3, said)
+    elseif rate_left <= 0 then
+      say("the timed loop's own gaps: no slow page is left outside the classes (%s)", said)
+    elseif not_below then
+      local pages = math.max(0, math.min(rate_left, math.floor(v.expected + 0.5)))
+      rate_class { name = "the timed loop's own gaps (the null walk's rate: one page stored again and again, the "
+          .. "samples array written as in every walk; covered by rate, not page by page)",
+        pages = pages,
+        control = ("%s; they cover min(%d pages left, %.2f per ms × %.1f ms of pass 2 = %.0f) = %d"):format(said,
+          rate_left, v.per_ms, fwd2.ns / 1e6, v.expected, pages),
+        agreed = agreed, reps = #a.ratios }
+    else
+      say("the timed loop's own gaps: the forward walk is below the null walk (beyond a factor %.1f, or pass 3 by "
+        .. "the sign test): %s; not named, what is left stays not explained", slowperiod.SAME, said)
+    end
+  end
+
+  if nl and sm then
+    local a = against(sm)
+    local to_null, null_above, null_pairs = {}, 0, 0
     for i, rs in pairs(sm.by_rep) do
-      rates_sm[#rates_sm + 1] = rs
-      local rn, s3 = nl.by_rep[i], x.forward.p3[i]
+      local rn = nl.by_rep[i]
       if rn and (rs > 0 or rn > 0) then
-        if rs ~= rn then v.null_pairs = v.null_pairs + 1 end -- a tie says neither
-        if rs > rn then v.null_above = v.null_above + 1 end
+        if rs ~= rn then null_pairs = null_pairs + 1 end -- a tie says neither
+        if rs > rn then null_above = null_above + 1 end
         to_null[#to_null + 1] = rn > 0 and rs / rn or math.huge
       end
-      local r3 = s3 and s3.ns > 0 and 1e6 * count(s3, free) / s3.ns
-      if r3 and (r3 > 0 or rs > 0) then
-        if r3 ~= rs then v.p3_pairs = v.p3_pairs + 1 end
-        if r3 > rs then v.p3_above = v.p3_above + 1 end
-        local q = rs > 0 and r3 / rs or math.huge
-        to_p3[#to_p3 + 1] = q
-        if q > slowperiod.SAME then v.agreed = v.agreed + 1 end
-      end
     end
-    v.reps = spread(rates_sm)
-    v.to_null = nl.per_ms > 0 and sm.per_ms / nl.per_ms or nil
-    v.rep_to_null = #to_null > 0 and spread(to_null).median or nil
-    v.null_sign_p = v.null_pairs > 0 and inference.sign_test(v.null_above, v.null_pairs) or 1
-    v.p3_ratio = sm.per_ms > 0 and p3_per_ms / sm.per_ms or (p3_per_ms > 0 and math.huge or nil)
-    v.rep_p3_ratio, v.p3_reps = #to_p3 > 0 and spread(to_p3).median or nil, #to_p3
-    v.p3_sign_p = v.p3_pairs > 0 and inference.sign_test(v.p3_above, v.p3_pairs) or 1
-    v.expected = math.max(0, (p3_per_ms - sm.per_ms) * fwd2.ns / 1e6) -- pass 3's excess over pass 2's time
+    local small_rates = {}
+    for _, rs in pairs(sm.by_rep) do small_rates[#small_rates + 1] = rs end
+    local agreed = 0
+    for _, q in ipairs(a.ratios) do if q > slowperiod.SAME then agreed = agreed + 1 end end
+    local floor = math.max(sm.per_ms, nl.per_ms)
+    local v = { span = x.small.span, count = sm.count, ns = sm.ns, per_ms = sm.per_ms, null_per_ms = nl.per_ms,
+      p3_per_ms = p3_rate, p2_per_ms = p2_rate, reps = spread(small_rates),
+      to_null = nl.per_ms > 0 and sm.per_ms / nl.per_ms or nil, rep_to_null = (spread(to_null) or {}).median,
+      null_above = null_above, null_pairs = null_pairs,
+      null_sign_p = null_pairs > 0 and inference.sign_test(null_above, null_pairs) or 1,
+      p3_ratio = sm.per_ms > 0 and p3_rate / sm.per_ms or (p3_rate > 0 and math.huge or nil),
+      p2_ratio = sm.per_ms > 0 and p2_rate / sm.per_ms or (p2_rate > 0 and math.huge or nil),
+      rep_p3_ratio = a.median, p3_above = a.above, p3_pairs = a.pairs, p3_sign_p = a.sign_p, agreed = agreed,
+      expected = math.max(0, (walked - floor) * fwd2.ns / 1e6) }
     out.small = v
-    local function fmt(q) return q and q < math.huge and ("%.2f"):format(q) or "–" end
-    local function range(sp) return sp and ("median %.2f, %.2f to %.2f"):format(sp.median, sp.lo, sp.hi) or "–" end
+    local quieter = v.to_null and v.to_null < 1 / slowperiod.SAME or (null_pairs > 0 and null_above * 2 < null_pairs
+      and v.null_sign_p < slowperiod.ALPHA)
     local said = ("the small set (pages 0 to %d again and again, passes 2 and 3): %.2f slow samples per ms (%d in "
       .. "%.1f ms; per repetition %s); over the null walk's %.2f: pooled %s, per repetition median %s, above it in "
-      .. "%d of %d repetitions (ties left out), sign test p = %.2g; the forward walk's pass 3 outside the classes "
-      .. "%.2f per ms over it: pooled %s, per repetition median %s, above it in %d of %d repetitions, sign test "
-      .. "p = %.2g"):format((v.span or 0) - 1, v.per_ms, sm.count, sm.ns / 1e6, range(v.reps), nl.per_ms,
-      fmt(v.to_null), fmt(v.rep_to_null), v.null_above, v.null_pairs, v.null_sign_p, p3_per_ms, fmt(v.p3_ratio),
-      fmt(v.rep_p3_ratio), v.p3_above, v.p3_pairs, v.p3_sign_p)
+      .. "%d of %d repetitions (ties left out), sign test p = %.2g; the forward walk outside the classes over it: "
+      .. "pass 3 %.2f per ms, pooled %s, per repetition median %s, above it in %d of %d repetitions, sign test "
+      .. "p = %.2g; pass 2 %.2f per ms, pooled %s"):format((v.span or 0) - 1, v.per_ms, sm.count, sm.ns / 1e6,
+      range(v.reps), nl.per_ms, fmt(v.to_null), fmt(v.rep_to_null), null_above, null_pairs, v.null_sign_p, p3_rate,
+      fmt(v.p3_ratio), fmt(v.rep_p3_ratio), a.above, a.pairs, a.sign_p, p2_rate, fmt(v.p2_ratio))
     local above = v.p3_ratio and v.p3_ratio > slowperiod.SAME and v.rep_p3_ratio and v.rep_p3_ratio > slowperiod.SAME
-      and v.p3_above * 2 > v.p3_pairs and v.p3_sign_p < slowperiod.ALPHA
-    small = { v = v, said = said, above = above, null_count = nl.count }
-  end
-
-  -- 4. The vCPU's own gaps: the null walk stores into page 0 at every step,
-  -- so its slow samples come from the clock and the vCPU with no page
-  -- involved (its passes 2 and 3 alike, taken together). Every walk runs
-  -- the same loop, so they sit in every walk at that rate: pass 2's pages
-  -- left over are covered up to the null rate times pass 2's time, by
-  -- rate, not page by page. Named where the forward walk's pass 3 outside
-  -- the classes is not below the null rate (beyond SAME, pooled).
-  if x.null then
-    local both = table.move(x.null.p2, 1, #x.null.p2, 1, {})
-    local null = pooled(table.move(x.null.p3, 1, #x.null.p3, #both + 1, both))
-    local cn = count(null)
-    local v = { count = cn, ns = null.ns, per_ms = null.ns > 0 and 1e6 * cn / null.ns or 0,
-      p2_per_ms = fwd2.ns > 0 and 1e6 * c2 / fwd2.ns or 0, p3_per_ms = fwd3.ns > 0 and 1e6 * c3 / fwd3.ns or 0 }
-    -- repetition by repetition: the forward walk's rates and the null walk's of the same repetition
-    local by_rep = { p2 = {}, p3 = {}, null = {} }
-    local to_null, above, differ, at_or_above = {}, 0, 0, 0
-    for i, s2 in ipairs(x.forward.p2) do
-      local s3, n2, n3 = x.forward.p3[i], x.null.p2[i], x.null.p3[i]
-      if s2.ns > 0 then by_rep.p2[#by_rep.p2 + 1] = 1e6 * count(s2, free) / s2.ns end
-      local r3 = s3 and s3.ns > 0 and 1e6 * count(s3, free) / s3.ns
-      if r3 then by_rep.p3[#by_rep.p3 + 1] = r3 end
-      local rn = n2 and n3 and n2.ns + n3.ns > 0 and 1e6 * (count(n2) + count(n3)) / (n2.ns + n3.ns)
-      if rn then by_rep.null[#by_rep.null + 1] = rn end
-      if r3 and rn and (r3 > 0 or rn > 0) then
-        if r3 ~= rn then differ = differ + 1 end -- a tie says neither
-        if r3 > rn then above = above + 1 end
-        local q = rn > 0 and r3 / rn or math.huge
-        to_null[#to_null + 1] = q
-        if q >= 1 / slowperiod.SAME then at_or_above = at_or_above + 1 end
-      end
-    end
-    v.p2, v.p3, v.reps, v.at_or_above = spread(by_rep.p2), spread(by_rep.p3), spread(by_rep.null), at_or_above
-    v.ratio = cn > 0 and v.p3_per_ms / v.per_ms or nil
-    v.median = #to_null > 0 and spread(to_null).median or nil
-    v.above, v.pairs = above, differ
-    v.sign_p = differ > 0 and inference.sign_test(above, differ) or 1
-    v.expected = v.per_ms * fwd2.ns / 1e6 -- the null rate over pass 2's time
-    out.null = v
-    local function range(sp) return sp and ("median %.2f, %.2f to %.2f"):format(sp.median, sp.lo, sp.hi) or "–" end
-    local said = ("null walk (one page stored again and again, passes 2 and 3): %.2f slow samples per ms (%d in "
-      .. "%.1f ms; per repetition %s); the forward walk outside the classes: pass 3 %.2f per ms (per repetition "
-      .. "%s), pass 2 %.2f (%s); pass 3 over the null: pooled %s, per repetition median %s, above it in %d of %d "
-      .. "repetitions (ties left out), sign test p = %.2g"):format(v.per_ms, cn, null.ns / 1e6, range(v.reps),
-      v.p3_per_ms, range(v.p3), v.p2_per_ms, range(v.p2), v.ratio and ("%.2f"):format(v.ratio) or "–",
-      v.median and ("%.2f"):format(v.median) or "–", above, differ, v.sign_p)
-    if cn < slowperiod.MIN_PAGES then
-      say("the vCPU's own gaps: the null walk has %d slow samples, too few to show them (%s); what is left stays not "
-        .. "explained", cn, said)
-    elseif left <= 0 then
-      say("the vCPU's own gaps: no slow page is left outside the classes (%s)", said)
-    elseif v.ratio and v.ratio >= 1 / slowperiod.SAME then
-      local pages = math.min(left, math.floor(v.expected + 0.5))
-      name { name = "the vCPU's own gaps (present with no page walked; covered by rate, not page by page)",
-        pages = pages,
-        control = ("%s; they cover min(%d pages left, %.2f per ms × %.1f ms of pass 2 = %.0f) = %d%s"):format(said,
-          left, v.per_ms, fwd2.ns / 1e6, v.expected, pages,
-          pages < left and ("; %d pages left above it"):format(left - pages) or ""),
-        -- the repetitions whose control went its way: pass 3 at or above the null rate
-        agreed = v.at_or_above, reps = #to_null }
-      follows("vCPU gaps")
-    else
-      say("the vCPU's own gaps: the null walk is busier than the forward walk's pass 3 over present pages (beyond "
-        .. "a factor %.1f): %s; not named, what is left stays not explained", slowperiod.SAME, said)
-    end
-  end
-
-  -- 5. The working set's size: shrinking the walked set from the buffer
-  -- to the small set takes pass 3's rate down to the small set's. Named
-  -- where pass 3 outside the classes stays above the small set (beyond
-  -- SAME pooled and by the median ratio, a sign test over the
-  -- repetitions): it covers up to (pass 3's rate - the small set's) times
-  -- pass 2's time, by rate, not page by page. What the small set keeps
-  -- above the null walk is neither: it stays not explained.
-  if small then
-    local v, said, above = small.v, small.said, small.above
-    local p3_per_ms = v.p3_per_ms
-    local beyond_null = ("; the small set's %.2f per ms over the null walk's %.2f stays not explained"):format(
-      v.per_ms, v.null_per_ms)
-    if small.null_count < slowperiod.MIN_PAGES then
+      and a.above * 2 > a.pairs and a.sign_p < slowperiod.ALPHA and v.p2_ratio and v.p2_ratio > slowperiod.SAME
+    if nl.count < slowperiod.MIN_PAGES then
       say("the working set: the null walk has %d slow samples, too few to compare the small set with (%s); "
-        .. "undecided", small.null_count, said)
-    elseif c3 < slowperiod.MIN_PAGES then
-      say("the working set: pass 3 has %d slow pages outside the classes, too few to decide it (%s)", c3, said)
-    elseif left <= 0 then
+        .. "undecided", nl.count, said)
+    elseif c2 < slowperiod.MIN_PAGES or c3 < slowperiod.MIN_PAGES then
+      say("the working set: %d and %d slow pages outside the classes in passes 2 and 3, too few to decide it (%s)",
+        c2, c3, said)
+    elseif rate_left <= 0 then
       say("the working set: no slow page is left outside the classes (%s)", said)
     elseif above then
-      local pages = math.min(left, math.floor(v.expected + 0.5))
-      name { name = ("the working set's size (a %d-page set, within the TLB's, the shadow tables' and the data caches' "
-          .. "reach, not told apart; covered by rate, not page by page)"):format(v.span or 0),
+      local pages = math.max(0, math.min(rate_left, math.floor(v.expected + 0.5)))
+      rate_class { name = ("the working set's size (a %d-page set against the whole buffer: the TLB, the shadow "
+          .. "tables and the data caches not told apart; covered by rate, not page by page)"):format(v.span or 0),
         pages = pages,
-        control = ("%s; they cover min(%d pages left, (%.2f - %.2f) per ms × %.1f ms of pass 2 = %.0f) = %d%s%s")
-          :format(said, left, p3_per_ms, v.per_ms, fwd2.ns / 1e6, v.expected, pages,
-            pages < left and ("; %d pages left above it"):format(left - pages) or "",
-            v.per_ms > v.null_per_ms and beyond_null or ""),
-        agreed = v.agreed, reps = v.p3_reps }
-      follows("working set")
+        control = ("%s; they cover min(%d pages left, (%.2f - %.2f) per ms × %.1f ms of pass 2 = %.0f) = %d; the "
+          .. "forward walk's rate is the lower of passes 2 and 3, the floor the higher of the small set's and the "
+          .. "null walk's%s"):format(said, rate_left, walked, floor, fwd2.ns / 1e6, v.expected, pages,
+            quieter and "; the small set is quieter than the null walk, which runs the same loop: not explained"
+            or v.per_ms > nl.per_ms and ("; the small set's %.2f per ms over the null walk's %.2f stays not "
+              .. "explained"):format(v.per_ms, nl.per_ms) or ""),
+        agreed = agreed, reps = #a.ratios }
     elseif within_same(v.p3_ratio) and within_same(v.rep_p3_ratio) then
       say("the working set did not decide them: the small set keeps pass 3's rate (within a factor %.1f): %s; not "
         .. "named", slowperiod.SAME, said)
     else
-      say("the working set: pass 3 is not above the small set beyond a factor %.1f by every test: %s; not named, "
-        .. "what is left stays not explained", slowperiod.SAME, said)
+      say("the working set: the forward walk is not above the small set beyond a factor %.1f by every test: %s; not "
+        .. "named, what is left stays not explained", slowperiod.SAME, said)
     end
   end
 

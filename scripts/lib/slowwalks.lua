@@ -112,14 +112,15 @@ function slowwalks.run(h, modes, slow_ns, resolution_ns)
   h:note(("A page is slow above SLOW_NS = %d ns. Pass 2 and pass 3 walk the same written pages in the case's "
     .. "order; a slow page no guest event explains (no guest event, host, unknown) is decided by the walks "
     .. "(scripts/lib/slowperiod.lua): a class is named only where its control removed it or moved it as "
-    .. "predicted, with the share of the forward walk's pass-2 slow pages it covers. Stride %d: pages 0, %d, "
-    .. "... then 1, %d, ...; the shifted samples array puts each 8-byte sample 4 bytes off its line. The null "
-    .. "walk stores into page 0 as many times as the buffer has pages: its slow samples are the clock's and the "
-    .. "vCPU's with no page involved, and it names the vCPU's own gaps by rate, not page by page. The small set "
-    .. "walks pages 0 to %d (%d KiB) forward again and again, as many stores as the buffer has pages: the same "
-    .. "loop over a working set within the TLB's, the shadow page tables' and the data caches' reach; pass 3's "
-    .. "excess over it names the working set's size by rate, not page by page, and does not tell those caches "
-    .. "apart."):format(
+    .. "predicted, or by rate where a control walk showed or took away its rate, with the share of the forward "
+    .. "walk's pass-2 slow pages it covers. Stride %d: pages 0, %d, ... then 1, %d, ...; the shifted samples "
+    .. "array puts each 8-byte sample 4 bytes off its line. The null walk stores into page 0 as many times as "
+    .. "the buffer has pages: its slow samples are the timed loop's own with one data page (the samples array "
+    .. "is written as in every walk), and it names the timed loop's own gaps by rate, not page by page. The "
+    .. "small set walks pages 0 to %d (%d KiB) forward again and again, as many stores as the buffer has pages: "
+    .. "the same loop over a working set within the TLB's and the shadow page tables' reach (its lines share "
+    .. "cache sets); the forward walk's excess over it names the working set's size by rate, not page by page, "
+    .. "and does not tell the TLB, the shadow tables and the data caches apart."):format(
       slow_ns, STRIDE, STRIDE, STRIDE + 1, SMALL_PAGES - 1, SMALL_PAGES * h.page // 1024))
   h:finish()
 end
@@ -192,8 +193,8 @@ function slowwalks.decide(h, mode, modes, pages_2m, page)
   if small then -- slow samples per ms of the small set (passes 2 and 3 together), per repetition too
     local sp = small.reps or {}
     local function finite(q) return q and q < math.huge and q or "-" end -- a ratio over a rate of 0: none
-    h:value("period_small_rate", small.count, "count", with { { "pages", small.span },
-      { "kib", small.span * page // 1024 }, { "pass_ns", small.ns },
+    h:value("period_small_rate", small.count, "count", with { { "pages", small.span or 0 },
+      { "kib", (small.span or 0) * page // 1024 }, { "pass_ns", small.ns },
       { "per_ms", small.per_ms }, { "rep_median", sp.median or "-" }, { "rep_lo", sp.lo or "-" },
       { "rep_hi", sp.hi or "-" }, { "to_null", finite(small.to_null) },
       { "rep_to_null", finite(small.rep_to_null) }, { "null_above", small.null_above },

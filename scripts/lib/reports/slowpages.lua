@@ -60,23 +60,24 @@ local function period_tables(ix, add)
     for _, v in ipairs(each(ix, "period_null_rate", here)) do
       local ratio, rep_ratio = tonumber(v.ratio), tonumber(v.rep_ratio)
       add(("\nThe null walk (page 0 stored into as many times as there are pages, passes 2 and 3): %.3f slow "
-        .. "samples per ms (%s samples%s), the clock's and the vCPU's own gaps with no page involved. Pass 3 "
+        .. "samples per ms (%s samples%s), the timed loop's own with one data page. Pass 3 "
         .. "(forward) over it: pooled %s, per repetition median %s, above it in %s of %s repetitions (sign test "
-        .. "p = %.2g). The vCPU's own gaps are named where pass 3 is not below the null rate, and are covered "
-        .. "by rate, not page by page: at most the null rate times pass 2's time of the pages left."):format(
+        .. "p = %.2g). The timed loop's own gaps are named where the forward walk is not below the null "
+        .. "rate, and are covered by rate, not page by page: at most the null rate times pass 2's time of the pages "
+        .. "left."):format(
           tonumber(v.per_ms), num(v.x), by_rep(v), ratio and ("%.2f"):format(ratio) or "–",
           rep_ratio and ("%.2f"):format(rep_ratio) or "–", num(v.above), num(v.pairs), tonumber(v.sign_p)))
     end
     for _, v in ipairs(each(ix, "period_small_rate", here)) do
       local function q(x) x = tonumber(x) return x and ("%.2f"):format(x) or "–" end
       add(("\nThe small set (pages 0 to %s, %s KiB, stored into again and again as many times as there are pages, "
-        .. "passes 2 and 3): %.3f slow samples per ms (%s samples%s), a working set within the TLB's, the shadow "
-        .. "page tables' and the data caches' reach. Over the null walk: pooled %s, per repetition median %s, above "
-        .. "it in %s of %s "
-        .. "repetitions (sign test p = %.2g). Pass 3 (forward) over it: pooled %s, per repetition median %s, above "
-        .. "it in %s of %s repetitions (sign test p = %.2g). The working set is named where pass 3 stays above the "
-        .. "small set, and is covered by rate, not page by page: at most pass 3's excess over the small set times "
-        .. "pass 2's time of the pages left; the small set's own excess over the null walk stays not explained.")
+        .. "passes 2 and 3): %.3f slow samples per ms (%s samples%s), a working set within the TLB's and the shadow "
+        .. "page tables' reach (its lines share cache sets). Over the null walk: pooled %s, per repetition median "
+        .. "%s, above it in %s of %s repetitions (sign test p = %.2g). Pass 3 (forward) over it: pooled %s, per "
+        .. "repetition median %s, above it in %s of %s repetitions (sign test p = %.2g). The working set is named "
+        .. "where the forward walk stays above the small set, and is covered by rate, not page by page: at most the "
+        .. "forward walk's excess over the small set (or the null walk, the higher) times pass 2's time of the pages "
+        .. "left; the small set's own excess over the null walk stays not explained.")
         :format(num(tonumber(v.pages) - 1), num(v.kib), tonumber(v.per_ms), num(v.x), by_rep(v), q(v.to_null),
           q(v.rep_to_null), num(v.null_above), num(v.null_pairs), tonumber(v.null_sign_p), q(v.p3_ratio),
           q(v.rep_p3_ratio), num(v.p3_above), num(v.p3_pairs), tonumber(v.p3_sign_p)))
