@@ -1,4 +1,4 @@
-# provenance: commit 1d91b6a6453de2251c1fa3fcb04b674357375dab; ftrun 0.1.0, gcc 12.2.0, glibc 2.36; CPU AuthenticAMD family 26 model 2 stepping 1 microcode ?; kernel 6.18.44-fc-v1272, guest PVM, perf_event_paranoid 2, kptr_restrict 0; THP madvise, defrag madvise, sizes 16kB: never, 32kB: never, 64kB: never, 128kB: never, 256kB: never, 512kB: never, 1024kB: never, 2048kB: inherit (? = not recorded)
+# provenance: commit fcceff1840d2d0eb375bad3117d9e8e2fd31fd7f; ftrun 0.1.0, gcc 12.2.0, glibc 2.36; CPU AuthenticAMD family 26 model 2 stepping 1 microcode ?; kernel 6.18.44-fc-v1272, guest PVM, perf_event_paranoid 2, kptr_restrict 0; THP madvise, defrag madvise, sizes 16kB: never, 32kB: never, 64kB: never, 128kB: never, 256kB: never, 512kB: never, 1024kB: never, 2048kB: inherit (? = not recorded)
 set terminal svg size 800,480 dynamic enhanced font "Sans,11" background rgb "white"
 set output "exp-slowperiod-pass2-thp-always-forward-causes.svg"
 set grid lc rgb "#dddddd"
@@ -9,5 +9,6 @@ set key above horizontal
 set xlabel "page index"
 set ylabel "ns per page (store + one timestamp)"
 set xrange [0:65536]
-plot "exp-slowperiod-pass2-thp-always-forward-causes.dat" index 0 using 1:2 with points pt 7 ps 0.35 lc rgb "#2ca02c" title "timer interrupt (15)", \
-  "exp-slowperiod-pass2-thp-always-forward-causes.dat" index 1 using 1:2 with points pt 7 ps 0.35 lc rgb "#9a9a9a" title "no guest event (4816)"
+plot "exp-slowperiod-pass2-thp-always-forward-causes.dat" index 0 using 1:2 with points pt 7 ps 0.35 lc rgb "#7a3db8" title "preempted (2)", \
+  "exp-slowperiod-pass2-thp-always-forward-causes.dat" index 1 using 1:2 with points pt 7 ps 0.35 lc rgb "#2ca02c" title "timer interrupt (11)", \
+  "exp-slowperiod-pass2-thp-always-forward-causes.dat" index 2 using 1:2 with points pt 7 ps 0.35 lc rgb "#9a9a9a" title "no guest event (5385)"
