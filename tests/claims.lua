@@ -397,5 +397,57 @@ do -- a missing marker
   t.is(code, 1, "and CHECK=1 fails on it too")
 end
 
+do -- hand edits of the files the runs wrote beside their JSON, one file each
+  local repeat_dir = require("shell").list(dir .. "/results/pvm/repeats", "^%d")[1]
+  local function sub(find, repl)
+    return function(text)
+      local at = text:find(find, 1, true)
+      return at and text:sub(1, at - 1) .. repl .. text:sub(at + #find)
+    end
+  end
+  local edits = {
+    { "results/pvm/raw.txt", sub("git_commit: 4ff99391493eb69ffb4a1aaea6794c308fff0f9d",
+      "git_commit: 5663d94d7ef400b85ce1cad87016f77b855b2147"), "+ git_commit: 5663d94d7ef400b85ce1cad87016f77b855b2147" },
+    { "results/pvm/thp-16K-raw.txt", sub("\nkernel: 6.18.44-fc-v1272\n", "\nkernel: 6.19.0-fc\n"), "+ kernel: 6.19.0-fc" },
+    { "results/pvm/thp-always-raw.txt", sub("clock estimate: 3.620 GHz", "clock estimate: 2.900 GHz"),
+      "+ clock estimate: 2.900 GHz" },
+    { "results/pvm/exp-host-raw.txt", sub("knobs: MIB=256 REPS=5 ", "knobs: MIB=256 REPS=7 "),
+      "+ knobs: MIB=256 REPS=7 " },
+    { "results/pvm/exp-actouch-raw.txt", sub("CHECKSUMS OK: 40 read-backs", "CHECKSUMS OK: 41 read-backs"),
+      "+ CHECKSUMS OK: 41 read-backs" },
+    { "results/pvm/exp-slowpages-raw.txt", sub("(2 CPUs), kernel 6.18.44-fc-v1272,", "(2 CPUs), kernel 6.19.0,"),
+      "(2 CPUs), kernel 6.19.0, 4096-byte pages" },
+    -- lines no JSON field makes, held to their hash as published
+    { "results/raw.txt", sub("date: 2026-12-03T16:45:29Z", "date: 2026-12-03T15:45:29Z"),
+      "results/raw.txt: lines its results.json does not make" },
+    { ("results/pvm/repeats/%s/raw.txt"):format(repeat_dir), sub(" MemFree=", " MemFree=1"),
+      ("results/pvm/repeats/%s/raw.txt: lines its results.json does not make"):format(repeat_dir) },
+    { "results/exp-thp-raw.txt", sub("hypervisor: KVMKVMKVM", "hypervisor: PVM"),
+      "results/exp-thp-raw.txt: lines its results.json does not make" },
+  }
+  local saved = {}
+  for _, e in ipairs(edits) do
+    local path = dir .. "/" .. e[1]
+    saved[path] = saved[path] or t.read(path)
+    local text = e[2](t.read(path))
+    t.ok(text ~= nil, ("%s holds what the edit changes"):format(e[1]))
+    if text then t.write(path, text) end
+  end
+  local out, code = check(dir)
+  t.is(code, 1, "the runs' own files edited by hand: CHECK=1 exits 1")
+  for _, e in ipairs(edits) do t.like(out, e[3], ("%s: edit caught (%s)"):format(e[1], e[3])) end
+  for path, text in pairs(saved) do t.write(path, text) end
+end
+
+do -- a run made now needs no pin: its JSON makes every line of its raw file's head
+  local fresh = t.tmpdir()
+  local out, code = t.ftrun_run("cycles.lua QUICK=1 MIB=4 REPS=2 CYCLES=AC RESULTS=" .. q(fresh))
+  t.is(code, 0, "a quick run with cycle C", out)
+  local json = require "json"
+  local raw, doc = t.read(fresh .. "/quick-raw.txt") or "", json.decode(t.read(fresh .. "/quick-results.json") or "{}")
+  t.is(table.concat(claims.raw_unmade(raw, doc), "\n"), "", "its JSON makes its raw file's head, knobs and verdict")
+  os.execute("rm -rf " .. q(fresh))
+end
+
 os.execute("rm -rf " .. q(dir))
 t.done()

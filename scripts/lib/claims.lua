@@ -1411,6 +1411,40 @@ function claims.bench_sealed(root)
   return ok and {} or { ("%s: %s (make bench with PUBLISH=1 writes it again)"):format(file, why) }
 end
 
+-- Each published raw file's lines its JSON cannot make (claims.raw_unmade),
+-- held to the first 32 hex digits of their sha256 as published: every run
+-- here is from before its JSON kept `before` (the start's date, meminfo and
+-- vmstat), and the KVM guest's from before the head's hypervisor line and
+-- the provenance's newer keys. A file published again needs no pin.
+claims.HEADS = {
+  ["results/exp-attribution-raw.txt"] = "dc76fe46c4951d1aaad4e4b1e38884b7",
+  ["results/exp-coldness-raw.txt"] = "a8fee2bfb3c4733c07dfe49280f47600",
+  ["results/exp-faults-raw.txt"] = "33ca3f7abd8b0268044b175e024ccb3e",
+  ["results/exp-pagesize-raw.txt"] = "25a3553c0b2d2bfcbe8b10d06f73d904",
+  ["results/exp-placement-raw.txt"] = "1906d037547adf1b73547aa4e47cb108",
+  ["results/exp-populate-raw.txt"] = "ed50d4b7a3c870299d141e96d18d7ae9",
+  ["results/exp-recycle-raw.txt"] = "be973123b1d8bfb8c2f46f25ae9e08e3",
+  ["results/exp-scaling-raw.txt"] = "62063df154e5c3c7c7ca6ace70f67fd8",
+  ["results/exp-slowpages-raw.txt"] = "559e5bf31c259685830dc67135259726",
+  ["results/exp-thp-raw.txt"] = "9271457a9ddadb755b519a7129576bc2",
+  ["results/exp-zeropage-raw.txt"] = "b316bf8e9e2b073f9e2e04d15a8d158c",
+  ["results/pvm/exp-actouch-raw.txt"] = "4d917b4d1b084acc8967b7a795392a9b",
+  ["results/pvm/exp-attribution-raw.txt"] = "72815c720b0b553e60f6908c8a83c80e",
+  ["results/pvm/exp-host-raw.txt"] = "cd68ca729b7de6c15e74eb9a86593cd8",
+  ["results/pvm/exp-slowpages-raw.txt"] = "3453eb4a86e932ae8c3c117ef31049bd",
+  ["results/pvm/exp-slowperiod-raw.txt"] = "150a6dc7fd07f0b1fcc1101e9e646216",
+  ["results/pvm/raw.txt"] = "e73e9660b3183eb41c3d31afc9858100",
+  ["results/pvm/repeats/20261204T130753Z/raw.txt"] = "ee18f266894d364dc9dad5e4e59dbe04",
+  ["results/pvm/repeats/20261204T131127Z/raw.txt"] = "c7b70bb767db344ef7c18bf6ce17396a",
+  ["results/pvm/thp-16K-raw.txt"] = "0e509252ffce75401bec1f766ba84cfa",
+  ["results/pvm/thp-always-raw.txt"] = "f3777f45bfc0b82440e09abf693a405f",
+  ["results/raw.txt"] = "65a94355e62d67754ff8464f55827c5b",
+  ["results/repeats/20261203T165408Z/raw.txt"] = "7541601de85a01e43b1b5b6b97e48167",
+  ["results/repeats/20261203T165450Z/raw.txt"] = "f82c5db890fc22a49127f7ef688137bf",
+  ["results/thp-16K-raw.txt"] = "f3ce68721068efdbac57c59b8c2c182c",
+  ["results/thp-always-raw.txt"] = "802aeece0c556b775e8485b2ebc18dfa",
+}
+
 local function sha256(path)
   local text = read(path)
   return text and textfile.sha256(text)
@@ -1642,6 +1676,82 @@ local function raw_values(raw, doc)
   if meta.date ~= date then return ("its date %s, the JSON's %s"):format(tostring(meta.date), tostring(doc.date)) end
 end
 
+-- The lines of a raw file that say what ran, on what and with which clock
+-- (its head with the knobs, the machine's and the clock's RESULT meta
+-- lines, the verdict), as the run's JSON makes them with the code that wrote
+-- them: report.head, provenance.lines, results.meta_lines, results.knobs_line. The lines the
+-- file holds and the JSON does not make, "+ line", and those it makes and
+-- the file lacks, "- line". A run from before its JSON kept `before` (the
+-- start's date and /proc/meminfo and /proc/vmstat then) leaves those three
+-- lines unmade; a KVM guest's run from before the head took its present
+-- shape leaves more. claims.HEADS holds each such file's unmade lines to
+-- their hash as published, so an edit of any of them still shows.
+function claims.raw_unmade(raw, doc)
+  local got = {}
+  for l in raw:gmatch("([^\n]*)\n") do
+    if l:match("^knobs: ") or l == "" then break end
+    got[#got + 1] = l
+  end
+  for l in raw:gmatch("[^\n]+") do
+    if l:match("^RESULT meta=machine ") or l:match("^RESULT meta=clock ") then got[#got + 1] = l end
+  end
+  got[#got + 1] = raw:match("([^\n]*)\n?$")
+  local prov = type(doc.provenance) == "table" and doc.provenance or {}
+  local want = provenance.lines(prov)
+  for _, l in ipairs(report.head(doc, ("%s (%s)"):format(tostring(prov.ftrun), tostring(prov.lua)), true)) do
+    want[#want + 1] = l
+  end
+  -- an older JSON without a field these lines need makes neither: both are pinned then
+  local ok, meta = pcall(results.meta_lines, doc.machine, doc.clock)
+  for _, l in ipairs(ok and meta or {}) do want[#want + 1] = l end
+  want[#want + 1] = tostring(doc.verdict)
+  -- the knobs, in the order the file has them, then any other the JSON has
+  local knobs, order, named = type(doc.knobs) == "table" and doc.knobs or {}, {}, {}
+  local line = raw:match("\nknobs: ([^\n]*)")
+  for _, k in ipairs(line and report.parse("RESULT " .. line)._keys or {}) do
+    if knobs[k] ~= nil then order[#order + 1] = k; named[k] = true end
+  end
+  local rest = {}
+  for k in pairs(knobs) do if not named[k] then rest[#rest + 1] = k end end
+  table.sort(rest)
+  table.move(rest, 1, #rest, #order + 1, order)
+  want[#want + 1] = results.knobs_line(stats.map(order, function(k) return { k, knobs[k] } end))
+  got[#got + 1] = line and "knobs: " .. line
+  local left, out = {}, {}
+  for _, l in ipairs(want) do left[l] = (left[l] or 0) + 1 end
+  for _, l in ipairs(got) do
+    if (left[l] or 0) > 0 then left[l] = left[l] - 1 else out[#out + 1] = "+ " .. l end
+  end
+  for _, l in ipairs(want) do
+    if (left[l] or 0) > 0 then left[l] = left[l] - 1; out[#out + 1] = "- " .. l end
+  end
+  return out
+end
+
+-- Every published raw file's head, knobs, machine and clock lines and
+-- verdict against its JSON (claims.raw_unmade), the unmade lines against
+-- the file's pin.
+function claims.raw_heads(root)
+  local problems = {}
+  for _, path in ipairs(shell.find(root .. "/results", "raw%.txt$")) do
+    local file = path:sub(#root + 2)
+    local raw = read(path) or ""
+    local ok, doc = pcall(json.decode, read(path:sub(1, -#"raw.txt" - 1) .. "results.json") or "")
+    if not ok or type(doc) ~= "table" then
+      problems[#problems + 1] = file .. ": no results.json beside it to check its head against"
+    else
+      local unmade = claims.raw_unmade(raw, doc)
+      local pin = #unmade > 0 and textfile.sha256(table.concat(unmade, "\n")):sub(1, 32)
+      if pin and pin ~= claims.HEADS[file] then
+        problems[#problems + 1] = ("%s: lines its results.json does not make (+) or makes and it lacks (-), and "
+          .. "not those pinned by their hash (claims.HEADS, %s):\n    %s"):format(file, pin,
+          table.concat(stats.map(unmade, function(l) return #l > 100 and l:sub(1, 97) .. "..." or l end), "\n    "))
+      end
+    end
+  end
+  return problems
+end
+
 -- Where a raw file's rows and its results.json's differ, or nil: the
 -- same rows in the same order, each field the same value (the JSON keeps
 -- 1641.0 as 1641, so numbers are compared as numbers); then its values,
@@ -1794,6 +1904,7 @@ function claims.check(root, ftrun)
   for _, p in ipairs(claims.bench_sealed(root)) do problems[#problems + 1] = p end
   for _, p in ipairs(claims.plot_sources(root)) do problems[#problems + 1] = p end
   for _, p in ipairs(claims.guest_table(root)) do problems[#problems + 1] = p end
+  for _, p in ipairs(claims.raw_heads(root)) do problems[#problems + 1] = p end
   for file, blocks in pairs(computed) do
     local text = read(root .. "/" .. file)
     if not text then

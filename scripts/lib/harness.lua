@@ -201,7 +201,7 @@ function harness.start(opts, args)
   end
   h.title = ("ftrun %s: %s; %s, %d MiB, %d reps%s"):format(script, opts.about, h.run_name, cfg.MIB, cfg.REPS,
     h.warmup > 0 and " after " .. h.warmup .. " warm-up" or "")
-  h.header, h.machine = report.header(h.title, h.clock, h.ghz, h.ghz_source)
+  h.header, h.machine, h.before = report.header(h.title, h.clock, h.ghz, h.ghz_source)
   -- opts.limits: the topics (lib/limits.lua) whose limits on this kind of machine the figures carry
   h.limits = limits.of(h.machine, h.clock, opts.limits or {})
   for _, l in ipairs(h.limits) do h:note(l.text) end
@@ -209,7 +209,7 @@ function harness.start(opts, args)
     io.stderr:write(script, ": warning: ", warning, "\n")
     h:note(warning)
   end
-  for _, k in ipairs(provenance.ORDER) do h.header = h.header .. k .. ": " .. tostring(h.provenance[k]) .. "\n" end
+  h.header = h.header .. table.concat(provenance.lines(h.provenance), "\n") .. "\n"
   if not cfg.QUIET then io.stderr:write(h.title .. "\n") end
   h.meter.on_mismatch = function(msg) results.failed(h, msg) end
   return h

@@ -131,6 +131,13 @@ provenance.ORDER = { "git_commit", "git_dirty", "git_changed", "git_diff_sha256"
   "khugepaged_defrag", "khugepaged_pages_to_scan", "free_page_reporting", "page_reporting", "cpufreq_driver",
   "loadavg" }
 
+-- The record as the raw file's head lists it, a "key: value" line each.
+function provenance.lines(prov)
+  local out = {}
+  for i, k in ipairs(provenance.ORDER) do out[i] = k .. ": " .. tostring(prov[k]) end
+  return out
+end
+
 -- The record in one line, for the files that have no room for the whole
 -- (a summary's foot, bench.txt, compare.lua's output, a plot's sources).
 function provenance.describe(p)
