@@ -56,6 +56,7 @@ end
 claims.held = held
 
 local textfile = require "textfile"
+local units = require "units"
 local read = textfile.read
 
 local function load(path)
@@ -1810,16 +1811,48 @@ function claims.commits(root)
   return problems
 end
 
+-- Where a row's values, repetition by repetition, differ from what its
+-- case's records in the same JSON give (units.convert of the record's field
+-- of the column's name, as results.rows made them), or nil. Statistics do
+-- not see two repetitions swapped; this does. A column made by a function of
+-- the record (no field of its name: some rows of attribution.lua,
+-- pagesize.lua, thp.lua, zeropage.lua) has no field to be made again from.
+local function against_records(doc, r, records)
+  local first = records and records[1]
+  if type(r.values) ~= "table" or type(first) ~= "table" or type(first[r.column]) ~= "number" then return nil end
+  if #records ~= #r.values then return ("%d values, %d records"):format(#r.values, #records) end
+  for i, rec in ipairs(records) do
+    local want = type(rec[r.column]) == "number" and units.convert(r.unit, rec[r.column], doc.bytes, doc.pages)
+    local x = r.values[i]
+    local same = type(x) == "number" and type(want) == "number"
+      and math.abs(x - want) <= 1e-9 * math.max(1, math.abs(want))
+      or type(x) ~= "number" and (type(want) ~= "number" or units.nonfinite(want))
+    if not same then
+      return ("repetition %d is %s, its record gives %s"):format(i, tostring(x), tostring(want))
+    end
+  end
+end
+
 -- Every row's statistics made again from its values, as results.rows made
 -- them (stats.describe): a median, interval, extreme, mean or cv that no
--- longer follows from the repetitions it summarises is named. The claims
--- read the stored statistics, so this is what holds them to the data.
+-- longer follows from the repetitions it summarises is named, and values
+-- that no longer follow from their case's records. The claims read the
+-- stored statistics, so this is what holds them to the data.
 local DESCRIBED = { "n", "min", "median", "lo", "hi", "ci_ranks", "ci_coverage", "max", "mean", "cv" }
 function claims.statistics(root)
   local problems = {}
   for _, path in ipairs(shell.find(root .. "/results", "results%.json$")) do
     local ok, doc = pcall(json.decode, read(path) or "")
+    local records = {}
+    for _, c in ipairs(ok and type(doc) == "table" and type(doc.reps) == "table" and doc.reps or {}) do
+      if type(c) == "table" and c.case then records[c.case] = c.records end
+    end
     for i, r in ipairs(ok and type(doc) == "table" and type(doc.rows) == "table" and doc.rows or {}) do
+      local moved = against_records(doc, r, records[r.case])
+      if moved then
+        problems[#problems + 1] = ("%s: row %d (%s %s): %s"):format(path:sub(#root + 2), i, tostring(r.case),
+          tostring(r.column), moved)
+      end
       local finite = {}
       for _, v in ipairs(type(r.values) == "table" and r.values or {}) do
         if type(v) == "number" then finite[#finite + 1] = v end
