@@ -420,6 +420,14 @@ do -- hand edits of the files the runs wrote beside their JSON, one file each
       end
     end)
   end
+  local function i32(fn) -- the samples as int32s, edited and packed again
+    return function(bytes)
+      local s = { string.unpack("<" .. ("i4"):rep(8), bytes) }
+      fn(s)
+      return string.pack("<" .. ("i4"):rep(8), table.unpack(s, 1, 8)) .. bytes:sub(33)
+    end
+  end
+  local sidecar_again = "results/pvm/thp-always-C-pass1-samples.i32"
   local edits = {
     { "results/pvm/raw.txt", sub("git_commit: 4ff99391493eb69ffb4a1aaea6794c308fff0f9d",
       "git_commit: 5663d94d7ef400b85ce1cad87016f77b855b2147"), "+ git_commit: 5663d94d7ef400b85ce1cad87016f77b855b2147" },
@@ -446,6 +454,12 @@ do -- hand edits of the files the runs wrote beside their JSON, one file each
         if c.case == "D" then c.records[1], c.records[2] = c.records[2], c.records[1] end
       end
     end), "results/thp-always-results.json: row" },
+    -- a samples file: one byte, two samples swapped, a sample changed with its sidecar made again
+    { "results/pvm/C-pass1-samples.i32", function(b) return b:sub(1, 4000) .. string.char((b:byte(4001) + 1) % 256)
+      .. b:sub(4002) end, "results/pvm/C-pass1-samples.i32.txt is missing or differs" },
+    { "results/thp-16K-C-pass2-samples.i32", i32(function(x) x[1], x[2] = x[2], x[1] end),
+      "results/thp-16K-C-pass2-samples.i32.txt is missing or differs" },
+    { sidecar_again, i32(function(x) x[1] = 999999 end), sidecar_again .. ": pass1_" },
   }
   local saved = {}
   for _, e in ipairs(edits) do
@@ -455,19 +469,35 @@ do -- hand edits of the files the runs wrote beside their JSON, one file each
     t.ok(text ~= nil, ("%s holds what the edit changes"):format(e[1]))
     if text then t.write(path, text) end
   end
+  -- the sidecar made again for the changed sample: its hash then holds, the run's figures do not
+  local sidecar = t.read(dir .. "/" .. sidecar_again .. ".txt")
+  local bytes = t.read(dir .. "/" .. sidecar_again)
+  saved[dir .. "/" .. sidecar_again .. ".txt"] = sidecar
+  t.write(dir .. "/" .. sidecar_again .. ".txt", (sidecar:gsub("sha256: %x+", "sha256: "
+    .. require("textfile").sha256(bytes))))
   local out, code = check(dir)
   t.is(code, 1, "the runs' own files edited by hand: CHECK=1 exits 1")
   for _, e in ipairs(edits) do t.like(out, e[3], ("%s: edit caught (%s)"):format(e[1], e[3])) end
+  t.ok(not out:find(sidecar_again .. ".txt is missing or differs", 1, true),
+    "a sidecar made again for its changed samples holds their hash")
   for path, text in pairs(saved) do t.write(path, text) end
 end
 
-do -- a run made now needs no pin: its JSON makes every line of its raw file's head
+do -- a run made now needs no pin: its JSON makes every line of its raw file's head, and its samples' figures
   local fresh = t.tmpdir()
   local out, code = t.ftrun_run("cycles.lua QUICK=1 MIB=4 REPS=2 CYCLES=AC RESULTS=" .. q(fresh))
   t.is(code, 0, "a quick run with cycle C", out)
   local json = require "json"
   local raw, doc = t.read(fresh .. "/quick-raw.txt") or "", json.decode(t.read(fresh .. "/quick-results.json") or "{}")
   t.is(table.concat(claims.raw_unmade(raw, doc), "\n"), "", "its JSON makes its raw file's head, knobs and verdict")
+  local cycles = require "reports.cycles"
+  local bytes = t.read(fresh .. "/quick-C-pass1-samples.i32") or ""
+  t.like(t.read(fresh .. "/quick-C-pass1-samples.i32.txt") or "", "sha256: " .. require("textfile").sha256(bytes),
+    "its samples' sidecar holds their hash")
+  local figures, last = cycles.sample_figures(cycles.unpack_samples(bytes), doc.knobs.SLOW_NS), nil
+  for _, c in ipairs(doc.reps) do if c.case == "C" then last = c.records[#c.records] end end
+  t.is(figures.median_page .. " " .. table.concat(figures.hist, ","), last.pass1_median_page .. " "
+    .. table.concat(last.pass1_hist, ","), "the samples give the last record's figures again")
   os.execute("rm -rf " .. q(fresh))
 end
 

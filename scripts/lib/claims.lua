@@ -1632,16 +1632,58 @@ function claims.sidecars(root)
         .. "makes it again)"):format(r.file)
       local text = prefix and read(("%s/%s/%sresults.json"):format(root, p.dir, prefix))
       local ok, doc = pcall(json.decode, text or "")
+      local bytes = read(("%s/%s/%s"):format(root, p.dir, name))
       if not ok or type(doc) ~= "table" or type(doc.provenance) ~= "table" then
         r.problem = ("no run's results.json beside it says what made %s"):format(name)
+      elseif not bytes then
+        r.problem = ("%s cannot be read"):format(name)
       else
-        r.text = ("%s: %s\n%s\n"):format(name, reports.of("cycles").samples_about(pass),
-          provenance.describe(doc.provenance))
+        r.text = provenance.sidecar(name, reports.of("cycles").samples_about(pass), bytes, doc.provenance)
       end
       out[#out + 1] = r
     end
   end
   return out
+end
+
+-- Every published samples file against its run's own figures of it: cycle
+-- C's last record keeps the median, percentiles, slow pages, their runs and
+-- the histogram of each pass's samples (reports.cycles.sample_figures),
+-- which the file's bytes must give again. A value edited without moving a
+-- figure (two samples swapped within one histogram bin and one run of slow
+-- pages) is left to the sidecar's hash.
+function claims.samples(root)
+  local problems, cycles = {}, reports.of("cycles")
+  for _, p in ipairs(kinds.published(root)) do
+    for _, name in ipairs(ls(root .. "/" .. p.dir, "%.i32$")) do
+      local prefix, pass = name:match("^(.-)C%-(pass%d)%-samples%.i32$")
+      local file = p.dir .. "/" .. name
+      local ok, doc = pcall(json.decode, prefix and read(("%s/%s/%sresults.json"):format(root, p.dir, prefix)) or "")
+      local last
+      for _, c in ipairs(ok and type(doc) == "table" and type(doc.reps) == "table" and doc.reps or {}) do
+        if c.case == "C" and type(c.records) == "table" then last = c.records[#c.records] end
+      end
+      local s = cycles.unpack_samples(read(root .. "/" .. file) or "")
+      local slow = ok and type(doc) == "table" and type(doc.knobs) == "table" and doc.knobs.SLOW_NS
+      if not (last and s and math.type(slow) == "integer") then
+        problems[#problems + 1] = file .. ": no cycle C record and SLOW_NS in its run's JSON, or not int32 samples"
+      else
+        local figures, wrong = cycles.sample_figures(s, slow), nil
+        for _, k in ipairs { "median_page", "p90", "p99", "slow_pct", "slow_mean", "runs", "longest", "hist" } do
+          local a, b = figures[k], last[pass .. "_" .. k]
+          if type(a) == "table" then
+            a, b = table.concat(a, ","), type(b) == "table" and table.concat(b, ",") or tostring(b)
+          end
+          local same = a == b or (type(a) == "number" and type(b) == "number"
+            and math.abs(a - b) <= 1e-9 * math.max(1, math.abs(b)))
+          if not same and not wrong then wrong = ("%s_%s is %s in its run's last record, its bytes give %s"):format(
+            pass, k, tostring(b), tostring(a)) end
+        end
+        if wrong then problems[#problems + 1] = file .. ": " .. wrong end
+      end
+    end
+  end
+  return problems
 end
 
 local function same_value(x, y)
@@ -1938,6 +1980,7 @@ function claims.check(root, ftrun)
   for _, p in ipairs(claims.plot_sources(root)) do problems[#problems + 1] = p end
   for _, p in ipairs(claims.guest_table(root)) do problems[#problems + 1] = p end
   for _, p in ipairs(claims.raw_heads(root)) do problems[#problems + 1] = p end
+  for _, p in ipairs(claims.samples(root)) do problems[#problems + 1] = p end
   for file, blocks in pairs(computed) do
     local text = read(root .. "/" .. file)
     if not text then

@@ -282,13 +282,13 @@ end
 -- A file of the run's own beside its results (written with them, named
 -- with the run's prefix), e.g. raw samples a plot is drawn from. about:
 -- what the bytes are; a binary file has no room for it, so a text sidecar
--- (name.txt) says it with the commit that made it.
+-- (name.txt) says it with their hash and the commit that made it.
 function H:attach(name, bytes, about)
   self.attached = self.attached or {}
   self.attached[#self.attached + 1] = { self.prefix .. name, bytes }
   if about then
     self.attached[#self.attached + 1] = { self.prefix .. name .. ".txt",
-      ("%s%s: %s\n%s\n"):format(self.prefix, name, about, provenance.describe(self.provenance)) }
+      provenance.sidecar(self.prefix .. name, about, bytes, self.provenance) }
   end
 end
 
