@@ -1967,6 +1967,61 @@ function claims.guest_table(root)
   return {}
 end
 
+-- Each kind's calibrations/calibrate.txt (calibrate.lua's output, kept
+-- beside the calibration it wrote) against its report module's output for
+-- that file.
+-- Where it wrote the file is the machine's own (the line keeps it, the
+-- check only its name); a calibration made before calibrate.lua kept each
+-- row's median has its median cells taken from the page and held to their
+-- hash (CALIBRATE_MEDIANS) instead.
+claims.CALIBRATE_MEDIANS = {
+  ["results/pvm/calibrations/calibrate.txt"] = "2594b1631518ba9459967cca41f65d427c1d2e0d2df37477d5fc4429140e107e",
+}
+function claims.calibrate_txt(root)
+  local problems = {}
+  for _, p in ipairs(kinds.published(root)) do
+    local file = p.dir .. "/calibrations/calibrate.txt"
+    local text = read(root .. "/" .. file)
+    local path = text and text:match("^[^\n]* written to (%S+)\n")
+    local name = path and path:match("[^/]+$")
+    local cal = name and calibrations.load(("%s/%s/calibrations/%s"):format(root, p.dir, name))
+    if text and not cal then
+      problems[#problems + 1] = ("%s: it names no calibration file beside it (%s)"):format(file, tostring(name))
+    elseif text then
+      local cells, inside, median = {}, false, nil
+      for l in text:gmatch("[^\n]+") do
+        local c = cells_of(l)
+        if c and c[1] == "row" and c[2] == "median" then inside = true
+        elseif inside and c and c[1] ~= "---" then cells[#cells + 1] = { c[1], c[2] }
+        elseif inside and not c then break end
+      end
+      local whole = true
+      for _, r in ipairs(cal.rows) do whole = whole and type(r.median) == "number" end
+      if not whole then
+        local by = {}
+        for _, c in ipairs(cells) do by[c[1]] = c[2] end
+        median = function(r) return by[r.case .. " " .. r.column] or "?" end
+        local pin = textfile.sha256(table.concat(stats.map(cells, function(c) return c[1] .. " " .. c[2] end), "\n"))
+        if pin ~= claims.CALIBRATE_MEDIANS[file] then
+          problems[#problems + 1] = ("%s: its median cells differ from those pinned by their hash (its calibration "
+            .. "file keeps no medians to make them from; sha256 %s)"):format(file, pin)
+        end
+      end
+      local ok, want = pcall(reports.of("calibrate").output, cal, path, median)
+      if not ok then
+        problems[#problems + 1] = ("%s: %s cannot render it: %s"):format(file, name, want)
+      elseif want ~= text then
+        local n, a, b = 0, true, true
+        local wl, tl = want:gmatch("([^\n]*)\n"), text:gmatch("([^\n]*)\n")
+        while a == b and a ~= nil do n, a, b = n + 1, wl(), tl() end
+        problems[#problems + 1] = ("%s differs from what calibrate.lua prints for %s, from line %d:\n  file: %s\n  "
+          .. "made: %s"):format(file, name, n, tostring(b), tostring(a))
+      end
+    end
+  end
+  return problems
+end
+
 -- Every problem: a block that differs from its recomputation, a marker
 -- missing, a pasted table or a summary that differs from its source, a
 -- digit typed by hand in the results prose.
@@ -1981,6 +2036,7 @@ function claims.check(root, ftrun)
   for _, p in ipairs(claims.guest_table(root)) do problems[#problems + 1] = p end
   for _, p in ipairs(claims.raw_heads(root)) do problems[#problems + 1] = p end
   for _, p in ipairs(claims.samples(root)) do problems[#problems + 1] = p end
+  for _, p in ipairs(claims.calibrate_txt(root)) do problems[#problems + 1] = p end
   for file, blocks in pairs(computed) do
     local text = read(root .. "/" .. file)
     if not text then
