@@ -1483,6 +1483,75 @@ function claims.judged(root, ftrun)
   return problems
 end
 
+-- Where a make calibrate file's report (the figures calibration.md shows)
+-- differs from what the rest of the file gives, or nil: the file keeps
+-- each row's spreads, the machine, the runs' count, date and wall time, and
+-- the report's rows, heading and designs (calreport.designs) follow from
+-- them; its counts of tests and splits follow from the runs and rows. The
+-- file keeps no run's values, so what was measured or drawn from them (the
+-- medians, the false calls counted, the random splits' calls though their
+-- seed is in the code, the AB runs' figures but their sd, the noise marks,
+-- the minutes) has nothing to be made again from, and is not checked.
+local function close(a, b)
+  return a == b or type(a) == "number" and type(b) == "number" and math.abs(a - b) <= 1e-9 * math.max(1, math.abs(b))
+end
+local function same_tree(a, b)
+  if type(a) ~= "table" or type(b) ~= "table" then return close(a, b) end
+  for k, v in pairs(a) do if not same_tree(v, b[k]) then return false end end
+  for k in pairs(b) do if a[k] == nil then return false end end
+  return true
+end
+function claims.calreport(cal)
+  local f, m = cal.report, type(cal.machine) == "table" and cal.machine or {}
+  local date = type(cal.date) == "string" and cal.date:gsub("T", " "):sub(1, 16)
+  for _, c in ipairs { { "script", cal.script }, { "runs", cal.runs }, { "config", cal.config }, { "cpu", m.cpu },
+    { "cpus", m.cpus }, { "kernel", m.kernel }, { "date", date },
+    { "provenance_line", type(cal.provenance) == "table" and provenance.describe(cal.provenance) } } do
+    if not close(f[c[1]], c[2]) then
+      return ("its report's %s is %s, the file's %s"):format(c[1], tostring(f[c[1]]), tostring(c[2]))
+    end
+  end
+  local rows, kept = type(f.rows) == "table" and f.rows or {}, type(cal.rows) == "table" and cal.rows or {}
+  if #rows ~= #kept then return ("its report has %d rows, the file %d"):format(#rows, #kept) end
+  local pass1
+  for i, r in ipairs(rows) do
+    local k = kept[i]
+    local want = { key = k.case .. " " .. k.column, unit = k.unit, sd_medians = k.between_run_sd_log,
+      between = k.var_between_log and math.sqrt(k.var_between_log), within = k.var_within_log
+      and math.sqrt(k.var_within_log), explained = k.explained, adjust = k.adjust }
+    for name, x in pairs(want) do
+      if not same_tree(r[name], x) then
+        return ("row %d (%s): its report's %s is %s, the file's %s"):format(i, tostring(r.key), name,
+          type(r[name]) == "table" and json.encode(r[name]) or tostring(r[name]),
+          type(x) == "table" and json.encode(x) or tostring(x))
+      end
+    end
+    if want.key == "A pass1" then pass1 = k end
+  end
+  local pairs_n = cal.runs * (cal.runs - 1) // 2
+  local splits = pass1 and f.splits or 0
+  for _, c in ipairs { { "pairs", pairs_n }, { "tests", pairs_n * #rows }, { "k", math.min(4, cal.runs // 2) },
+    { "split_tests", f.splits * #rows }, { "planted_tries", splits } } do
+    if not close(f[c[1]], c[2]) then
+      return ("its report's %s is %s, its runs and rows give %s"):format(c[1], tostring(f[c[1]]), tostring(c[2]))
+    end
+  end
+  if pass1 then
+    local ab
+    for _, d in ipairs(f.designs or {}) do
+      local reps = tostring(d.what):match("^an AB run of (%d+) repetitions")
+      if reps and f.ab_for_3 then ab = { sd = f.ab_for_3.sd, wall = d.wall, reps = tonumber(reps) } end
+    end
+    local want = calreport.designs(pass1.between_run_sd_log, cal.runs, cal.run_wall_s, f.alpha, f.power, ab)
+    local got = { table.unpack(f.designs or {}) }
+    got.ab_for_3 = f.ab_for_3
+    if not same_tree(got, want) then
+      return ("its report's designs %s, the file's spreads and wall time give %s"):format(json.encode(got),
+        json.encode(want))
+    end
+  end
+end
+
 -- Every table a publish pasted, against the file it was pasted from: a
 -- run's block in results/README.md (or a kind's page) is its summary.md,
 -- the bench's block in bench/README.md its bench.txt in a code fence; and
@@ -1527,6 +1596,11 @@ function claims.pasted(root)
       .. "/calibration-cycles.json")
     if cal and type(cal.report) == "table" then
       local ok, md = pcall(calreport.render, cal.report)
+      local why = claims.calreport(cal)
+      if why then
+        problems[#problems + 1] = ("%s/calibration-cycles.json: its report (what calibration.md shows) and its "
+          .. "calibration disagree: %s"):format(dir, why)
+      end
       if not ok then
         problems[#problems + 1] = ("%s/calibration-cycles.json: its report cannot be rendered: %s"):format(dir, md)
       elseif read(root .. "/" .. dir .. "/calibration.md") ~= md then
