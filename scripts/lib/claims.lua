@@ -1992,9 +1992,10 @@ function claims.statistics(root)
 end
 
 -- Every published plot's data and script as plots.specs makes them from
--- its run's JSON and the files beside it (cycle C's samples): a .dat or
--- .gp edited by hand, or drawn before a file it reads was published,
--- differs; make plots draws them again, the SVG with them.
+-- its run's JSON and the files beside it (cycle C's samples), and its SVG
+-- as plots.render draws it: a .dat, .gp or .svg edited by hand, or drawn
+-- before a file it reads was published, differs; make plots draws them
+-- again.
 function claims.plot_sources(root)
   local problems = {}
   for _, p in ipairs(kinds.published(root)) do
@@ -2016,6 +2017,18 @@ function claims.plot_sources(root)
               problems[#problems + 1] = ("%s/%s%s differs from what its run's JSON and the files beside it make "
                 .. "(make plots draws it again)"):format(p.dir, spec.name, f[1])
             end
+          end
+        end
+        -- and each SVG as gnuplot draws it from them (the published ones were drawn by this gnuplot: another
+        -- version draws other bytes; without gnuplot plots.render draws none and says so)
+        local drawn, files = pcall(plots.render, doc, dir, prefix)
+        if not drawn then
+          problems[#problems + 1] = ("%s/%s: its plots cannot be drawn again: %s"):format(p.dir, name, tostring(files))
+        end
+        for _, f in ipairs(drawn and files or {}) do
+          if f[1]:match("%.svg$") and read(f[1]) ~= f[2] then
+            problems[#problems + 1] = ("%s differs from what gnuplot draws from its run's files (make plots draws "
+              .. "it again)"):format(f[1]:sub(#root + 2))
           end
         end
       end
