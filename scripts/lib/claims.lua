@@ -1795,8 +1795,11 @@ end
 
 -- The lines of a raw file that say what ran, on what and with which clock
 -- (its head with the knobs, the machine's and the clock's RESULT meta
--- lines, the verdict), as the run's JSON makes them with the code that wrote
--- them: report.head, provenance.lines, results.meta_lines, results.knobs_line. The lines the
+-- lines, the verdict, the notes of the machine's limits), as the run's JSON
+-- makes them with the code that wrote them: report.head, provenance.lines,
+-- results.meta_lines, results.knobs_line, the JSON's count of read-backs
+-- (and its own verdict, which must say the same), its limits, and its
+-- title from its script, about, run, MIB, REPS and warm-up. The lines the
 -- file holds and the JSON does not make, "+ line", and those it makes and
 -- the file lacks, "- line". A run from before its JSON kept `before` (the
 -- start's date and /proc/meminfo and /proc/vmstat then) leaves those three
@@ -1821,7 +1824,16 @@ function claims.raw_unmade(raw, doc)
   -- an older JSON without a field these lines need makes neither: both are pinned then
   local ok, meta = pcall(results.meta_lines, doc.machine, doc.clock)
   for _, l in ipairs(ok and meta or {}) do want[#want + 1] = l end
-  want[#want + 1] = tostring(doc.verdict)
+  -- the verdict, as the JSON's count of read-backs gives it
+  local checked = math.type(doc.checks) == "integer" and doc.checks > 0 and results.VERDICT_OK:format(doc.checks)
+    or report.VERDICT_NONE
+  want[#want + 1] = checked
+  -- the limits this kind of machine puts on the figures, each a note of the raw file's
+  for _, l in ipairs(type(doc.limits) == "table" and doc.limits or {}) do
+    local note = report.line { { "meta", "note" }, { "text", tostring(l.text) } }
+    if raw:find("\n" .. note .. "\n", 1, true) then got[#got + 1] = note end
+    want[#want + 1] = note
+  end
   -- the knobs, in the order the file has them, then any other the JSON has
   local knobs, order, named = type(doc.knobs) == "table" and doc.knobs or {}, {}, {}
   local line = raw:match("\nknobs: ([^\n]*)")
@@ -1834,6 +1846,10 @@ function claims.raw_unmade(raw, doc)
   table.move(rest, 1, #rest, #order + 1, order)
   want[#want + 1] = results.knobs_line(stats.map(order, function(k) return { k, knobs[k] } end))
   got[#got + 1] = line and "knobs: " .. line
+  if doc.verdict ~= checked then got[#got + 1] = "the JSON's verdict: " .. tostring(doc.verdict) end
+  -- and the JSON's title, as the harness makes it from the fields it keeps beside it
+  local ok_title, title = pcall(report.title, doc.script, doc.about, doc.run, knobs.MIB, knobs.REPS, doc.warmup)
+  if not ok_title or title ~= doc.title then got[#got + 1] = "the JSON's title: " .. tostring(doc.title) end
   local left, out = {}, {}
   for _, l in ipairs(want) do left[l] = (left[l] or 0) + 1 end
   for _, l in ipairs(got) do

@@ -199,8 +199,7 @@ function harness.start(opts, args)
     h.counters_refused = "off (COUNTERS=1 turns them on; they make every fault dearer, by what "
       .. "an AB run of COUNTERS=0 against COUNTERS=1 measures)"
   end
-  h.title = ("ftrun %s: %s; %s, %d MiB, %d reps%s"):format(script, opts.about, h.run_name, cfg.MIB, cfg.REPS,
-    h.warmup > 0 and " after " .. h.warmup .. " warm-up" or "")
+  h.title = report.title(script, opts.about, h.run_name, cfg.MIB, cfg.REPS, h.warmup)
   h.header, h.machine, h.before = report.header(h.title, h.clock, h.ghz, h.ghz_source)
   -- opts.limits: the topics (lib/limits.lua) whose limits on this kind of machine the figures carry
   h.limits = limits.of(h.machine, h.clock, opts.limits or {})

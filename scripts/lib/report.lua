@@ -92,6 +92,12 @@ function report.kind(m)
   return tables .. ", " .. zero
 end
 
+-- A run's title, from what its JSON keeps: script, about, run, knobs MIB and REPS, warmup.
+function report.title(script, about, run, mib, reps, warmup)
+  return ("ftrun %s: %s; %s, %d MiB, %d reps%s"):format(script, about, run, mib, reps,
+    warmup > 0 and " after " .. warmup .. " warm-up" or "")
+end
+
 -- The head's lines, each made from what a run's JSON records (r: its
 -- fields title, machine = ft.machine(), clock = ft.clock(), clock_ghz,
 -- clock_ghz_source, and before = the start's date and the memory state
