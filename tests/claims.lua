@@ -398,7 +398,8 @@ do -- a missing marker
 end
 
 do -- hand edits of the files the runs wrote beside their JSON, one file each: a raw file's head, knobs, machine
-  -- and clock lines and verdict; a row's repetitions swapped; a samples file's bytes; a plot; the calibrations' pages
+  -- and clock lines and verdict; a row's repetitions swapped; a samples file's bytes; a plot; the NUMA guest's page,
+  -- record and summary; the calibrations' pages
   local json = require "json"
   local repeat_dir, repeat_two = table.unpack(require("shell").list(dir .. "/results/pvm/repeats", "^%d"))
   local function sub(find, repl)
@@ -467,6 +468,12 @@ do -- hand edits of the files the runs wrote beside their JSON, one file each: a
     { "results/thp-16K-C-pass2-samples.i32", i32(function(x) x[1], x[2] = x[2], x[1] end),
       "results/thp-16K-C-pass2-samples.i32.txt is missing or differs" },
     { sidecar_again, i32(function(x) x[1] = 999999 end), sidecar_again .. ": pass1_" },
+    -- the NUMA guest's page: the head's host line (pinned), the record beside it, its run's summary
+    { "results/numa/guest.md", sub("at 2026-12-04 19:31 UTC", "at 2026-12-04 18:31 UTC"),
+      "results/numa/guest.md: line 6 is not the host line pinned" },
+    { "results/numa/provenance.json", sub('"cpus":2', '"cpus":3'), "results/numa/provenance.json: its cpus is 3" },
+    { "results/numa/exp-placement-summary.md", sub("| first touch on CPU 0 | 65536 | – | 65536 |",
+      "| first touch on CPU 0 | 65537 | – | 65536 |"), "results/numa/exp-placement-summary.md differs from the summary" },
     -- a plot's picture: a tick label
     { "results/pvm/reps.svg", sub("> 17.5<", "> 17.6<"), "results/pvm/reps.svg differs from what gnuplot draws" },
     -- calibrate.lua's output beside the kind's calibration: a spread, a median

@@ -2053,8 +2053,14 @@ function claims.plot_sources(root)
   return problems
 end
 
--- results/numa/guest.md's table against the one guesttable makes from the
--- guest's published JSON.
+-- results/numa/guest.md against what guesttable makes from the guest's
+-- published JSON and numa/check.lua's record beside it (provenance.json):
+-- its head and its table. The record's fields the guest's JSON gives must be
+-- its; the host's own (qemu, the kernel image, the nodes' MiB, the host's
+-- tree) have no other source and show in the head. A record from before it
+-- kept the date the host checked leaves the head's host line held to its
+-- hash (GUEST_HOST_LINE).
+claims.GUEST_HOST_LINE = "37033981bdaefc93"
 function claims.guest_table(root)
   local page = read(root .. "/results/numa/guest.md")
   if not page then return {} end
@@ -2062,12 +2068,46 @@ function claims.guest_table(root)
   if not ok or type(doc) ~= "table" or type(doc.rows) ~= "table" or type(doc.reps) ~= "table" then
     return { "results/numa/guest.md: its run's exp-placement-results.json cannot be read" }
   end
+  local problems = {}
   local want = table.concat(guesttable.lines(doc), "\n")
   local got = page:match("\n(| case |.*)$")
   if not got or got:gsub("\n+$", "") ~= want then
-    return { "results/numa/guest.md: its table differs from what the guest's exp-placement-results.json makes" }
+    problems[#problems + 1] = "results/numa/guest.md: its table differs from what the guest's "
+      .. "exp-placement-results.json makes"
   end
-  return {}
+  local okg, g = pcall(json.decode, read(root .. "/results/numa/provenance.json") or "")
+  if not okg or type(g) ~= "table" or type(g.host_commit) ~= "string" then
+    problems[#problems + 1] = "results/numa/provenance.json cannot be read"
+    return problems
+  end
+  local record = guesttable.provenance(doc, g)
+  local keys = {}
+  for k in pairs(record) do keys[#keys + 1] = k end
+  for k in pairs(g) do if record[k] == nil then keys[#keys + 1] = k end end
+  table.sort(keys)
+  for _, k in ipairs(keys) do
+    if not same_tree(g[k], record[k]) then
+      problems[#problems + 1] = ("results/numa/provenance.json: its %s is %s, the guest's JSON gives %s"):format(k,
+        type(g[k]) == "table" and json.encode(g[k]) or tostring(g[k]),
+        type(record[k]) == "table" and json.encode(record[k]) or tostring(record[k]))
+      break
+    end
+  end
+  if g.host_commit ~= g.guest_commit then
+    problems[#problems + 1] = "results/numa/provenance.json: the host's commit is not the guest's"
+  end
+  local head, lines = guesttable.head(doc, g), {}
+  for l in (page .. "\n"):gmatch("([^\n]*)\n") do lines[#lines + 1] = l end
+  for i, l in ipairs(head) do
+    local host = not g.date and l:match("^%- host: ")
+    if host and textfile.sha256(lines[i] or ""):sub(1, 16) ~= claims.GUEST_HOST_LINE then
+      problems[#problems + 1] = ("results/numa/guest.md: line %d is not the host line pinned by its hash"):format(i)
+    elseif not host and lines[i] ~= l then
+      problems[#problems + 1] = ("results/numa/guest.md: line %d is not what the guest's JSON and provenance.json "
+        .. "make:\n  page: %s\n  made: %s"):format(i, tostring(lines[i]), l)
+    end
+  end
+  return problems
 end
 
 -- Each kind's calibrations/calibrate.txt (calibrate.lua's output, kept
@@ -2125,6 +2165,75 @@ function claims.calibrate_txt(root)
   return problems
 end
 
+-- A summary published without its raw file (the NUMA guest's: numa/run.sh
+-- brings back the summary and the JSON) against the summary made from a
+-- raw file put together from its JSON: its first lines and its table. The
+-- order of the columns is the page's (the JSON keeps the columns' rows, not
+-- the order the script declared them in), every column it heads must be a
+-- row's label; the notes under the table are the run's alone and not made.
+function claims.unraw_summaries(root)
+  local problems = {}
+  for _, path in ipairs(shell.find(root .. "/results", "summary%.md$")) do
+    local base = path:sub(1, -#"summary.md" - 1)
+    local file = path:sub(#root + 2)
+    local ok, doc = pcall(json.decode, read(base .. "results.json") or "")
+    if not read(base .. "raw.txt") and ok and type(doc) == "table" and type(doc.rows) == "table" then
+      local page = read(path) or ""
+      local heads = cells_of(page:match("\n(| case |[^\n]*)") or "") or {}
+      local by_label, columns = {}, {}
+      for _, r in ipairs(doc.rows) do by_label[r.label] = by_label[r.label] or r end
+      for i = 2, #heads do
+        local best
+        for label, r in pairs(by_label) do
+          if heads[i]:sub(1, #label) == label and (not best or #label > #best.label) then best = r end
+        end
+        -- a column no repetition recorded is all dashes, and the last one the runner's count of noisy repetitions
+        local empty = heads[i]:match("^(.-) %(median %[lo, hi%]%)$")
+        if best then columns[#columns + 1] = best
+        elseif empty then columns[#columns + 1] = { column = "unrecorded_" .. i, label = empty, unit = "count",
+          shown = "median" }
+        elseif i == #heads then columns.noisy = heads[i] end
+      end
+      local lines = { report.line { { "meta", "title" }, { "text", doc.title } },
+        report.line { { "meta", "date" }, { "text", tostring(doc.date):gsub("T", " "):sub(1, 16) } } }
+      local made, md = pcall(function()
+        for _, l in ipairs(results.meta_lines(doc.machine, doc.clock)) do lines[#lines + 1] = l end
+        for _, r in ipairs(columns) do
+          lines[#lines + 1] = report.line { { "meta", "column" }, { "name", r.column }, { "label", r.label },
+            { "unit", r.unit }, { "shown", r.shown } }
+        end
+        for _, c in ipairs(doc.reps or {}) do
+          if c.unsupported then
+            lines[#lines + 1] = report.line { { "case", c.case }, { "unsupported", c.unsupported } }
+          end
+        end
+        for _, r in ipairs(doc.rows) do lines[#lines + 1] = results.row_line(r) end
+        for _, v in ipairs(doc.values or {}) do
+          local fields = { { "value", v.value } }
+          for k, x in pairs(v) do if k ~= "value" then fields[#fields + 1] = { k, x } end end
+          table.sort(fields, function(a, b) return a[1] == "value" or b[1] ~= "value" and a[1] < b[1] end)
+          lines[#lines + 1] = report.line(fields)
+        end
+        local raw = "# " .. doc.title .. "\n\n" .. table.concat(lines, "\n") .. "\n" .. tostring(doc.verdict) .. "\n"
+        return (reports.of(doc.script).table or summary.table)(raw)
+      end)
+      local function table_of(text)
+        local out = {}
+        for l in text:gmatch("[^\n]+") do if l:match("^|") then out[#out + 1] = l end end
+        return table.concat(out, "\n")
+      end
+      if #columns + (columns.noisy and 1 or 0) ~= #heads - 1 or not made then
+        problems[#problems + 1] = ("%s: its columns are not its JSON's rows (%s)"):format(file,
+          made and "a heading no row's label begins" or tostring(md))
+      elseif table_of(md) ~= table_of(page) or md:match("^[^\n]*\n[^\n]*") ~= page:match("^[^\n]*\n[^\n]*") then
+        problems[#problems + 1] = ("%s differs from the summary its results.json makes (its table or first lines)")
+          :format(file)
+      end
+    end
+  end
+  return problems
+end
+
 -- Every problem: a block that differs from its recomputation, a marker
 -- missing, a pasted table or a summary that differs from its source, a
 -- digit typed by hand in the results prose.
@@ -2140,6 +2249,7 @@ function claims.check(root, ftrun)
   for _, p in ipairs(claims.raw_heads(root)) do problems[#problems + 1] = p end
   for _, p in ipairs(claims.samples(root)) do problems[#problems + 1] = p end
   for _, p in ipairs(claims.calibrate_txt(root)) do problems[#problems + 1] = p end
+  for _, p in ipairs(claims.unraw_summaries(root)) do problems[#problems + 1] = p end
   for file, blocks in pairs(computed) do
     local text = read(root .. "/" .. file)
     if not text then
