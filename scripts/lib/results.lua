@@ -262,12 +262,9 @@ local function knob_values(h)
   return out
 end
 
--- The raw file's knobs line from {name, value} pairs: a list (WAITS=0,1,2)
--- as it is given, not as Lua's name of a table.
+-- The raw file's knobs line from {name, value} pairs.
 function results.knobs_line(list)
-  local fields = {}
-  for i, kv in ipairs(list) do fields[i] = { kv[1], type(kv[2]) == "table" and table.concat(kv[2], ",") or kv[2] } end
-  return "knobs: " .. report.line(fields):sub(#"RESULT " + 1)
+  return "knobs: " .. report.line(list):sub(#"RESULT " + 1)
 end
 
 -- The raw file's lines on the machine and the clock, from ft.machine() and
