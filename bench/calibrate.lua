@@ -318,38 +318,13 @@ end
 -- 5. Dimensioning (Kalibera and Jones): the smallest change of pass 1 each
 -- design detects with 80 % power at ALPHA, from the spreads measured.
 local pass1 = by_key["A pass1"]
-local z_a, z_b = 1.959963984540054, 0.8416212335729143
-local function tq(df, share) return inference.t_quantile(share, df) end
 local designs = {}
-local reps = tonumber(cfg.CONFIG:match("REPS=(%d+)")) or 15
 if pass1 then
-  local s, df = pass1.sd_medians, cfg.RUNS - 1
-  designs[#designs + 1] = { what = "one run a side, judged against this calibration",
-    mde = (tq(df, ALPHA / 2) + tq(df, 1 - POWER)) * s * math.sqrt(2), wall = 2 * run_wall }
-  for _, k in ipairs { 4, 6, 8, 12 } do
-    local dfk = 2 * k - 2
-    designs[#designs + 1] = { what = ("%d runs a side (permutation test)"):format(k),
-      mde = (tq(dfk, ALPHA / 2) + tq(dfk, 1 - POWER)) * s * math.sqrt(2 / k), wall = 2 * k * run_wall }
-  end
   local d = ab_aa and (function()
     for _, r in ipairs(ab_aa) do if r.key == "A pass1" then return r.d end end
   end)()
-  if d then
-    -- Wilcoxon's efficiency against the t test on normal data is 3/pi
-    local sdd = sd(d)
-    local per_pair = ab_wall / (reps + 1) -- the warm-up repetition runs both sides too
-    local function ab_mde(n) return (z_a + z_b) * sdd / math.sqrt(n * 3 / math.pi) end
-    designs[#designs + 1] = { what = ("an AB run of %d repetitions (pairs)"):format(reps), mde = ab_mde(reps),
-      wall = ab_wall }
-    local n5 = math.floor((300 - (ab_wall - per_pair * (reps + 1))) / per_pair) - 1
-    if n5 >= 6 then
-      designs[#designs + 1] = { what = ("an AB run of 5 minutes (%d pairs)"):format(n5), mde = ab_mde(n5),
-        wall = 300 }
-    end
-    local need = math.ceil(((z_a + z_b) * sdd / math.log(1.03)) ^ 2 * math.pi / 3)
-    designs.ab_for_3 = { pairs = need, wall = per_pair * (need + 1) + (ab_wall - per_pair * (reps + 1)),
-      sd = sdd }
-  end
+  designs = calreport.designs(pass1.sd_medians, cfg.RUNS, run_wall, ALPHA, POWER, d and { sd = sd(d),
+    wall = ab_wall, reps = tonumber(cfg.CONFIG:match("REPS=(%d+)")) or 15 })
 end
 
 -- The report's figures, kept in the calibration file (lib/calreport.lua renders them).

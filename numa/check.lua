@@ -78,34 +78,18 @@ if mems:find("[,]0$") or mems:find("^0,") or mems:find(",0,") then
 end
 
 -- The guest's provenance, and its table: page counts per node, no times.
-local m, p = doc.machine, doc.provenance
+local guesttable = require "guesttable"
+local p = doc.provenance
 -- the guest has no git: its ftrun records the commit its build did, which must be the host's
 local host = require("provenance").built_tree(ft.project_dir)
 t.is(p.git_commit, host.commit, "the guest's JSON records the commit the host's ftrun was built from")
-local qemu = command("qemu-system-x86_64 --version | head -n 1")
-local balancing = "not recorded"
-for _, v in ipairs(doc.values) do if v.value == "numa_balancing" then balancing = v.x end end
-local lines = {
-  ("## placement.lua in a qemu guest: %s MiB per node"):format(mems), "",
-  ("- kernel: %s (%s), booted by qemu-system-x86_64 -accel tcg (%s) from %s"):format(p.kernel,
-    m.kernel, qemu, kernel:match("[^/]+$")),
-  ("- layout: %d nodes, %d CPUs (one per node), MiB per node %s; kernel command line: %s"):format(m.numa_nodes,
-    m.cpus, mems, p.cmdline),
-  ("- settings: THP %s, kernel.numa_balancing %s; %s"):format(p.thp_enabled,
-    tostring(balancing),
-    ("placement.lua MIB=%s REPS=%s"):format(doc.knobs.MIB, doc.knobs.REPS)),
-  ("- host: ftrun %s at %s"):format(host.commit:sub(1, 7) .. (host.dirty and " + uncommitted changes" or ""),
-    os.date("!%Y-%m-%d %H:%M UTC")),
-  "- times: meaningless (TCG emulation, many times slower than the host, another clocksource);"
-    .. " only page counts and nodes are shown", "",
-}
-for _, l in ipairs(require("guesttable").lines(doc)) do lines[#lines + 1] = l end
+local g = guesttable.provenance(doc, { qemu = command("qemu-system-x86_64 --version | head -n 1"),
+  kernel_image = kernel:match("[^/]+$"), node_mib = mems, host_commit = host.commit, host_dirty = host.dirty,
+  date = os.date("!%Y-%m-%d %H:%M UTC") })
+local lines = guesttable.head(doc, g)
+for _, l in ipairs(guesttable.lines(doc)) do lines[#lines + 1] = l end
 local f = assert(io.open(dir .. "/provenance.json", "w"))
-f:write(json.encode { kernel = p.kernel, kernel_image = kernel:match("[^/]+$"), qemu = qemu, accel = "tcg",
-  node_mib = mems, numa_nodes = m.numa_nodes, cpus = m.cpus, cmdline = p.cmdline, thp = p.thp_enabled,
-  numa_balancing = balancing, placement_knobs = doc.knobs,
-  host_commit = host.commit, host_dirty = host.dirty, guest_commit = p.git_commit, guest_dirty = p.git_dirty,
-  times = "meaningless: TCG emulation; only page counts and nodes mean anything" }, "\n")
+f:write(json.encode(g), "\n")
 f:close()
 f = assert(io.open(dir .. "/guest.md", "w"))
 f:write(table.concat(lines, "\n"), "\n")

@@ -202,9 +202,10 @@ local cal = { kind = calibrations.KIND, script = docs[1].script, fingerprint = c
   simulated = { sims = cfg.SIMS, alpha = 0.05, target = rows[target_row].case .. " " .. rows[target_row].column },
   until_decided = seq, provenance = made_by }
 for _, row in ipairs(rows) do
+  -- the run medians' geometric mean, kept for the printed table (reports/calibrate.lua)
   cal.rows[#cal.rows + 1] = { case = row.case, column = row.column, unit = row.unit,
-    between_run_sd_log = row.between_run_sd_log, df = row.df, within_sd_log = row.within_sd_log,
-    explained = row.explained, adjust = row.adjust }
+    median = math.exp(stats.mean(row.medians)), between_run_sd_log = row.between_run_sd_log, df = row.df,
+    within_sd_log = row.within_sd_log, explained = row.explained, adjust = row.adjust }
 end
 local dir = calibrations.dir()
 local path = calibrations.path(docs[1], dir)
@@ -216,58 +217,4 @@ if not ok then
   os.exit(1, true)
 end
 
-print(("calibration of %s %s: %d A/A runs, %.1f min, written to %s"):format(script, table.concat(target, " "),
-  cfg.RUNS, wall / 60, path))
-print("")
-print("| row | median | between runs (run median) sd % | within a run sd % |")
-print("|---|---|---|---|")
-for _, row in ipairs(rows) do
-  print(("| %s %s | %s %s | %.1f | %s |"):format(row.case, row.column,
-    units.cell(math.exp(stats.mean(row.medians)), row.unit), row.unit, 100 * row.between_run_sd_log,
-    row.within_sd_log and ("%.1f"):format(100 * row.within_sd_log) or "–"))
-end
-print("")
-print("How much of each row's run-to-run spread the machine's state explains: 1 - the squared error of predicting "
-  .. "each run's median from a fit on the other runs, over that of predicting it by their mean (" .. cfg.RUNS
-  .. " runs; a covariate that does not vary says why). compare.lua adjusts a row for its best covariate where that "
-  .. ("share is at least %.0f %% and the fit's spread is below the raw one."):format(100 * covariates.MIN_EXPLAINED))
-print("")
-print(covariates.table_head())
-for _, row in ipairs(rows) do
-  print(covariates.table_row(row.case .. " " .. row.column, row.explained, row.adjust, row.between_run_sd_log))
-end
-print("covariates: " .. covariates.legend() .. ".")
-print("")
-print(("What compare.lua decides with this calibration (%d simulated comparisons each, normal logs, BH over the %d "
-  .. "rows, ALPHA = 0.05; the change planted into %s alone):"):format(cfg.SIMS, #rows, cal.simulated.target))
-print("")
-print("| runs a side | smallest change called in 80 % | +10 % called | A/A: rows called | A/A: any row called "
-  .. "| A/A: that row 'same within ±δ' | about |")
-print("|---|---|---|---|---|---|---|")
-for _, d in ipairs(designs) do
-  print(("| %d | %s | %.0f %% | %.1f %% | %.1f %% | %.0f %% | %.1f min |"):format(d.k,
-    d.smallest and ("%.1f %%"):format(100 * d.smallest) or "> 400 %", 100 * d.planted10, 100 * d.aa_rows_called,
-    100 * d.aa_any_called,
-    100 * d.aa_target_same, 2 * d.k * wall / cfg.RUNS / 60))
-end
-if rows[target_row].adjust then
-  print("")
-  local per_design = stats.map(designs, function(d)
-    return ("%d a side: +10 %% called in %.0f %%, 80 %% power at %s"):format(d.k, 100 * d.adjusted_planted10,
-      d.adjusted_smallest and ("%.1f %%"):format(100 * d.adjusted_smallest) or "> 400 %")
-  end)
-  print(("%s adjusted for %s (the run sd %.1f %% → %.1f %%), the same simulation: %s."):format(cal.simulated.target,
-    rows[target_row].adjust.covariate, 100 * rows[target_row].between_run_sd_log, 100 * rows[target_row].adjust.sd_log,
-    table.concat(per_design, "; ")))
-end
-print("")
-local u = seq
-print(("UNTIL=decided against %d baseline runs, at most %d more (%d simulated each; it stops when every row is "
-  .. "decided or beyond what the cap can decide): A/A: %.1f runs on average, stopped before the cap in %.0f %%, "
-  .. "any row called different in %.1f %%, every row 'same' in %.0f %%, %s 'same' in %.0f %%; +5 %% planted into "
-  .. "%s: %.1f runs on average, stopped before the cap in %.0f %%, called in %.0f %%."):format(u.baseline, u.max,
-  u.sims, u.aa.mean_runs, 100 * u.aa.decided, 100 * u.aa.any_called, 100 * u.aa.all_same,
-  cal.simulated.target, 100 * u.aa.target_same, cal.simulated.target, u.plus5.mean_runs, 100 * u.plus5.decided,
-  100 * u.plus5.called))
-print("")
-print("the machine while calibrating: " .. provenance.describe(made_by))
+io.stdout:write(require("reports.calibrate").output(cal, path))

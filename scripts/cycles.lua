@@ -128,12 +128,8 @@ function CYCLE.C(r, rep)
   end
   r:check_bytes(b, V.c2, "C, timed pass 2")
   r:release(nil, b)
-  for pass, s in pairs(samples) do
-    r[pass .. "_median_page"], r[pass .. "_p90"], r[pass .. "_p99"] = s:median(), s:percentile(90), s:percentile(99)
-    r[pass .. "_slow_pct"] = 100 * s:count_above(cfg.SLOW_NS) / #s
-    r[pass .. "_slow_mean"] = s:mean_above(cfg.SLOW_NS)
-    r[pass .. "_runs"], r[pass .. "_longest"] = s:runs_above(cfg.SLOW_NS)
-    r[pass .. "_hist"] = report.histogram(s) -- log-spaced, for the distribution's plot
+  for pass, s in pairs(samples) do -- the histogram log-spaced, for the distribution's plot
+    for k, v in pairs(report.sample_figures(s, cfg.SLOW_NS)) do r[pass .. "_" .. k] = v end
   end
 end
 

@@ -415,5 +415,140 @@ do -- a missing marker
   t.is(code, 1, "and CHECK=1 fails on it too")
 end
 
+do -- hand edits of the files the runs wrote beside their JSON, one file each: a raw file's head, knobs, machine
+  -- and clock lines and verdict; a row's repetitions swapped; a samples file's bytes; a plot; the NUMA guest's page,
+  -- record and summary; the calibrations' pages
+  local json = require "json"
+  local repeat_dir, repeat_two = table.unpack(require("shell").list(dir .. "/results/pvm/repeats", "^%d"))
+  local function sub(find, repl)
+    return function(text)
+      local at = text:find(find, 1, true)
+      return at and text:sub(1, at - 1) .. repl .. text:sub(at + #find)
+    end
+  end
+  local function doc_edit(fn) -- the JSON decoded, edited and encoded again
+    return function(text)
+      local doc = json.decode(text)
+      fn(doc)
+      return json.encode(doc)
+    end
+  end
+  local function swap_values(case, column)
+    return doc_edit(function(doc)
+      for _, r in ipairs(doc.rows) do
+        if r.case == case and r.column == column then r.values[1], r.values[2] = r.values[2], r.values[1] end
+      end
+    end)
+  end
+  local function i32(fn) -- the samples as int32s, edited and packed again
+    return function(bytes)
+      local s = { string.unpack("<" .. ("i4"):rep(8), bytes) }
+      fn(s)
+      return string.pack("<" .. ("i4"):rep(8), table.unpack(s, 1, 8)) .. bytes:sub(33)
+    end
+  end
+  local sidecar_again = "results/pvm/thp-always-C-pass1-samples.i32"
+  local edits = {
+    { "results/pvm/raw.txt", sub("git_commit: 4ff99391493eb69ffb4a1aaea6794c308fff0f9d",
+      "git_commit: 5663d94d7ef400b85ce1cad87016f77b855b2147"), "+ git_commit: 5663d94d7ef400b85ce1cad87016f77b855b2147" },
+    { "results/pvm/thp-16K-raw.txt", sub("\nkernel: 6.18.44-fc-v1272\n", "\nkernel: 6.19.0-fc\n"), "+ kernel: 6.19.0-fc" },
+    { "results/pvm/thp-always-raw.txt", sub("clock estimate: 3.620 GHz", "clock estimate: 2.900 GHz"),
+      "+ clock estimate: 2.900 GHz" },
+    { "results/pvm/exp-host-raw.txt", sub("knobs: MIB=256 REPS=5 ", "knobs: MIB=256 REPS=7 "),
+      "+ knobs: MIB=256 REPS=7 " },
+    { "results/pvm/exp-actouch-raw.txt", sub("CHECKSUMS OK: 40 read-backs", "CHECKSUMS OK: 41 read-backs"),
+      "+ CHECKSUMS OK: 41 read-backs" },
+    { "results/pvm/exp-slowpages-raw.txt", sub("(2 CPUs), kernel 6.18.44-fc-v1272,", "(2 CPUs), kernel 6.19.0,"),
+      "(2 CPUs), kernel 6.19.0, 4096-byte pages" },
+    -- lines no JSON field makes, held to their hash as published
+    { "results/raw.txt", sub("date: 2026-12-03T16:45:29Z", "date: 2026-12-03T15:45:29Z"),
+      "results/raw.txt: lines its results.json does not make" },
+    { ("results/pvm/repeats/%s/raw.txt"):format(repeat_dir), sub(" MemFree=", " MemFree=1"),
+      ("results/pvm/repeats/%s/raw.txt: lines its results.json does not make"):format(repeat_dir) },
+    { "results/exp-thp-raw.txt", sub("hypervisor: KVMKVMKVM", "hypervisor: PVM"),
+      "results/exp-thp-raw.txt: lines its results.json does not make" },
+    -- a JSON's fields its raw file says too: the read-backs, a limit's note, the warm-up in the title
+    { ("results/pvm/repeats/%s/results.json"):format(repeat_two), sub('"checks":80', '"checks":81'),
+      "- CHECKSUMS OK: 81 read-backs" },
+    { "results/pvm/thp-always-results.json", sub("a reading costs 24 ns", "a reading costs 25 ns"),
+      '- RESULT meta=note text="The per-page timer' },
+    { "results/exp-recycle-results.json", sub('"warmup":0', '"warmup":1'), "+ the JSON's title" },
+    -- two repetitions swapped: in a row's values, and two records of a case
+    { "results/pvm/thp-16K-results.json", swap_values("A", "pass1"), "(A pass1): repetition 1 is" },
+    { "results/thp-always-results.json", doc_edit(function(doc)
+      for _, c in ipairs(doc.reps) do
+        if c.case == "D" then c.records[1], c.records[2] = c.records[2], c.records[1] end
+      end
+    end), "results/thp-always-results.json: row" },
+    -- a samples file: one byte, two samples swapped, a sample changed with its sidecar made again
+    { "results/pvm/C-pass1-samples.i32", function(b) return b:sub(1, 4000) .. string.char((b:byte(4001) + 1) % 256)
+      .. b:sub(4002) end, "results/pvm/C-pass1-samples.i32.txt is missing or differs" },
+    { "results/thp-16K-C-pass2-samples.i32", i32(function(x) x[1], x[2] = x[2], x[1] end),
+      "results/thp-16K-C-pass2-samples.i32.txt is missing or differs" },
+    { sidecar_again, i32(function(x) x[1] = 999999 end), sidecar_again .. ": pass1_" },
+    -- the NUMA guest's page: the head's host line (pinned), the record beside it, its run's summary
+    { "results/numa/guest.md", sub("at 2026-12-04 19:31 UTC", "at 2026-12-04 18:31 UTC"),
+      "results/numa/guest.md: line 6 is not the host line pinned" },
+    { "results/numa/provenance.json", sub('"cpus":2', '"cpus":3'), "results/numa/provenance.json: its cpus is 3" },
+    { "results/numa/exp-placement-summary.md", sub("| first touch on CPU 0 | 65536 | – | 65536 |",
+      "| first touch on CPU 0 | 65537 | – | 65536 |"), "results/numa/exp-placement-summary.md differs from the summary" },
+    -- a plot's picture: a tick label
+    { "results/pvm/reps.svg", sub("> 17.5<", "> 17.6<"), "results/pvm/reps.svg differs from what gnuplot draws" },
+    -- calibrate.lua's output beside the kind's calibration: a spread, a median
+    { "results/pvm/calibrations/calibrate.txt", sub("| A pass1 | 11818.3 ns/page | 9.9 |",
+      "| A pass1 | 11818.3 ns/page | 8.9 |"), "results/pvm/calibrations/calibrate.txt differs from what" },
+    { "results/pvm/calibrations/calibrate.txt", sub("| A pass2 | 60.7 ns/page |", "| A pass2 | 50.7 ns/page |"),
+      "results/pvm/calibrations/calibrate.txt: its median cells differ" },
+  }
+  -- make calibrate's page and its file's report edited together: pass 1's spread between runs
+  local cal_path = "results/pvm/calibration-cycles.json"
+  local cal = json.decode(t.read(dir .. "/" .. cal_path))
+  local pass1 = cal.report.rows[2]
+  local md_from, md_to = ("| A pass1 | %.1f %s | %.1f |"):format(pass1.median, pass1.unit, 100 * pass1.between),
+    ("| A pass1 | %.1f %s | %.1f |"):format(pass1.median, pass1.unit, 100 * pass1.between + 1)
+  edits[#edits + 1] = { "results/pvm/calibration.md", sub(md_from, md_to), cal_path .. ": its report" }
+  edits[#edits + 1] = { cal_path, doc_edit(function(doc)
+    doc.report.rows[2].between = doc.report.rows[2].between + 0.01
+  end), "row 2 (A pass1): its report's between is" }
+  local saved = {}
+  for _, e in ipairs(edits) do
+    local path = dir .. "/" .. e[1]
+    saved[path] = saved[path] or t.read(path)
+    local text = e[2](t.read(path))
+    t.ok(text ~= nil, ("%s holds what the edit changes"):format(e[1]))
+    if text then t.write(path, text) end
+  end
+  -- the sidecar made again for the changed sample: its hash then holds, the run's figures do not
+  local sidecar = t.read(dir .. "/" .. sidecar_again .. ".txt")
+  local bytes = t.read(dir .. "/" .. sidecar_again)
+  saved[dir .. "/" .. sidecar_again .. ".txt"] = sidecar
+  t.write(dir .. "/" .. sidecar_again .. ".txt", (sidecar:gsub("sha256: %x+", "sha256: "
+    .. require("textfile").sha256(bytes))))
+  local out, code = check(dir)
+  t.is(code, 1, "the runs' own files edited by hand: CHECK=1 exits 1")
+  for _, e in ipairs(edits) do t.like(out, e[3], ("%s: edit caught (%s)"):format(e[1], e[3])) end
+  t.ok(not out:find(sidecar_again .. ".txt is missing or differs", 1, true),
+    "a sidecar made again for its changed samples holds their hash")
+  for path, text in pairs(saved) do t.write(path, text) end
+end
+
+do -- a run made now needs no pin: its JSON makes every line of its raw file's head, and its samples' figures
+  local fresh = t.tmpdir()
+  local out, code = t.ftrun_run("cycles.lua QUICK=1 MIB=4 REPS=2 CYCLES=AC RESULTS=" .. q(fresh))
+  t.is(code, 0, "a quick run with cycle C", out)
+  local json = require "json"
+  local raw, doc = t.read(fresh .. "/quick-raw.txt") or "", json.decode(t.read(fresh .. "/quick-results.json") or "{}")
+  t.is(table.concat(claims.raw_unmade(raw, doc), "\n"), "", "its JSON makes its raw file's head, knobs and verdict")
+  local cycles = require "reports.cycles"
+  local bytes = t.read(fresh .. "/quick-C-pass1-samples.i32") or ""
+  t.like(t.read(fresh .. "/quick-C-pass1-samples.i32.txt") or "", "sha256: " .. require("textfile").sha256(bytes),
+    "its samples' sidecar holds their hash")
+  local figures, last = cycles.sample_figures(cycles.unpack_samples(bytes), doc.knobs.SLOW_NS), nil
+  for _, c in ipairs(doc.reps) do if c.case == "C" then last = c.records[#c.records] end end
+  t.is(figures.median_page .. " " .. table.concat(figures.hist, ","), last.pass1_median_page .. " "
+    .. table.concat(last.pass1_hist, ","), "the samples give the last record's figures again")
+  os.execute("rm -rf " .. q(fresh))
+end
+
 os.execute("rm -rf " .. q(dir))
 t.done()

@@ -113,4 +113,40 @@ function calreport.render(f)
   return table.concat(lines, "\n") .. "\n"
 end
 
+-- The smallest change of pass 1 each design detects with `power` at `alpha`
+-- (Kalibera and Jones; normal approximation), and its wall time: s, the run
+-- medians' sd (logs) of `runs` runs of run_wall s each; ab = {sd, wall,
+-- reps}, the per-pair sd of an AB run's log ratios, its wall time and
+-- repetitions, or nil. A list of {what, mde, wall}, and ab_for_3: the pairs
+-- an AB run needs for a 3 % change.
+function calreport.designs(s, runs, run_wall, alpha, power, ab)
+  local function tq(df, share) return inference.t_quantile(share, df) end
+  local df = runs - 1
+  local designs = { { what = "one run a side, judged against this calibration",
+    mde = (tq(df, alpha / 2) + tq(df, 1 - power)) * s * math.sqrt(2), wall = 2 * run_wall } }
+  for _, k in ipairs { 4, 6, 8, 12 } do
+    local dfk = 2 * k - 2
+    designs[#designs + 1] = { what = ("%d runs a side (permutation test)"):format(k),
+      mde = (tq(dfk, alpha / 2) + tq(dfk, 1 - power)) * s * math.sqrt(2 / k), wall = 2 * k * run_wall }
+  end
+  if ab then
+    -- the normal quantiles of ALPHA = 0.05 two-sided and 80 % power; Wilcoxon's efficiency against the t
+    -- test on normal data is 3/pi
+    local z = 1.959963984540054 + 0.8416212335729143
+    local per_pair = ab.wall / (ab.reps + 1) -- the warm-up repetition runs both sides too
+    local function ab_mde(n) return z * ab.sd / math.sqrt(n * 3 / math.pi) end
+    designs[#designs + 1] = { what = ("an AB run of %d repetitions (pairs)"):format(ab.reps), mde = ab_mde(ab.reps),
+      wall = ab.wall }
+    local n5 = math.floor((300 - (ab.wall - per_pair * (ab.reps + 1))) / per_pair) - 1
+    if n5 >= 6 then
+      designs[#designs + 1] = { what = ("an AB run of 5 minutes (%d pairs)"):format(n5), mde = ab_mde(n5),
+        wall = 300 }
+    end
+    local need = math.ceil((z * ab.sd / math.log(1.03)) ^ 2 * math.pi / 3)
+    designs.ab_for_3 = { pairs = need, wall = per_pair * (need + 1) + (ab.wall - per_pair * (ab.reps + 1)),
+      sd = ab.sd }
+  end
+  return designs
+end
+
 return calreport

@@ -56,6 +56,7 @@ end
 claims.held = held
 
 local textfile = require "textfile"
+local units = require "units"
 local read = textfile.read
 
 local function load(path)
@@ -1424,6 +1425,40 @@ function claims.bench_sealed(root)
   return ok and {} or { ("%s: %s (make bench with PUBLISH=1 writes it again)"):format(file, why) }
 end
 
+-- Each published raw file's lines its JSON cannot make (claims.raw_unmade),
+-- held to the first 32 hex digits of their sha256 as published: every run
+-- here is from before its JSON kept `before` (the start's date, meminfo and
+-- vmstat), and the KVM guest's from before the head's hypervisor line and
+-- the provenance's newer keys. A file published again needs no pin.
+claims.HEADS = {
+  ["results/exp-attribution-raw.txt"] = "dc76fe46c4951d1aaad4e4b1e38884b7",
+  ["results/exp-coldness-raw.txt"] = "a8fee2bfb3c4733c07dfe49280f47600",
+  ["results/exp-faults-raw.txt"] = "33ca3f7abd8b0268044b175e024ccb3e",
+  ["results/exp-pagesize-raw.txt"] = "25a3553c0b2d2bfcbe8b10d06f73d904",
+  ["results/exp-placement-raw.txt"] = "1906d037547adf1b73547aa4e47cb108",
+  ["results/exp-populate-raw.txt"] = "ed50d4b7a3c870299d141e96d18d7ae9",
+  ["results/exp-recycle-raw.txt"] = "be973123b1d8bfb8c2f46f25ae9e08e3",
+  ["results/exp-scaling-raw.txt"] = "62063df154e5c3c7c7ca6ace70f67fd8",
+  ["results/exp-slowpages-raw.txt"] = "559e5bf31c259685830dc67135259726",
+  ["results/exp-thp-raw.txt"] = "9271457a9ddadb755b519a7129576bc2",
+  ["results/exp-zeropage-raw.txt"] = "b316bf8e9e2b073f9e2e04d15a8d158c",
+  ["results/pvm/exp-actouch-raw.txt"] = "4d917b4d1b084acc8967b7a795392a9b",
+  ["results/pvm/exp-attribution-raw.txt"] = "72815c720b0b553e60f6908c8a83c80e",
+  ["results/pvm/exp-host-raw.txt"] = "cd68ca729b7de6c15e74eb9a86593cd8",
+  ["results/pvm/exp-slowpages-raw.txt"] = "3453eb4a86e932ae8c3c117ef31049bd",
+  ["results/pvm/exp-slowperiod-raw.txt"] = "150a6dc7fd07f0b1fcc1101e9e646216",
+  ["results/pvm/raw.txt"] = "e73e9660b3183eb41c3d31afc9858100",
+  ["results/pvm/repeats/20261204T130753Z/raw.txt"] = "ee18f266894d364dc9dad5e4e59dbe04",
+  ["results/pvm/repeats/20261204T131127Z/raw.txt"] = "c7b70bb767db344ef7c18bf6ce17396a",
+  ["results/pvm/thp-16K-raw.txt"] = "0e509252ffce75401bec1f766ba84cfa",
+  ["results/pvm/thp-always-raw.txt"] = "f3777f45bfc0b82440e09abf693a405f",
+  ["results/raw.txt"] = "65a94355e62d67754ff8464f55827c5b",
+  ["results/repeats/20261203T165408Z/raw.txt"] = "7541601de85a01e43b1b5b6b97e48167",
+  ["results/repeats/20261203T165450Z/raw.txt"] = "f82c5db890fc22a49127f7ef688137bf",
+  ["results/thp-16K-raw.txt"] = "f3ce68721068efdbac57c59b8c2c182c",
+  ["results/thp-always-raw.txt"] = "802aeece0c556b775e8485b2ebc18dfa",
+}
+
 local function sha256(path)
   local text = read(path)
   return text and textfile.sha256(text)
@@ -1459,6 +1494,75 @@ function claims.judged(root, ftrun)
     end
   end
   return problems
+end
+
+-- Where a make calibrate file's report (the figures calibration.md shows)
+-- differs from what the rest of the file gives, or nil: the file keeps
+-- each row's spreads, the machine, the runs' count, date and wall time, and
+-- the report's rows, heading and designs (calreport.designs) follow from
+-- them; its counts of tests and splits follow from the runs and rows. The
+-- file keeps no run's values, so what was measured or drawn from them (the
+-- medians, the false calls counted, the random splits' calls though their
+-- seed is in the code, the AB runs' figures but their sd, the noise marks,
+-- the minutes) has nothing to be made again from, and is not checked.
+local function close(a, b)
+  return a == b or type(a) == "number" and type(b) == "number" and math.abs(a - b) <= 1e-9 * math.max(1, math.abs(b))
+end
+local function same_tree(a, b)
+  if type(a) ~= "table" or type(b) ~= "table" then return close(a, b) end
+  for k, v in pairs(a) do if not same_tree(v, b[k]) then return false end end
+  for k in pairs(b) do if a[k] == nil then return false end end
+  return true
+end
+function claims.calreport(cal)
+  local f, m = cal.report, type(cal.machine) == "table" and cal.machine or {}
+  local date = type(cal.date) == "string" and cal.date:gsub("T", " "):sub(1, 16)
+  for _, c in ipairs { { "script", cal.script }, { "runs", cal.runs }, { "config", cal.config }, { "cpu", m.cpu },
+    { "cpus", m.cpus }, { "kernel", m.kernel }, { "date", date },
+    { "provenance_line", type(cal.provenance) == "table" and provenance.describe(cal.provenance) } } do
+    if not close(f[c[1]], c[2]) then
+      return ("its report's %s is %s, the file's %s"):format(c[1], tostring(f[c[1]]), tostring(c[2]))
+    end
+  end
+  local rows, kept = type(f.rows) == "table" and f.rows or {}, type(cal.rows) == "table" and cal.rows or {}
+  if #rows ~= #kept then return ("its report has %d rows, the file %d"):format(#rows, #kept) end
+  local pass1
+  for i, r in ipairs(rows) do
+    local k = kept[i]
+    local want = { key = k.case .. " " .. k.column, unit = k.unit, sd_medians = k.between_run_sd_log,
+      between = k.var_between_log and math.sqrt(k.var_between_log), within = k.var_within_log
+      and math.sqrt(k.var_within_log), explained = k.explained, adjust = k.adjust }
+    for name, x in pairs(want) do
+      if not same_tree(r[name], x) then
+        return ("row %d (%s): its report's %s is %s, the file's %s"):format(i, tostring(r.key), name,
+          type(r[name]) == "table" and json.encode(r[name]) or tostring(r[name]),
+          type(x) == "table" and json.encode(x) or tostring(x))
+      end
+    end
+    if want.key == "A pass1" then pass1 = k end
+  end
+  local pairs_n = cal.runs * (cal.runs - 1) // 2
+  local splits = pass1 and f.splits or 0
+  for _, c in ipairs { { "pairs", pairs_n }, { "tests", pairs_n * #rows }, { "k", math.min(4, cal.runs // 2) },
+    { "split_tests", f.splits * #rows }, { "planted_tries", splits } } do
+    if not close(f[c[1]], c[2]) then
+      return ("its report's %s is %s, its runs and rows give %s"):format(c[1], tostring(f[c[1]]), tostring(c[2]))
+    end
+  end
+  if pass1 then
+    local ab
+    for _, d in ipairs(f.designs or {}) do
+      local reps = tostring(d.what):match("^an AB run of (%d+) repetitions")
+      if reps and f.ab_for_3 then ab = { sd = f.ab_for_3.sd, wall = d.wall, reps = tonumber(reps) } end
+    end
+    local want = calreport.designs(pass1.between_run_sd_log, cal.runs, cal.run_wall_s, f.alpha, f.power, ab)
+    local got = { table.unpack(f.designs or {}) }
+    got.ab_for_3 = f.ab_for_3
+    if not same_tree(got, want) then
+      return ("its report's designs %s, the file's spreads and wall time give %s"):format(json.encode(got),
+        json.encode(want))
+    end
+  end
 end
 
 -- Every table a publish pasted, against the file it was pasted from: a
@@ -1505,6 +1609,11 @@ function claims.pasted(root)
       .. "/calibration-cycles.json")
     if cal and type(cal.report) == "table" then
       local ok, md = pcall(calreport.render, cal.report)
+      local why = claims.calreport(cal)
+      if why then
+        problems[#problems + 1] = ("%s/calibration-cycles.json: its report (what calibration.md shows) and its "
+          .. "calibration disagree: %s"):format(dir, why)
+      end
       if not ok then
         problems[#problems + 1] = ("%s/calibration-cycles.json: its report cannot be rendered: %s"):format(dir, md)
       elseif read(root .. "/" .. dir .. "/calibration.md") ~= md then
@@ -1610,16 +1719,58 @@ function claims.sidecars(root)
         .. "makes it again)"):format(r.file)
       local text = prefix and read(("%s/%s/%sresults.json"):format(root, p.dir, prefix))
       local ok, doc = pcall(json.decode, text or "")
+      local bytes = read(("%s/%s/%s"):format(root, p.dir, name))
       if not ok or type(doc) ~= "table" or type(doc.provenance) ~= "table" then
         r.problem = ("no run's results.json beside it says what made %s"):format(name)
+      elseif not bytes then
+        r.problem = ("%s cannot be read"):format(name)
       else
-        r.text = ("%s: %s\n%s\n"):format(name, reports.of("cycles").samples_about(pass),
-          provenance.describe(doc.provenance))
+        r.text = provenance.sidecar(name, reports.of("cycles").samples_about(pass), bytes, doc.provenance)
       end
       out[#out + 1] = r
     end
   end
   return out
+end
+
+-- Every published samples file against its run's own figures of it: cycle
+-- C's last record keeps the median, percentiles, slow pages, their runs and
+-- the histogram of each pass's samples (reports.cycles.sample_figures),
+-- which the file's bytes must give again. A value edited without moving a
+-- figure (two samples swapped within one histogram bin and one run of slow
+-- pages) is left to the sidecar's hash.
+function claims.samples(root)
+  local problems, cycles = {}, reports.of("cycles")
+  for _, p in ipairs(kinds.published(root)) do
+    for _, name in ipairs(ls(root .. "/" .. p.dir, "%.i32$")) do
+      local prefix, pass = name:match("^(.-)C%-(pass%d)%-samples%.i32$")
+      local file = p.dir .. "/" .. name
+      local ok, doc = pcall(json.decode, prefix and read(("%s/%s/%sresults.json"):format(root, p.dir, prefix)) or "")
+      local last
+      for _, c in ipairs(ok and type(doc) == "table" and type(doc.reps) == "table" and doc.reps or {}) do
+        if c.case == "C" and type(c.records) == "table" then last = c.records[#c.records] end
+      end
+      local s = cycles.unpack_samples(read(root .. "/" .. file) or "")
+      local slow = ok and type(doc) == "table" and type(doc.knobs) == "table" and doc.knobs.SLOW_NS
+      if not (last and s and math.type(slow) == "integer") then
+        problems[#problems + 1] = file .. ": no cycle C record and SLOW_NS in its run's JSON, or not int32 samples"
+      else
+        local figures, wrong = cycles.sample_figures(s, slow), nil
+        for _, k in ipairs { "median_page", "p90", "p99", "slow_pct", "slow_mean", "runs", "longest", "hist" } do
+          local a, b = figures[k], last[pass .. "_" .. k]
+          if type(a) == "table" then
+            a, b = table.concat(a, ","), type(b) == "table" and table.concat(b, ",") or tostring(b)
+          end
+          local same = a == b or (type(a) == "number" and type(b) == "number"
+            and math.abs(a - b) <= 1e-9 * math.max(1, math.abs(b)))
+          if not same and not wrong then wrong = ("%s_%s is %s in its run's last record, its bytes give %s"):format(
+            pass, k, tostring(b), tostring(a)) end
+        end
+        if wrong then problems[#problems + 1] = file .. ": " .. wrong end
+      end
+    end
+  end
+  return problems
 end
 
 local function same_value(x, y)
@@ -1653,6 +1804,98 @@ local function raw_values(raw, doc)
   if head ~= doc.title then return ("its first line %q, the JSON's title %q"):format(tostring(head), doc.title) end
   local date = type(doc.date) == "string" and doc.date:gsub("T", " "):match("^(%d+%-%d+%-%d+ %d+:%d+)")
   if meta.date ~= date then return ("its date %s, the JSON's %s"):format(tostring(meta.date), tostring(doc.date)) end
+end
+
+-- The lines of a raw file that say what ran, on what and with which clock
+-- (its head with the knobs, the machine's and the clock's RESULT meta
+-- lines, the verdict, the notes of the machine's limits), as the run's JSON
+-- makes them with the code that wrote them: report.head, provenance.lines,
+-- results.meta_lines, results.knobs_line, the JSON's count of read-backs
+-- (and its own verdict, which must say the same), its limits, and its
+-- title from its script, about, run, MIB, REPS and warm-up. The lines the
+-- file holds and the JSON does not make, "+ line", and those it makes and
+-- the file lacks, "- line". A run from before its JSON kept `before` (the
+-- start's date and /proc/meminfo and /proc/vmstat then) leaves those three
+-- lines unmade; a KVM guest's run from before the head took its present
+-- shape leaves more. claims.HEADS holds each such file's unmade lines to
+-- their hash as published, so an edit of any of them still shows.
+function claims.raw_unmade(raw, doc)
+  local got = {}
+  for l in raw:gmatch("([^\n]*)\n") do
+    if l:match("^knobs: ") or l == "" then break end
+    got[#got + 1] = l
+  end
+  for l in raw:gmatch("[^\n]+") do
+    if l:match("^RESULT meta=machine ") or l:match("^RESULT meta=clock ") then got[#got + 1] = l end
+  end
+  got[#got + 1] = raw:match("([^\n]*)\n?$")
+  local prov = type(doc.provenance) == "table" and doc.provenance or {}
+  local want = provenance.lines(prov)
+  for _, l in ipairs(report.head(doc, ("%s (%s)"):format(tostring(prov.ftrun), tostring(prov.lua)), true)) do
+    want[#want + 1] = l
+  end
+  -- an older JSON without a field these lines need makes neither: both are pinned then
+  local ok, meta = pcall(results.meta_lines, doc.machine, doc.clock)
+  for _, l in ipairs(ok and meta or {}) do want[#want + 1] = l end
+  -- the verdict, as the JSON's count of read-backs gives it
+  local checked = math.type(doc.checks) == "integer" and doc.checks > 0 and results.VERDICT_OK:format(doc.checks)
+    or report.VERDICT_NONE
+  want[#want + 1] = checked
+  -- the limits this kind of machine puts on the figures, each a note of the raw file's
+  for _, l in ipairs(type(doc.limits) == "table" and doc.limits or {}) do
+    local note = report.line { { "meta", "note" }, { "text", tostring(l.text) } }
+    if raw:find("\n" .. note .. "\n", 1, true) then got[#got + 1] = note end
+    want[#want + 1] = note
+  end
+  -- the knobs, in the order the file has them, then any other the JSON has
+  local knobs, order, named = type(doc.knobs) == "table" and doc.knobs or {}, {}, {}
+  local line = raw:match("\nknobs: ([^\n]*)")
+  for _, k in ipairs(line and report.parse("RESULT " .. line)._keys or {}) do
+    if knobs[k] ~= nil then order[#order + 1] = k; named[k] = true end
+  end
+  local rest = {}
+  for k in pairs(knobs) do if not named[k] then rest[#rest + 1] = k end end
+  table.sort(rest)
+  table.move(rest, 1, #rest, #order + 1, order)
+  want[#want + 1] = results.knobs_line(stats.map(order, function(k) return { k, knobs[k] } end))
+  got[#got + 1] = line and "knobs: " .. line
+  if doc.verdict ~= checked then got[#got + 1] = "the JSON's verdict: " .. tostring(doc.verdict) end
+  -- and the JSON's title, as the harness makes it from the fields it keeps beside it
+  local ok_title, title = pcall(report.title, doc.script, doc.about, doc.run, knobs.MIB, knobs.REPS, doc.warmup)
+  if not ok_title or title ~= doc.title then got[#got + 1] = "the JSON's title: " .. tostring(doc.title) end
+  local left, out = {}, {}
+  for _, l in ipairs(want) do left[l] = (left[l] or 0) + 1 end
+  for _, l in ipairs(got) do
+    if (left[l] or 0) > 0 then left[l] = left[l] - 1 else out[#out + 1] = "+ " .. l end
+  end
+  for _, l in ipairs(want) do
+    if (left[l] or 0) > 0 then left[l] = left[l] - 1; out[#out + 1] = "- " .. l end
+  end
+  return out
+end
+
+-- Every published raw file's head, knobs, machine and clock lines and
+-- verdict against its JSON (claims.raw_unmade), the unmade lines against
+-- the file's pin.
+function claims.raw_heads(root)
+  local problems = {}
+  for _, path in ipairs(shell.find(root .. "/results", "raw%.txt$")) do
+    local file = path:sub(#root + 2)
+    local raw = read(path) or ""
+    local ok, doc = pcall(json.decode, read(path:sub(1, -#"raw.txt" - 1) .. "results.json") or "")
+    if not ok or type(doc) ~= "table" then
+      problems[#problems + 1] = file .. ": no results.json beside it to check its head against"
+    else
+      local unmade = claims.raw_unmade(raw, doc)
+      local pin = #unmade > 0 and textfile.sha256(table.concat(unmade, "\n")):sub(1, 32)
+      if pin and pin ~= claims.HEADS[file] then
+        problems[#problems + 1] = ("%s: lines its results.json does not make (+) or makes and it lacks (-), and "
+          .. "not those pinned by their hash (claims.HEADS, %s):\n    %s"):format(file, pin,
+          table.concat(stats.map(unmade, function(l) return #l > 100 and l:sub(1, 97) .. "..." or l end), "\n    "))
+      end
+    end
+  end
+  return problems
 end
 
 -- Where a raw file's rows and its results.json's differ, or nil: the
@@ -1713,16 +1956,48 @@ function claims.commits(root)
   return problems
 end
 
+-- Where a row's values, repetition by repetition, differ from what its
+-- case's records in the same JSON give (units.convert of the record's field
+-- of the column's name, as results.rows made them), or nil. Statistics do
+-- not see two repetitions swapped; this does. A column made by a function of
+-- the record (no field of its name: some rows of attribution.lua,
+-- pagesize.lua, thp.lua, zeropage.lua) has no field to be made again from.
+local function against_records(doc, r, records)
+  local first = records and records[1]
+  if type(r.values) ~= "table" or type(first) ~= "table" or type(first[r.column]) ~= "number" then return nil end
+  if #records ~= #r.values then return ("%d values, %d records"):format(#r.values, #records) end
+  for i, rec in ipairs(records) do
+    local want = type(rec[r.column]) == "number" and units.convert(r.unit, rec[r.column], doc.bytes, doc.pages)
+    local x = r.values[i]
+    local same = type(x) == "number" and type(want) == "number"
+      and math.abs(x - want) <= 1e-9 * math.max(1, math.abs(want))
+      or type(x) ~= "number" and (type(want) ~= "number" or units.nonfinite(want))
+    if not same then
+      return ("repetition %d is %s, its record gives %s"):format(i, tostring(x), tostring(want))
+    end
+  end
+end
+
 -- Every row's statistics made again from its values, as results.rows made
 -- them (stats.describe): a median, interval, extreme, mean or cv that no
--- longer follows from the repetitions it summarises is named. The claims
--- read the stored statistics, so this is what holds them to the data.
+-- longer follows from the repetitions it summarises is named, and values
+-- that no longer follow from their case's records. The claims read the
+-- stored statistics, so this is what holds them to the data.
 local DESCRIBED = { "n", "min", "median", "lo", "hi", "ci_ranks", "ci_coverage", "max", "mean", "cv" }
 function claims.statistics(root)
   local problems = {}
   for _, path in ipairs(shell.find(root .. "/results", "results%.json$")) do
     local ok, doc = pcall(json.decode, read(path) or "")
+    local records = {}
+    for _, c in ipairs(ok and type(doc) == "table" and type(doc.reps) == "table" and doc.reps or {}) do
+      if type(c) == "table" and c.case then records[c.case] = c.records end
+    end
     for i, r in ipairs(ok and type(doc) == "table" and type(doc.rows) == "table" and doc.rows or {}) do
+      local moved = against_records(doc, r, records[r.case])
+      if moved then
+        problems[#problems + 1] = ("%s: row %d (%s %s): %s"):format(path:sub(#root + 2), i, tostring(r.case),
+          tostring(r.column), moved)
+      end
       local finite = {}
       for _, v in ipairs(type(r.values) == "table" and r.values or {}) do
         if type(v) == "number" then finite[#finite + 1] = v end
@@ -1746,9 +2021,10 @@ function claims.statistics(root)
 end
 
 -- Every published plot's data and script as plots.specs makes them from
--- its run's JSON and the files beside it (cycle C's samples): a .dat or
--- .gp edited by hand, or drawn before a file it reads was published,
--- differs; make plots draws them again, the SVG with them.
+-- its run's JSON and the files beside it (cycle C's samples), and its SVG
+-- as plots.render draws it: a .dat, .gp or .svg edited by hand, or drawn
+-- before a file it reads was published, differs; make plots draws them
+-- again.
 function claims.plot_sources(root)
   local problems = {}
   for _, p in ipairs(kinds.published(root)) do
@@ -1772,14 +2048,32 @@ function claims.plot_sources(root)
             end
           end
         end
+        -- and each SVG as gnuplot draws it from them (the published ones were drawn by this gnuplot: another
+        -- version draws other bytes; without gnuplot plots.render draws none and says so)
+        local drawn, files = pcall(plots.render, doc, dir, prefix)
+        if not drawn then
+          problems[#problems + 1] = ("%s/%s: its plots cannot be drawn again: %s"):format(p.dir, name, tostring(files))
+        end
+        for _, f in ipairs(drawn and files or {}) do
+          if f[1]:match("%.svg$") and read(f[1]) ~= f[2] then
+            problems[#problems + 1] = ("%s differs from what gnuplot draws from its run's files (make plots draws "
+              .. "it again)"):format(f[1]:sub(#root + 2))
+          end
+        end
       end
     end
   end
   return problems
 end
 
--- results/numa/guest.md's table against the one guesttable makes from the
--- guest's published JSON.
+-- results/numa/guest.md against what guesttable makes from the guest's
+-- published JSON and numa/check.lua's record beside it (provenance.json):
+-- its head and its table. The record's fields the guest's JSON gives must be
+-- its; the host's own (qemu, the kernel image, the nodes' MiB, the host's
+-- tree) have no other source and show in the head. A record from before it
+-- kept the date the host checked leaves the head's host line held to its
+-- hash (GUEST_HOST_LINE).
+claims.GUEST_HOST_LINE = "37033981bdaefc93"
 function claims.guest_table(root)
   local page = read(root .. "/results/numa/guest.md")
   if not page then return {} end
@@ -1787,12 +2081,170 @@ function claims.guest_table(root)
   if not ok or type(doc) ~= "table" or type(doc.rows) ~= "table" or type(doc.reps) ~= "table" then
     return { "results/numa/guest.md: its run's exp-placement-results.json cannot be read" }
   end
+  local problems = {}
   local want = table.concat(guesttable.lines(doc), "\n")
   local got = page:match("\n(| case |.*)$")
   if not got or got:gsub("\n+$", "") ~= want then
-    return { "results/numa/guest.md: its table differs from what the guest's exp-placement-results.json makes" }
+    problems[#problems + 1] = "results/numa/guest.md: its table differs from what the guest's "
+      .. "exp-placement-results.json makes"
   end
-  return {}
+  local okg, g = pcall(json.decode, read(root .. "/results/numa/provenance.json") or "")
+  if not okg or type(g) ~= "table" or type(g.host_commit) ~= "string" then
+    problems[#problems + 1] = "results/numa/provenance.json cannot be read"
+    return problems
+  end
+  local record = guesttable.provenance(doc, g)
+  local keys = {}
+  for k in pairs(record) do keys[#keys + 1] = k end
+  for k in pairs(g) do if record[k] == nil then keys[#keys + 1] = k end end
+  table.sort(keys)
+  for _, k in ipairs(keys) do
+    if not same_tree(g[k], record[k]) then
+      problems[#problems + 1] = ("results/numa/provenance.json: its %s is %s, the guest's JSON gives %s"):format(k,
+        type(g[k]) == "table" and json.encode(g[k]) or tostring(g[k]),
+        type(record[k]) == "table" and json.encode(record[k]) or tostring(record[k]))
+      break
+    end
+  end
+  if g.host_commit ~= g.guest_commit then
+    problems[#problems + 1] = "results/numa/provenance.json: the host's commit is not the guest's"
+  end
+  local head, lines = guesttable.head(doc, g), {}
+  for l in (page .. "\n"):gmatch("([^\n]*)\n") do lines[#lines + 1] = l end
+  for i, l in ipairs(head) do
+    local host = not g.date and l:match("^%- host: ")
+    if host and textfile.sha256(lines[i] or ""):sub(1, 16) ~= claims.GUEST_HOST_LINE then
+      problems[#problems + 1] = ("results/numa/guest.md: line %d is not the host line pinned by its hash"):format(i)
+    elseif not host and lines[i] ~= l then
+      problems[#problems + 1] = ("results/numa/guest.md: line %d is not what the guest's JSON and provenance.json "
+        .. "make:\n  page: %s\n  made: %s"):format(i, tostring(lines[i]), l)
+    end
+  end
+  return problems
+end
+
+-- Each kind's calibrations/calibrate.txt (calibrate.lua's output, kept
+-- beside the calibration it wrote) against its report module's output for
+-- that file.
+-- Where it wrote the file is the machine's own (the line keeps it, the
+-- check only its name); a calibration made before calibrate.lua kept each
+-- row's median has its median cells taken from the page and held to their
+-- hash (CALIBRATE_MEDIANS) instead.
+claims.CALIBRATE_MEDIANS = {
+  ["results/pvm/calibrations/calibrate.txt"] = "2594b1631518ba9459967cca41f65d427c1d2e0d2df37477d5fc4429140e107e",
+}
+function claims.calibrate_txt(root)
+  local problems = {}
+  for _, p in ipairs(kinds.published(root)) do
+    local file = p.dir .. "/calibrations/calibrate.txt"
+    local text = read(root .. "/" .. file)
+    local path = text and text:match("^[^\n]* written to (%S+)\n")
+    local name = path and path:match("[^/]+$")
+    local cal = name and calibrations.load(("%s/%s/calibrations/%s"):format(root, p.dir, name))
+    if text and not cal then
+      problems[#problems + 1] = ("%s: it names no calibration file beside it (%s)"):format(file, tostring(name))
+    elseif text then
+      local cells, inside, median = {}, false, nil
+      for l in text:gmatch("[^\n]+") do
+        local c = cells_of(l)
+        if c and c[1] == "row" and c[2] == "median" then inside = true
+        elseif inside and c and c[1] ~= "---" then cells[#cells + 1] = { c[1], c[2] }
+        elseif inside and not c then break end
+      end
+      local whole = true
+      for _, r in ipairs(cal.rows) do whole = whole and type(r.median) == "number" end
+      if not whole then
+        local by = {}
+        for _, c in ipairs(cells) do by[c[1]] = c[2] end
+        median = function(r) return by[r.case .. " " .. r.column] or "?" end
+        local pin = textfile.sha256(table.concat(stats.map(cells, function(c) return c[1] .. " " .. c[2] end), "\n"))
+        if pin ~= claims.CALIBRATE_MEDIANS[file] then
+          problems[#problems + 1] = ("%s: its median cells differ from those pinned by their hash (its calibration "
+            .. "file keeps no medians to make them from; sha256 %s)"):format(file, pin)
+        end
+      end
+      local ok, want = pcall(reports.of("calibrate").output, cal, path, median)
+      if not ok then
+        problems[#problems + 1] = ("%s: %s cannot render it: %s"):format(file, name, want)
+      elseif want ~= text then
+        local n, a, b = 0, true, true
+        local wl, tl = want:gmatch("([^\n]*)\n"), text:gmatch("([^\n]*)\n")
+        while a == b and a ~= nil do n, a, b = n + 1, wl(), tl() end
+        problems[#problems + 1] = ("%s differs from what calibrate.lua prints for %s, from line %d:\n  file: %s\n  "
+          .. "made: %s"):format(file, name, n, tostring(b), tostring(a))
+      end
+    end
+  end
+  return problems
+end
+
+-- A summary published without its raw file (the NUMA guest's: numa/run.sh
+-- brings back the summary and the JSON) against the summary made from a
+-- raw file put together from its JSON: its first lines and its table. The
+-- order of the columns is the page's (the JSON keeps the columns' rows, not
+-- the order the script declared them in), every column it heads must be a
+-- row's label; the notes under the table are the run's alone and not made.
+function claims.unraw_summaries(root)
+  local problems = {}
+  for _, path in ipairs(shell.find(root .. "/results", "summary%.md$")) do
+    local base = path:sub(1, -#"summary.md" - 1)
+    local file = path:sub(#root + 2)
+    local ok, doc = pcall(json.decode, read(base .. "results.json") or "")
+    if not read(base .. "raw.txt") and ok and type(doc) == "table" and type(doc.rows) == "table" then
+      local page = read(path) or ""
+      local heads = cells_of(page:match("\n(| case |[^\n]*)") or "") or {}
+      local by_label, columns = {}, {}
+      for _, r in ipairs(doc.rows) do by_label[r.label] = by_label[r.label] or r end
+      for i = 2, #heads do
+        local best
+        for label, r in pairs(by_label) do
+          if heads[i]:sub(1, #label) == label and (not best or #label > #best.label) then best = r end
+        end
+        -- a column no repetition recorded is all dashes, and the last one the runner's count of noisy repetitions
+        local empty = heads[i]:match("^(.-) %(median %[lo, hi%]%)$")
+        if best then columns[#columns + 1] = best
+        elseif empty then columns[#columns + 1] = { column = "unrecorded_" .. i, label = empty, unit = "count",
+          shown = "median" }
+        elseif i == #heads then columns.noisy = heads[i] end
+      end
+      local lines = { report.line { { "meta", "title" }, { "text", doc.title } },
+        report.line { { "meta", "date" }, { "text", tostring(doc.date):gsub("T", " "):sub(1, 16) } } }
+      local made, md = pcall(function()
+        for _, l in ipairs(results.meta_lines(doc.machine, doc.clock)) do lines[#lines + 1] = l end
+        for _, r in ipairs(columns) do
+          lines[#lines + 1] = report.line { { "meta", "column" }, { "name", r.column }, { "label", r.label },
+            { "unit", r.unit }, { "shown", r.shown } }
+        end
+        for _, c in ipairs(doc.reps or {}) do
+          if c.unsupported then
+            lines[#lines + 1] = report.line { { "case", c.case }, { "unsupported", c.unsupported } }
+          end
+        end
+        for _, r in ipairs(doc.rows) do lines[#lines + 1] = results.row_line(r) end
+        for _, v in ipairs(doc.values or {}) do
+          local fields = { { "value", v.value } }
+          for k, x in pairs(v) do if k ~= "value" then fields[#fields + 1] = { k, x } end end
+          table.sort(fields, function(a, b) return a[1] == "value" or b[1] ~= "value" and a[1] < b[1] end)
+          lines[#lines + 1] = report.line(fields)
+        end
+        local raw = "# " .. doc.title .. "\n\n" .. table.concat(lines, "\n") .. "\n" .. tostring(doc.verdict) .. "\n"
+        return (reports.of(doc.script).table or summary.table)(raw)
+      end)
+      local function table_of(text)
+        local out = {}
+        for l in text:gmatch("[^\n]+") do if l:match("^|") then out[#out + 1] = l end end
+        return table.concat(out, "\n")
+      end
+      if #columns + (columns.noisy and 1 or 0) ~= #heads - 1 or not made then
+        problems[#problems + 1] = ("%s: its columns are not its JSON's rows (%s)"):format(file,
+          made and "a heading no row's label begins" or tostring(md))
+      elseif table_of(md) ~= table_of(page) or md:match("^[^\n]*\n[^\n]*") ~= page:match("^[^\n]*\n[^\n]*") then
+        problems[#problems + 1] = ("%s differs from the summary its results.json makes (its table or first lines)")
+          :format(file)
+      end
+    end
+  end
+  return problems
 end
 
 -- Every problem: a block that differs from its recomputation, a marker
@@ -1807,6 +2259,10 @@ function claims.check(root, ftrun)
   for _, p in ipairs(claims.bench_sealed(root)) do problems[#problems + 1] = p end
   for _, p in ipairs(claims.plot_sources(root)) do problems[#problems + 1] = p end
   for _, p in ipairs(claims.guest_table(root)) do problems[#problems + 1] = p end
+  for _, p in ipairs(claims.raw_heads(root)) do problems[#problems + 1] = p end
+  for _, p in ipairs(claims.samples(root)) do problems[#problems + 1] = p end
+  for _, p in ipairs(claims.calibrate_txt(root)) do problems[#problems + 1] = p end
+  for _, p in ipairs(claims.unraw_summaries(root)) do problems[#problems + 1] = p end
   for file, blocks in pairs(computed) do
     local text = read(root .. "/" .. file)
     if not text then

@@ -199,9 +199,8 @@ function harness.start(opts, args)
     h.counters_refused = "off (COUNTERS=1 turns them on; they make every fault dearer, by what "
       .. "an AB run of COUNTERS=0 against COUNTERS=1 measures)"
   end
-  h.title = ("ftrun %s: %s; %s, %d MiB, %d reps%s"):format(script, opts.about, h.run_name, cfg.MIB, cfg.REPS,
-    h.warmup > 0 and " after " .. h.warmup .. " warm-up" or "")
-  h.header, h.machine = report.header(h.title, h.clock, h.ghz, h.ghz_source)
+  h.title = report.title(script, opts.about, h.run_name, cfg.MIB, cfg.REPS, h.warmup)
+  h.header, h.machine, h.before = report.header(h.title, h.clock, h.ghz, h.ghz_source)
   -- opts.limits: the topics (lib/limits.lua) whose limits on this kind of machine the figures carry
   h.limits = limits.of(h.machine, h.clock, opts.limits or {})
   for _, l in ipairs(h.limits) do h:note(l.text) end
@@ -209,7 +208,7 @@ function harness.start(opts, args)
     io.stderr:write(script, ": warning: ", warning, "\n")
     h:note(warning)
   end
-  for _, k in ipairs(provenance.ORDER) do h.header = h.header .. k .. ": " .. tostring(h.provenance[k]) .. "\n" end
+  h.header = h.header .. table.concat(provenance.lines(h.provenance), "\n") .. "\n"
   if not cfg.QUIET then io.stderr:write(h.title .. "\n") end
   h.meter.on_mismatch = function(msg) results.failed(h, msg) end
   return h
@@ -282,13 +281,13 @@ end
 -- A file of the run's own beside its results (written with them, named
 -- with the run's prefix), e.g. raw samples a plot is drawn from. about:
 -- what the bytes are; a binary file has no room for it, so a text sidecar
--- (name.txt) says it with the commit that made it.
+-- (name.txt) says it with their hash and the commit that made it.
 function H:attach(name, bytes, about)
   self.attached = self.attached or {}
   self.attached[#self.attached + 1] = { self.prefix .. name, bytes }
   if about then
     self.attached[#self.attached + 1] = { self.prefix .. name .. ".txt",
-      ("%s%s: %s\n%s\n"):format(self.prefix, name, about, provenance.describe(self.provenance)) }
+      provenance.sidecar(self.prefix .. name, about, bytes, self.provenance) }
   end
 end
 

@@ -131,6 +131,23 @@ provenance.ORDER = { "git_commit", "git_dirty", "git_changed", "git_diff_sha256"
   "khugepaged_defrag", "khugepaged_pages_to_scan", "free_page_reporting", "page_reporting", "cpufreq_driver",
   "loadavg" }
 
+-- A binary file's text sidecar (name.txt): what the bytes are, their
+-- sha256, and the provenance of the run that made them. The hash holds the
+-- bytes to what the run wrote: claims checks it, and an edit of the file
+-- alone, or two of its values swapped, shows (an edit with the sidecar made
+-- again, by make claims, does not: the run's own figures of it must then).
+function provenance.sidecar(name, about, bytes, prov)
+  return ("%s: %s\nsha256: %s\n%s\n"):format(name, about, require("textfile").sha256(bytes),
+    provenance.describe(prov))
+end
+
+-- The record as the raw file's head lists it, a "key: value" line each.
+function provenance.lines(prov)
+  local out = {}
+  for i, k in ipairs(provenance.ORDER) do out[i] = k .. ": " .. tostring(prov[k]) end
+  return out
+end
+
 -- The record in one line, for the files that have no room for the whole
 -- (a summary's foot, bench.txt, compare.lua's output, a plot's sources).
 function provenance.describe(p)

@@ -92,37 +92,85 @@ function report.kind(m)
   return tables .. ", " .. zero
 end
 
+-- A run's title, from what its JSON keeps: script, about, run, knobs MIB and REPS, warmup.
+function report.title(script, about, run, mib, reps, warmup)
+  return ("ftrun %s: %s; %s, %d MiB, %d reps%s"):format(script, about, run, mib, reps,
+    warmup > 0 and " after " .. warmup .. " warm-up" or "")
+end
+
+-- The head's lines, each made from what a run's JSON records (r: its
+-- fields title, machine = ft.machine(), clock = ft.clock(), clock_ghz,
+-- clock_ghz_source, and before = the start's date and the memory state
+-- then) and version, the ftrun that ran it. A JSON made before it kept
+-- `before` makes no date, meminfo or vmstat line. report.header writes a
+-- run's head with them, and claims makes the head again from the JSON
+-- beside a raw file (partial: a line whose fields an older JSON lacks is
+-- left out, not an error).
+local function mem_line(head, names, values)
+  local parts = {}
+  for _, k in ipairs(names) do
+    if values[k] then parts[#parts + 1] = ("%s=%d"):format(k, values[k]) end
+  end
+  return head .. table.concat(parts, " ")
+end
+local HEAD = {
+  function(r) return "# " .. r.title end,
+  function(r) return r.before.date and "date: " .. r.before.date end,
+  function(_, version) return "ftrun: " .. version end,
+  function(r) return "cpu: " .. r.machine.cpu .. (" (%d online, /proc/cpuinfo cpu MHz %.0f)"):format(r.machine.cpus,
+    r.machine.cpu_mhz) end,
+  function(r) return "kernel: " .. r.machine.kernel end,
+  function(r)
+    local m = r.machine
+    return ("page size: %d bytes; THP enabled=%s defrag=%s, huge page %d bytes"):format(m.page_size, m.thp_enabled,
+      m.thp_defrag, m.thp_pmd_size)
+  end,
+  function(r) return "clocksource: " .. r.machine.clocksource end,
+  function(r)
+    local m = r.machine
+    return ("hypervisor: %s (%s; CPUID %s); %s; free page reporting: %s"):format(m.hypervisor, m.hypervisor_source,
+      m.cpuid_hypervisor, report.kind(m), m.free_page_reporting)
+  end,
+  function(r)
+    local m = r.machine
+    return "per-page timer: " .. m.timer .. (m.timer_why and " (" .. m.timer_why .. ")" or "")
+  end,
+  function(r) return ("numa nodes: %d"):format(r.machine.numa_nodes) end,
+  function(r)
+    local c = r.clock
+    return ("clock: %s, tick %d ns, read %.1f ns"):format(c.source, c.tick_ns, c.read_ns)
+  end,
+  function(r)
+    return ("per-page timestamp (touch_timed): tick %d ns, store + read %.1f ns"):format(r.clock.timed.tick_ns,
+      r.clock.timed.read_ns)
+  end,
+  function(r) return ("clock estimate: %.3f GHz (%s)"):format(r.clock_ghz, r.clock_ghz_source) end,
+  function(r) return r.before.meminfo and mem_line("meminfo (kB) before the run: ", MEMINFO, r.before.meminfo) end,
+  function(r) return r.before.vmstat and mem_line("vmstat before the run: ", VMSTAT, r.before.vmstat) end,
+}
+
+function report.head(r, version, partial)
+  r = setmetatable({ before = type(r.before) == "table" and r.before or {} }, { __index = r })
+  local lines = {}
+  for _, line in ipairs(HEAD) do
+    local ok, l
+    if partial then ok, l = pcall(line, r, version) else ok, l = true, line(r, version) end
+    if ok and l then lines[#lines + 1] = l end
+  end
+  return lines
+end
+
+-- The head of a run's raw file, read from the machine now; the machine, and
+-- what the head read before the run (for the JSON's `before`).
 function report.header(title, clock_info, ghz, ghz_source)
   local m = ft.machine()
-  local lines = {
-    "# " .. title,
-    "date: " .. os.date("!%Y-%m-%dT%H:%M:%SZ"),
-    "ftrun: " .. ft.version .. " (" .. _VERSION .. ")",
-    "cpu: " .. m.cpu .. (" (%d online, /proc/cpuinfo cpu MHz %.0f)"):format(m.cpus, m.cpu_mhz),
-    "kernel: " .. m.kernel,
-    ("page size: %d bytes; THP enabled=%s defrag=%s, huge page %d bytes"):format(
-      m.page_size, m.thp_enabled, m.thp_defrag, m.thp_pmd_size),
-    "clocksource: " .. m.clocksource,
-    ("hypervisor: %s (%s; CPUID %s); %s; free page reporting: %s"):format(m.hypervisor,
-      m.hypervisor_source, m.cpuid_hypervisor, report.kind(m), m.free_page_reporting),
-    "per-page timer: " .. m.timer .. (m.timer_why and " (" .. m.timer_why .. ")" or ""),
-    ("numa nodes: %d"):format(m.numa_nodes),
-    ("clock: %s, tick %d ns, read %.1f ns"):format(clock_info.source, clock_info.tick_ns, clock_info.read_ns),
-    ("per-page timestamp (touch_timed): tick %d ns, store + read %.1f ns"):format(
-      clock_info.timed.tick_ns, clock_info.timed.read_ns),
-    ("clock estimate: %.3f GHz (%s)"):format(ghz, ghz_source),
-  }
   local mi, vm = ft.meminfo(), ft.vmstat()
-  local mparts, vparts = {}, {}
-  for _, k in ipairs(MEMINFO) do
-    if mi[k] then mparts[#mparts + 1] = ("%s=%d"):format(k, mi[k]) end
-  end
-  for _, k in ipairs(VMSTAT) do
-    if vm[k] then vparts[#vparts + 1] = ("%s=%d"):format(k, vm[k]) end
-  end
-  lines[#lines + 1] = "meminfo (kB) before the run: " .. table.concat(mparts, " ")
-  lines[#lines + 1] = "vmstat before the run: " .. table.concat(vparts, " ")
-  return table.concat(lines, "\n") .. "\n", m
+  local before = { date = os.date("!%Y-%m-%dT%H:%M:%SZ"), meminfo = {}, vmstat = {} }
+  for _, k in ipairs(MEMINFO) do before.meminfo[k] = mi[k] end
+  for _, k in ipairs(VMSTAT) do before.vmstat[k] = vm[k] end
+  local r = { title = title, machine = m, clock = clock_info, clock_ghz = ghz, clock_ghz_source = ghz_source,
+    before = before }
+  return table.concat(report.head(r, ft.version .. " (" .. _VERSION .. ")"), "\n") .. "\n", m, before
 end
 
 return report

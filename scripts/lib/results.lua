@@ -262,17 +262,15 @@ local function knob_values(h)
   return out
 end
 
--- The raw file, the table, the JSON, the README paste and the plots.
--- render(raw) -> the markdown; by default the script's report module's
--- table, or summary.table.
-function results.finish(h, render)
-  h.rows = h.rows or results.rows(h)
-  local derive = reports.of(h.script).derive
-  if derive then derive(h) end
-  local m, c = h.machine, h.clock
-  local lines = {
-    report.line { { "meta", "title" }, { "text", h.title } },
-    report.line { { "meta", "date" }, { "text", os.date("!%Y-%m-%d %H:%M") } },
+-- The raw file's knobs line from {name, value} pairs.
+function results.knobs_line(list)
+  return "knobs: " .. report.line(list):sub(#"RESULT " + 1)
+end
+
+-- The raw file's lines on the machine and the clock, from ft.machine() and
+-- ft.clock() as the JSON keeps them (claims makes them again from it).
+function results.meta_lines(m, c)
+  return {
     report.line { { "meta", "machine" }, { "text", ("%s (%d CPUs), kernel %s, %d-byte pages, THP %s, "
       .. "clocksource %s, hypervisor %s (CPUID %s), %s, free page reporting %s, %d NUMA node(s)"):format(m.cpu,
       m.cpus, m.kernel, m.page_size, m.thp_enabled, m.clocksource, m.hypervisor, m.cpuid_hypervisor,
@@ -281,6 +279,20 @@ function results.finish(h, render)
       .. "tick %d ns, store + read %s ns"):format(c.tick_ns, units.cell(c.read_ns, "ns/page"), c.timed.tick_ns,
       units.cell(c.timed.read_ns, "ns/page")) } },
   }
+end
+
+-- The raw file, the table, the JSON, the README paste and the plots.
+-- render(raw) -> the markdown; by default the script's report module's
+-- table, or summary.table.
+function results.finish(h, render)
+  h.rows = h.rows or results.rows(h)
+  local derive = reports.of(h.script).derive
+  if derive then derive(h) end
+  local lines = {
+    report.line { { "meta", "title" }, { "text", h.title } },
+    report.line { { "meta", "date" }, { "text", os.date("!%Y-%m-%d %H:%M") } },
+  }
+  for _, l in ipairs(results.meta_lines(h.machine, h.clock)) do lines[#lines + 1] = l end
   for _, col in ipairs(h.cols) do
     lines[#lines + 1] = report.line { { "meta", "column" }, { "name", col.name }, { "label", col.label },
       { "unit", col.unit }, { "shown", col.shown } }
@@ -316,7 +328,7 @@ function results.finish(h, render)
   local verdict = h.meter.checks > 0 and VERDICT_OK:format(h.meter.checks) or report.VERDICT_NONE
   local knob_list, knob_map = knob_values(h), {}
   for _, kv in ipairs(knob_list) do knob_map[kv[1]] = kv[2] end
-  local raw = h.header .. "knobs: " .. report.line(knob_list):sub(#"RESULT " + 1) .. "\n\n"
+  local raw = h.header .. results.knobs_line(knob_list) .. "\n\n"
     .. table.concat(lines, "\n") .. "\n" .. verdict .. "\n"
 
   -- The table is made from the raw file alone, as a reader's tools would;
@@ -337,7 +349,7 @@ function results.finish(h, render)
   end
   local doc = json.encode {
     script = h.script, run = h.run_name, title = h.title, about = h.about,
-    date = os.date("!%Y-%m-%dT%H:%M:%SZ"), knobs = knob_map, warmup = h.warmup,
+    date = os.date("!%Y-%m-%dT%H:%M:%SZ"), before = h.before, knobs = knob_map, warmup = h.warmup,
     machine = h.machine, clock = h.clock, clock_ghz = h.ghz, clock_ghz_source = h.ghz_source,
     bytes = h.bytes, pages = h.pages, page_size = h.page, provenance = h.provenance, seed = h.seed,
     noise_thresholds = { steal_pct = provenance.STEAL_PCT, foreign_pct = provenance.FOREIGN_PCT },

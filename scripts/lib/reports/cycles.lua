@@ -1,6 +1,7 @@
 -- cycles.lua's report: its table (from the raw file) and its plots (from
 -- the JSON and cycle C's samples beside it), and the histogram and samples
 -- helpers the script uses to leave cycle C's data for them.
+local ft = require "ft"
 local json = require "json"
 local pagesizes = require "pagesizes"
 local plots = require "plots"
@@ -36,6 +37,16 @@ function report.pack_samples(s, pass)
   return s:pack_i32(), report.samples_about(pass)
 end
 
+-- What cycle C keeps of a pass's samples in its record, each field with the
+-- pass's name before it (pass1_median_page ...): the figures of the last
+-- repetition's are those of the samples file, which claims checks by them.
+function report.sample_figures(s, slow_ns)
+  local runs, longest = s:runs_above(slow_ns)
+  return { median_page = s:median(), p90 = s:percentile(90), p99 = s:percentile(99),
+    slow_pct = 100 * s:count_above(slow_ns) / #s, slow_mean = s:mean_above(slow_ns), runs = runs, longest = longest,
+    hist = report.histogram(s) }
+end
+
 -- Unpacked CHUNK values a call: a call per sample took 0.3 s a 1 GiB pass.
 local CHUNK = 4096
 
@@ -53,6 +64,18 @@ local function unpack_samples(bytes, first, k)
     table.move(unpack_samples(bytes, first + at, math.min(CHUNK, k - at)), 1, math.min(CHUNK, k - at), at + 1, out)
   end
   return out
+end
+
+-- A samples file's bytes as a samples object, or nil when they are not whole int32s.
+function report.unpack_samples(bytes)
+  local n = #bytes // 4
+  if n == 0 or #bytes % 4 ~= 0 then return nil end
+  local s = ft.samples(n)
+  for first = 1, n, CHUNK do
+    local k = math.min(CHUNK, n - first + 1)
+    for i, v in ipairs(unpack_samples(bytes, first, k)) do s[first + i - 1] = v end
+  end
+  return s
 end
 
 -- Where the slow pages sit: the pages cut into at most 1024 bins, each drawn
