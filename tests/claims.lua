@@ -101,6 +101,18 @@ do
   t.is(code, 0, "the copy checks clean", out)
 end
 
+do -- a user's own runs (results/runs/, git-ignored) are not published files: no claim reads them
+  local run = dir .. "/results/runs/20261205T000000Z-cycles"
+  t.run("mkdir -p " .. q(run))
+  t.write(run .. "/results.json", (t.read(dir .. "/results/pvm/results.json"):gsub('"git_commit":"%x+"',
+    '"git_commit":"unknown (not a git checkout)"', 1)))
+  t.write(run .. "/raw.txt", "date: 2026-12-05T00:00:00Z\n")
+  t.write(run .. "/summary.md", "| case | a hand-made table |\n")
+  local out, code = check(dir)
+  t.is(code, 0, "a run under results/runs/ with no commit and a head of its own: the copy still checks clean", out)
+  t.run("rm -rf " .. q(dir .. "/results/runs"))
+end
+
 do -- one number in a claim changed by hand
   local body = claims.block(readme, "first-touch")
   t.ok(body ~= nil, "results/README.md has the first-touch claim")

@@ -99,6 +99,40 @@ end
 local shell = require "shell"
 local ls, sh = shell.list, shell.quote
 
+-- The published files under root's results/ whose names match pattern,
+-- at any depth, sorted: results/runs/ holds a user's own runs, git-ignored,
+-- which no claim reads.
+local function published_files(root, pattern)
+  local runs_dir = root .. "/results/runs/"
+  local out = {}
+  for _, path in ipairs(shell.find(root .. "/results", pattern)) do
+    if path:sub(1, #runs_dir) ~= runs_dir then out[#out + 1] = path end
+  end
+  return out
+end
+
+-- The object a JSON file holds, or nil: no file, not JSON, or not an object.
+local function json_file(path)
+  local ok, doc = pcall(json.decode, read(path) or "")
+  return ok and type(doc) == "table" and doc or nil
+end
+
+-- Every results JSON in dir, or published under root's results/ at any
+-- depth when dir is nil, sorted by path, decoded: { path, file (from root), prefix
+-- (the path its run's other files share: raw.txt, summary.md, plots),
+-- name (its file name), doc (nil where it is not a JSON object) }.
+local function published_runs(root, dir)
+  local out = {}
+  local paths = dir and stats.map(ls(dir, "results%.json$"), function(n) return dir .. "/" .. n end)
+    or published_files(root, "results%.json$")
+  table.sort(paths)
+  for _, path in ipairs(paths) do
+    out[#out + 1] = { path = path, file = path:sub(#root + 2), name = path:match("[^/]*$"),
+      prefix = path:sub(1, -#"results.json" - 1), doc = json_file(path) }
+  end
+  return out
+end
+
 -- Two separated groups among one row's repetitions, or nil. The rule: sort
 -- the values and take their logarithms (a factor is the same distance at
 -- 400 ns as at 4000 ns, and a rate splits as its time does), then cut at
@@ -1658,10 +1692,9 @@ function claims.rendered(root)
         file = ("%s/%ssummary.md"):format(p.dir, prefix), unpasted = p.unpasted }
       r.differs = ("%s differs from what its run's %s and provenance make (make claims makes it again)"):format(r.file,
         name)
-      local raw, doc = read(("%s/%s/%sraw.txt"):format(root, p.dir, prefix)), nil
-      local text = read(("%s/%s/%sresults.json"):format(root, p.dir, prefix))
-      if text then doc = select(2, pcall(json.decode, text)) end
-      local readable = raw and type(doc) == "table" and type(doc.provenance) == "table" and type(doc.rows) == "table"
+      local raw = read(("%s/%s/%sraw.txt"):format(root, p.dir, prefix))
+      local doc = json_file(("%s/%s/%sresults.json"):format(root, p.dir, prefix))
+      local readable = raw and doc and type(doc.provenance) == "table" and type(doc.rows) == "table"
       local disagree = readable and claims.raw_rows(raw, doc)
       if not readable then
         r.problem = ("its run's %sraw.txt and %sresults.json cannot both be read"):format(prefix, prefix)
@@ -1696,17 +1729,15 @@ function claims.sidecars(root)
       end
     end
     -- a published cycles.lua run with cycle C keeps its two passes' samples
-    for _, name in ipairs(ls(root .. "/" .. p.dir, "results%.json$")) do
-      local prefix = name:sub(1, -#"results.json" - 1)
-      local ok, doc = pcall(json.decode, read(root .. "/" .. p.dir .. "/" .. name) or "")
-      local cycles = ok and type(doc) == "table" and doc.script == "cycles.lua" and type(doc.knobs) == "table"
-        and doc.knobs.CYCLES
+    for _, run in ipairs(published_runs(root, root .. "/" .. p.dir)) do
+      local doc = run.doc
+      local cycles = doc and doc.script == "cycles.lua" and type(doc.knobs) == "table" and doc.knobs.CYCLES
       if type(cycles) == "string" and cycles:find("C", 1, true) then
         for _, pass in ipairs { "pass1", "pass2" } do
-          local want = ("%sC-%s-samples.i32"):format(prefix, pass)
+          local want = ("%sC-%s-samples.i32"):format(run.name:sub(1, -#"results.json" - 1), pass)
           if not have[want] then
             out[#out + 1] = { file = p.dir .. "/" .. want,
-              problem = ("missing: its run (%s) has cycle C"):format(name) }
+              problem = ("missing: its run (%s) has cycle C"):format(run.name) }
           end
         end
       end
@@ -1717,10 +1748,9 @@ function claims.sidecars(root)
       local r = { file = p.dir .. "/" .. name .. ".txt" }
       r.differs = ("%s is missing or differs from what its samples file is and its run's provenance (make claims "
         .. "makes it again)"):format(r.file)
-      local text = prefix and read(("%s/%s/%sresults.json"):format(root, p.dir, prefix))
-      local ok, doc = pcall(json.decode, text or "")
+      local doc = prefix and json_file(("%s/%s/%sresults.json"):format(root, p.dir, prefix))
       local bytes = read(("%s/%s/%s"):format(root, p.dir, name))
-      if not ok or type(doc) ~= "table" or type(doc.provenance) ~= "table" then
+      if not doc or type(doc.provenance) ~= "table" then
         r.problem = ("no run's results.json beside it says what made %s"):format(name)
       elseif not bytes then
         r.problem = ("%s cannot be read"):format(name)
@@ -1745,13 +1775,13 @@ function claims.samples(root)
     for _, name in ipairs(ls(root .. "/" .. p.dir, "%.i32$")) do
       local prefix, pass = name:match("^(.-)C%-(pass%d)%-samples%.i32$")
       local file = p.dir .. "/" .. name
-      local ok, doc = pcall(json.decode, prefix and read(("%s/%s/%sresults.json"):format(root, p.dir, prefix)) or "")
+      local doc = prefix and json_file(("%s/%s/%sresults.json"):format(root, p.dir, prefix))
       local last
-      for _, c in ipairs(ok and type(doc) == "table" and type(doc.reps) == "table" and doc.reps or {}) do
+      for _, c in ipairs(doc and type(doc.reps) == "table" and doc.reps or {}) do
         if c.case == "C" and type(c.records) == "table" then last = c.records[#c.records] end
       end
       local s = cycles.unpack_samples(read(root .. "/" .. file) or "")
-      local slow = ok and type(doc) == "table" and type(doc.knobs) == "table" and doc.knobs.SLOW_NS
+      local slow = doc and type(doc.knobs) == "table" and doc.knobs.SLOW_NS
       if not (last and s and math.type(slow) == "integer") then
         problems[#problems + 1] = file .. ": no cycle C record and SLOW_NS in its run's JSON, or not int32 samples"
       else
@@ -1879,11 +1909,11 @@ end
 -- the file's pin.
 function claims.raw_heads(root)
   local problems = {}
-  for _, path in ipairs(shell.find(root .. "/results", "raw%.txt$")) do
+  for _, path in ipairs(published_files(root, "raw%.txt$")) do
     local file = path:sub(#root + 2)
     local raw = read(path) or ""
-    local ok, doc = pcall(json.decode, read(path:sub(1, -#"raw.txt" - 1) .. "results.json") or "")
-    if not ok or type(doc) ~= "table" then
+    local doc = json_file(path:sub(1, -#"raw.txt" - 1) .. "results.json")
+    if not doc then
       problems[#problems + 1] = file .. ": no results.json beside it to check its head against"
     else
       local unmade = claims.raw_unmade(raw, doc)
@@ -1946,11 +1976,10 @@ end
 -- the build kept its own) is a file nobody can trace.
 function claims.commits(root)
   local problems = {}
-  for _, path in ipairs(shell.find(root .. "/results", "results%.json$")) do
-    local ok, doc = pcall(json.decode, read(path) or "")
-    local commit = ok and type(doc) == "table" and type(doc.provenance) == "table" and doc.provenance.git_commit
+  for _, run in ipairs(published_runs(root)) do
+    local commit = run.doc and type(run.doc.provenance) == "table" and run.doc.provenance.git_commit
     if type(commit) ~= "string" or not commit:match("^%x+$") then
-      problems[#problems + 1] = ("%s: records no commit (%s)"):format(path:sub(#root + 2), tostring(commit))
+      problems[#problems + 1] = ("%s: records no commit (%s)"):format(run.file, tostring(commit))
     end
   end
   return problems
@@ -1986,16 +2015,15 @@ end
 local DESCRIBED = { "n", "min", "median", "lo", "hi", "ci_ranks", "ci_coverage", "max", "mean", "cv" }
 function claims.statistics(root)
   local problems = {}
-  for _, path in ipairs(shell.find(root .. "/results", "results%.json$")) do
-    local ok, doc = pcall(json.decode, read(path) or "")
-    local records = {}
-    for _, c in ipairs(ok and type(doc) == "table" and type(doc.reps) == "table" and doc.reps or {}) do
+  for _, run in ipairs(published_runs(root)) do
+    local doc, records = run.doc, {}
+    for _, c in ipairs(doc and type(doc.reps) == "table" and doc.reps or {}) do
       if type(c) == "table" and c.case then records[c.case] = c.records end
     end
-    for i, r in ipairs(ok and type(doc) == "table" and type(doc.rows) == "table" and doc.rows or {}) do
+    for i, r in ipairs(doc and type(doc.rows) == "table" and doc.rows or {}) do
       local moved = against_records(doc, r, records[r.case])
       if moved then
-        problems[#problems + 1] = ("%s: row %d (%s %s): %s"):format(path:sub(#root + 2), i, tostring(r.case),
+        problems[#problems + 1] = ("%s: row %d (%s %s): %s"):format(run.file, i, tostring(r.case),
           tostring(r.column), moved)
       end
       local finite = {}
@@ -2009,7 +2037,7 @@ function claims.statistics(root)
           local same = a == b or (type(a) == "number" and type(b) == "number"
             and (a ~= a and b ~= b or math.abs(a - b) <= 1e-9 * math.max(1, math.abs(b))))
           if not same then
-            problems[#problems + 1] = ("%s: row %d (%s %s): %s is %s, its values give %s"):format(path:sub(#root + 2),
+            problems[#problems + 1] = ("%s: row %d (%s %s): %s is %s, its values give %s"):format(run.file,
               i, tostring(r.case), tostring(r.column), k, tostring(a), tostring(b))
             break
           end
@@ -2029,11 +2057,11 @@ function claims.plot_sources(root)
   local problems = {}
   for _, p in ipairs(kinds.published(root)) do
     local dir = root .. "/" .. p.dir
-    for _, name in ipairs(ls(dir, "results%.json$")) do
+    for _, run in ipairs(published_runs(root, dir)) do
+      local name, doc = run.name, run.doc
       local prefix = name:sub(1, -#"results.json" - 1)
-      local ok, doc = pcall(json.decode, read(dir .. "/" .. name) or "")
       local made, specs = false, nil
-      if ok and type(doc) == "table" and type(doc.provenance) == "table" and type(doc.rows) == "table" then
+      if doc and type(doc.provenance) == "table" and type(doc.rows) == "table" then
         made, specs = pcall(plots.specs, doc, dir, prefix)
       end
       if not made then
@@ -2077,8 +2105,8 @@ claims.GUEST_HOST_LINE = "37033981bdaefc93"
 function claims.guest_table(root)
   local page = read(root .. "/results/numa/guest.md")
   if not page then return {} end
-  local ok, doc = pcall(json.decode, read(root .. "/results/numa/exp-placement-results.json") or "")
-  if not ok or type(doc) ~= "table" or type(doc.rows) ~= "table" or type(doc.reps) ~= "table" then
+  local doc = json_file(root .. "/results/numa/exp-placement-results.json")
+  if not doc or type(doc.rows) ~= "table" or type(doc.reps) ~= "table" then
     return { "results/numa/guest.md: its run's exp-placement-results.json cannot be read" }
   end
   local problems = {}
@@ -2088,8 +2116,8 @@ function claims.guest_table(root)
     problems[#problems + 1] = "results/numa/guest.md: its table differs from what the guest's "
       .. "exp-placement-results.json makes"
   end
-  local okg, g = pcall(json.decode, read(root .. "/results/numa/provenance.json") or "")
-  if not okg or type(g) ~= "table" or type(g.host_commit) ~= "string" then
+  local g = json_file(root .. "/results/numa/provenance.json")
+  if not g or type(g.host_commit) ~= "string" then
     problems[#problems + 1] = "results/numa/provenance.json cannot be read"
     return problems
   end
@@ -2186,11 +2214,11 @@ end
 -- row's label; the notes under the table are the run's alone and not made.
 function claims.unraw_summaries(root)
   local problems = {}
-  for _, path in ipairs(shell.find(root .. "/results", "summary%.md$")) do
+  for _, path in ipairs(published_files(root, "summary%.md$")) do
     local base = path:sub(1, -#"summary.md" - 1)
     local file = path:sub(#root + 2)
-    local ok, doc = pcall(json.decode, read(base .. "results.json") or "")
-    if not read(base .. "raw.txt") and ok and type(doc) == "table" and type(doc.rows) == "table" then
+    local doc = json_file(base .. "results.json")
+    if not read(base .. "raw.txt") and doc and type(doc.rows) == "table" then
       local page = read(path) or ""
       local heads = cells_of(page:match("\n(| case |[^\n]*)") or "") or {}
       local by_label, columns = {}, {}
