@@ -209,6 +209,7 @@ for _, row in ipairs(rows) do
 end
 local dir = calibrations.dir()
 local path = calibrations.path(docs[1], dir)
+cal.written_to = path -- what it prints, so a copy of that output elsewhere can be held to it
 local ok, err = ft.mkdir(dir)
 if ok then ok, err = ft.write_files { { path, json.encode(cal) .. "\n" } } end
 os.execute("rm -rf " .. quote(work))

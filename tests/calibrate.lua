@@ -84,6 +84,8 @@ local calfile = caldir .. "/" .. (files:match("[^\n]+") or "")
 local stored = json.decode(t.read(calfile) or "null") or {}
 t.ok(stored.fingerprint and stored.knobs and stored.knobs.MIB == 8 and #(stored.rows or {}) > 0,
   "with the machine's fingerprint, the knobs and the rows")
+t.is(stored.written_to, calfile, "and where it was written, as its output says")
+t.like(out, "written to " .. calfile .. "\n", "which the output's first line names")
 for i = 1, 2 do
   t.ftrun_run(("cycles.lua CYCLES=A MIB=8 REPS=4 RESULTS=%s"):format(q(dir .. "/s" .. i)))
 end

@@ -23,11 +23,13 @@ do -- hand-typed figures are found outside the generated blocks only
     "<!-- ftrun claims x: begin -->", "12.5 ns, generated", "<!-- ftrun claims x: end -->",
     "<!-- ftrun results main: begin -->", "| A | 2271.6 |", "<!-- ftrun results main: end -->",
     "```", "ftrun 0.1.0", "```", "It cost 2270 ns.", "In twelve runs.", "Run on 2026-12-04, `NOWAIT=1`.",
-    "Vetted: 4 KiB." }, "\n")
+    "Vetted: 4 KiB.", "Turned on by QUICK=1 or NOWAIT=0.", "Run at MIB=512." }, "\n")
   local found = claims.hand_numbers(text, { "4 KiB" })
-  t.is(#found, 2, "two lines with a figure typed by hand")
+  t.is(#found, 4, "four lines with a figure typed by hand", table.concat(found, " | "))
   t.like(found[1] or "", "line 11: It cost 2270 ns.", "a digit, named by its line")
   t.like(found[2] or "", "line 12: In twelve runs.", "a number word")
+  t.like(found[3] or "", "line 13: Run on 2026-12-04", "a date")
+  t.like(found[4] or "", "line 16: Run at MIB=512.", "a knob's value other than a switch's 0 or 1")
 end
 
 do -- a comparison's outcome typed by hand is found like a figure: a word, a phrase, and a vetted one passes
@@ -222,6 +224,10 @@ do -- hand edits of the prose outside the blocks, in every document, and a vette
       '"about 260 µs" of the 4 KiB first touch, "a fifth per fault"', 'CHANGELOG.md: "a fifth" is not true' },
     { "README.md", "## How to read a row\n", "## How to read a row\nCycle C's first touch is cheaper than A's.\n",
       "is cheaper than A's" },
+    { "README.md", "## How to read a row\n", "## How to read a row\nRun it with MIB=512 for the full size.\n",
+      "MIB=512 for the full size" },
+    { "CHANGELOG.md", "in the 2026-12-03 runs", "in the 2026-12-02 runs", "line 13:   in the 2026-12-02 runs" },
+    { "doc/ftrun.1", ".TH FTRUN 1 2026-12-03", ".TH FTRUN 1 2026-12-02", ".TH FTRUN 1 2026-12-02" },
   }
   local saved = {}
   for _, e in ipairs(edits) do
@@ -236,6 +242,18 @@ do -- hand edits of the prose outside the blocks, in every document, and a vette
   t.is(code, 1, "prose edited by hand in every document: CHECK=1 exits 1")
   for _, e in ipairs(edits) do t.like(out, e[4], ("%s: %q caught"):format(e[1], e[3])) end
   for path, text in pairs(saved) do t.write(path, text) end
+end
+
+do -- two lines of a raw file's head swapped: each is made by its JSON, but not in that order
+  local path = dir .. "/results/pvm/raw.txt"
+  local raw = t.read(path)
+  local swapped = raw:gsub("\n(cpu: [^\n]*)\n(kernel: [^\n]*)\n", "\n%2\n%1\n", 1)
+  t.ok(swapped ~= raw, "results/pvm/raw.txt has a cpu line and then a kernel line to swap")
+  t.write(path, swapped)
+  local out, code = check(dir)
+  t.is(code, 1, "a raw file's head lines swapped: CHECK=1 exits 1")
+  t.like(out, "its head's line \"kernel: ", "naming the line out of its place")
+  t.write(path, raw)
 end
 
 do -- the headline in README.md is checked too
@@ -460,6 +478,7 @@ do -- hand edits of the files the runs wrote beside their JSON, one file each: a
     end
   end
   local sidecar_again = "results/pvm/thp-always-C-pass1-samples.i32"
+  local keeps_figures = "results/pvm/thp-16K-C-pass1-samples.i32"
   local edits = {
     { "results/pvm/raw.txt", sub("git_commit: 4ff99391493eb69ffb4a1aaea6794c308fff0f9d",
       "git_commit: 5663d94d7ef400b85ce1cad87016f77b855b2147"), "+ git_commit: 5663d94d7ef400b85ce1cad87016f77b855b2147" },
@@ -498,6 +517,15 @@ do -- hand edits of the files the runs wrote beside their JSON, one file each: a
     { "results/thp-16K-C-pass2-samples.i32", i32(function(x) x[1], x[2] = x[2], x[1] end),
       "results/thp-16K-C-pass2-samples.i32.txt is missing or differs" },
     { sidecar_again, i32(function(x) x[1] = 999999 end), sidecar_again .. ": pass1_" },
+    -- two unequal neighbours on one side of SLOW_NS swapped, which no figure tells apart (the same values, the same
+    -- pattern of slow pages); its sidecar made again below
+    { keeps_figures, i32(function(x)
+      local slow = json.decode(t.read(dir .. "/results/pvm/thp-16K-results.json")).knobs.SLOW_NS
+      for i = 1, 7 do
+        if x[i] ~= x[i + 1] and (x[i] > slow) == (x[i + 1] > slow) then x[i], x[i + 1] = x[i + 1], x[i]; return end
+      end
+      error("no two unequal neighbours on one side of SLOW_NS among the first 8")
+    end), keeps_figures .. ": its bytes' sha256" },
     -- the NUMA guest's page: the head's host line (pinned), the record beside it, its run's summary
     { "results/numa/guest.md", sub("at 2026-12-04 19:31 UTC", "at 2026-12-04 18:31 UTC"),
       "results/numa/guest.md: line 6 is not the host line pinned" },
@@ -511,6 +539,8 @@ do -- hand edits of the files the runs wrote beside their JSON, one file each: a
       "| A pass1 | 11818.3 ns/page | 8.9 |"), "results/pvm/calibrations/calibrate.txt differs from what" },
     { "results/pvm/calibrations/calibrate.txt", sub("| A pass2 | 60.7 ns/page |", "| A pass2 | 50.7 ns/page |"),
       "results/pvm/calibrations/calibrate.txt: its median cells differ" },
+    { "results/pvm/calibrations/calibrate.txt", sub("written to /tmp/pubcal/", "written to /tmp/other/"),
+      "results/pvm/calibrations/calibrate.txt: it says it wrote /tmp/other/" },
   }
   -- make calibrate's page and its file's report edited together: pass 1's spread between runs
   local cal_path = "results/pvm/calibration-cycles.json"
@@ -530,17 +560,21 @@ do -- hand edits of the files the runs wrote beside their JSON, one file each: a
     t.ok(text ~= nil, ("%s holds what the edit changes"):format(e[1]))
     if text then t.write(path, text) end
   end
-  -- the sidecar made again for the changed sample: its hash then holds, the run's figures do not
-  local sidecar = t.read(dir .. "/" .. sidecar_again .. ".txt")
-  local bytes = t.read(dir .. "/" .. sidecar_again)
-  saved[dir .. "/" .. sidecar_again .. ".txt"] = sidecar
-  t.write(dir .. "/" .. sidecar_again .. ".txt", (sidecar:gsub("sha256: %x+", "sha256: "
-    .. require("textfile").sha256(bytes))))
+  -- the sidecars made again for the changed samples: their hash then holds, the run's figures or its pin do not
+  for _, f in ipairs { sidecar_again, keeps_figures } do
+    local sidecar = t.read(dir .. "/" .. f .. ".txt")
+    saved[dir .. "/" .. f .. ".txt"] = sidecar
+    t.write(dir .. "/" .. f .. ".txt", (sidecar:gsub("sha256: %x+", "sha256: "
+      .. require("textfile").sha256(t.read(dir .. "/" .. f)))))
+  end
   local out, code = check(dir)
   t.is(code, 1, "the runs' own files edited by hand: CHECK=1 exits 1")
   for _, e in ipairs(edits) do t.like(out, e[3], ("%s: edit caught (%s)"):format(e[1], e[3])) end
-  t.ok(not out:find(sidecar_again .. ".txt is missing or differs", 1, true),
-    "a sidecar made again for its changed samples holds their hash")
+  for _, f in ipairs { sidecar_again, keeps_figures } do
+    t.ok(not out:find(f .. ".txt is missing or differs", 1, true),
+      ("%s: a sidecar made again for its changed samples holds their hash"):format(f))
+  end
+  t.ok(not out:find(keeps_figures .. ": pass1_", 1, true), "two samples swapped move none of the run's figures")
   for path, text in pairs(saved) do t.write(path, text) end
 end
 
@@ -555,6 +589,8 @@ do -- a run made now needs no pin: its JSON makes every line of its raw file's h
   local bytes = t.read(fresh .. "/quick-C-pass1-samples.i32") or ""
   t.like(t.read(fresh .. "/quick-C-pass1-samples.i32.txt") or "", "sha256: " .. require("textfile").sha256(bytes),
     "its samples' sidecar holds their hash")
+  t.is((doc.attached or {})["quick-C-pass1-samples.i32"], require("textfile").sha256(bytes),
+    "and its results.json keeps it, so no pin is needed")
   local figures, last = cycles.sample_figures(cycles.unpack_samples(bytes), doc.knobs.SLOW_NS), nil
   for _, c in ipairs(doc.reps) do if c.case == "C" then last = c.records[#c.records] end end
   t.is(figures.median_page .. " " .. table.concat(figures.hist, ","), last.pass1_median_page .. " "

@@ -1352,8 +1352,9 @@ end
 -- begin without its end, is itself a finding) and outside code. Code is a
 -- fenced block (but a `#` comment in one is prose) or a code span that is
 -- not a bare number; roff has no code spans. Taken out first: link
--- targets, CommonMark comments, inline tags and roff escapes, knob
--- settings (`QUICK=1`), dates, man page references, the passes' names,
+-- targets, CommonMark comments, inline tags and roff escapes, a switch
+-- turned on or off (`QUICK=1`; any other knob's value and any date are
+-- figures), man page references, the passes' names,
 -- list numbers and the vetted phrases (prosefacts.lua, each checked on its
 -- own; `seen` counts each where the scan took it out).
 function claims.hand_numbers(text, vetted, blocks)
@@ -1364,7 +1365,7 @@ function claims.hand_numbers(text, vetted, blocks)
     prose = prose:gsub("%]%([^)]*%)", "]"):gsub("!%[", "["):gsub("<!%-%-[^>%-].-%-%->", "")
       :gsub("</?%a[^>]*>", ""):gsub("\\&", ""):gsub("\\f.", ""):gsub("\\%-", "-")
       :gsub("[Pp]asses [123] and [123]%f[%D]", "passes"):gsub("[Pp]ass [123]%f[%D]", "pass")
-      :gsub("^%s*%d+%.%s", ""):gsub("%f[%w][%u_]+=%d+", ""):gsub("%d%d%d%d%-%d%d%-%d%d", "")
+      :gsub("^%s*%d+%.%s", ""):gsub("%f[%w][%u_]+=[01]%f[%D]", "")
       :gsub("^%.BR [%w_]+ %(%d%)", "")
     for _, p in ipairs(vetted or {}) do
       local k
@@ -1422,6 +1423,11 @@ function claims.facts_context(root, ftrun)
   return {
     root = root, show = show, round = claims.round, ftrun = ftrun,
     source = function(path) return read(root .. "/" .. path) end,
+    -- the days (YYYY-MM-DD) of the commits that added or removed `literal` in path
+    dates = function(path, literal)
+      return lines_of(("git -C %s log --format=%%cs -S %s -- %s 2>/dev/null"):format(sh(ft.project_dir), sh(literal),
+        sh(path)))
+    end,
     runner = table.concat(lines_of(ftrun .. " --help 2>/dev/null"), "\n"),
     knob = function(script, name)
       if not knobs_of then
@@ -1763,6 +1769,37 @@ function claims.sidecars(root)
   return out
 end
 
+-- The samples files published from runs whose JSON did not yet keep each
+-- attached file's sha256, as published (the KVM guest's by make publish at
+-- 5663d94, the PVM guest's by make publish-kind at 4ff9939), so that a file
+-- edited and its sidecar made again by make claims still fails.
+claims.SAMPLES = {
+  ["results/C-pass1-samples.i32"] =
+    "18e2b21d0d9757d728d858ae6d625ebc3baaf6e4a605c4690d608ad17c1eabf4",
+  ["results/C-pass2-samples.i32"] =
+    "c8c36da63afb0f16ab158ab938a11b45cd7e11d49998c88084976e8482317cc1",
+  ["results/pvm/C-pass1-samples.i32"] =
+    "ddd6609d22a1e8ea6eece968bd43f8cc59a323b301585ec2331be1ebecb15636",
+  ["results/pvm/C-pass2-samples.i32"] =
+    "baaac052f563582603b1893d462df2e7a648dd0ee3ccc27049f5cb841b4af8f9",
+  ["results/pvm/thp-16K-C-pass1-samples.i32"] =
+    "8fbddf8674426a758daaec470ab2e2860d2be15acb9759016a03817aa1fba025",
+  ["results/pvm/thp-16K-C-pass2-samples.i32"] =
+    "6ede80083c3399160f6277ef4e34e9bd242fe710d6d970f9c906d7caf139f8ac",
+  ["results/pvm/thp-always-C-pass1-samples.i32"] =
+    "bd4a3f836246771bf90149c8fa9db579cc25fa960971dbc4005ec844ded86fac",
+  ["results/pvm/thp-always-C-pass2-samples.i32"] =
+    "76e9ca38d101f1247e1f24044333baaeb1071154644170d848517abf73ab9aba",
+  ["results/thp-16K-C-pass1-samples.i32"] =
+    "0a1200b41f2cd3ecf4afc7cc0e75139ad924e1c46b3bdcd60d34d3e3f224f1fa",
+  ["results/thp-16K-C-pass2-samples.i32"] =
+    "de69725a8201910dbbde0988e072624e376e1618db0fc420ff9b87fa5e146898",
+  ["results/thp-always-C-pass1-samples.i32"] =
+    "a81b82e7565a49ce5aff3c4604f389424741147e60d1f680a6db6ec18227770d",
+  ["results/thp-always-C-pass2-samples.i32"] =
+    "d5e6b954e632cf92954541e9b4797b82a8dbbed70cf7d4d22f28ced0d4faf1da",
+}
+
 -- Every published samples file against its run's own figures of it: cycle
 -- C's last record keeps the median, percentiles, slow pages, their runs and
 -- the histogram of each pass's samples (reports.cycles.sample_figures),
@@ -1776,6 +1813,13 @@ function claims.samples(root)
       local prefix, pass = name:match("^(.-)C%-(pass%d)%-samples%.i32$")
       local file = p.dir .. "/" .. name
       local doc = prefix and json_file(("%s/%s/%sresults.json"):format(root, p.dir, prefix))
+      -- the bytes as the run wrote them: the hash its JSON keeps, or for a run from before it kept one, the pin
+      local kept = doc and type(doc.attached) == "table" and doc.attached[name] or claims.SAMPLES[file]
+      local hash = textfile.sha256(read(root .. "/" .. file) or "")
+      if hash ~= kept then
+        problems[#problems + 1] = ("%s: its bytes' sha256 %s, not the %s its run wrote (%s)"):format(file,
+          tostring(hash), tostring(kept), doc and doc.attached and "its results.json" or "claims.SAMPLES")
+      end
       local last
       for _, c in ipairs(doc and type(doc.reps) == "table" and doc.reps or {}) do
         if c.case == "C" and type(c.records) == "table" then last = c.records[#c.records] end
@@ -1859,11 +1903,12 @@ function claims.raw_unmade(raw, doc)
     if l:match("^RESULT meta=machine ") or l:match("^RESULT meta=clock ") then got[#got + 1] = l end
   end
   got[#got + 1] = raw:match("([^\n]*)\n?$")
+  local head_got = table.move(got, 1, #got, 1, {})
   local prov = type(doc.provenance) == "table" and doc.provenance or {}
-  local want = provenance.lines(prov)
-  for _, l in ipairs(report.head(doc, ("%s (%s)"):format(tostring(prov.ftrun), tostring(prov.lua)), true)) do
-    want[#want + 1] = l
-  end
+  -- the head as the harness writes it: its own lines, then the provenance record's
+  local want = report.head(doc, ("%s (%s)"):format(tostring(prov.ftrun), tostring(prov.lua)), true)
+  for _, l in ipairs(provenance.lines(prov)) do want[#want + 1] = l end
+  local head_want = table.move(want, 1, #want, 1, {})
   -- an older JSON without a field these lines need makes neither: both are pinned then
   local ok, meta = pcall(results.meta_lines, doc.machine, doc.clock)
   for _, l in ipairs(ok and meta or {}) do want[#want + 1] = l end
@@ -1900,6 +1945,20 @@ function claims.raw_unmade(raw, doc)
   end
   for _, l in ipairs(want) do
     if (left[l] or 0) > 0 then left[l] = left[l] - 1; out[#out + 1] = "- " .. l end
+  end
+  -- the lines both have, compared above as a count of each, in the order the harness writes them
+  local function common(a, b)
+    local set, kept = {}, {}
+    for _, l in ipairs(b) do set[l] = true end
+    for _, l in ipairs(a) do if set[l] then kept[#kept + 1] = l end end
+    return kept
+  end
+  local a, b = common(head_got, head_want), common(head_want, head_got)
+  for i = 1, math.max(#a, #b) do
+    if a[i] ~= b[i] then
+      out[#out + 1] = ("~ its head's line %q where its results.json makes %q"):format(tostring(a[i]), tostring(b[i]))
+      break
+    end
   end
   return out
 end
@@ -2154,10 +2213,14 @@ end
 -- Each kind's calibrations/calibrate.txt (calibrate.lua's output, kept
 -- beside the calibration it wrote) against its report module's output for
 -- that file.
--- Where it wrote the file is the machine's own (the line keeps it, the
--- check only its name); a calibration made before calibrate.lua kept each
--- row's median has its median cells taken from the page and held to their
--- hash (CALIBRATE_MEDIANS) instead.
+-- Where it wrote the file is the calibration's own written_to, or for one
+-- from before it kept that, the path as published (CALIBRATE_WRITTEN); a
+-- calibration made before calibrate.lua kept each row's median has its
+-- median cells taken from the page and held to their hash
+-- (CALIBRATE_MEDIANS) instead.
+claims.CALIBRATE_WRITTEN = {
+  ["results/pvm/calibrations/calibrate.txt"] = "/tmp/pubcal/cycles-1f6fa860d94af977.json",
+}
 claims.CALIBRATE_MEDIANS = {
   ["results/pvm/calibrations/calibrate.txt"] = "2594b1631518ba9459967cca41f65d427c1d2e0d2df37477d5fc4429140e107e",
 }
@@ -2169,9 +2232,14 @@ function claims.calibrate_txt(root)
     local path = text and text:match("^[^\n]* written to (%S+)\n")
     local name = path and path:match("[^/]+$")
     local cal = name and calibrations.load(("%s/%s/calibrations/%s"):format(root, p.dir, name))
+    local where = cal and (cal.written_to or claims.CALIBRATE_WRITTEN[file])
     if text and not cal then
       problems[#problems + 1] = ("%s: it names no calibration file beside it (%s)"):format(file, tostring(name))
     elseif text then
+      if path ~= where then
+        problems[#problems + 1] = ("%s: it says it wrote %s, its calibration says %s"):format(file, path,
+          tostring(where))
+      end
       local cells, inside, median = {}, false, nil
       for l in text:gmatch("[^\n]+") do
         local c = cells_of(l)

@@ -285,6 +285,9 @@ end
 function H:attach(name, bytes, about)
   self.attached = self.attached or {}
   self.attached[#self.attached + 1] = { self.prefix .. name, bytes }
+  -- kept in the results JSON too, where a file remade beside the bytes cannot move it
+  self.attached_sha256 = self.attached_sha256 or {}
+  self.attached_sha256[self.prefix .. name] = require("textfile").sha256(bytes)
   if about then
     self.attached[#self.attached + 1] = { self.prefix .. name .. ".txt",
       provenance.sidecar(self.prefix .. name, about, bytes, self.provenance) }

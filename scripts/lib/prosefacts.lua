@@ -8,8 +8,10 @@
 -- ctx.root, ctx.source(path) (a tracked file's text), ctx.knob(script, name)
 -- (the knob's --help line), ctx.runner (the runner's --help) and
 -- ctx.show(commit, path) (a file at a commit of the checkout ftrun runs
--- from: the history a quote is checked against), ctx.round (the claims'
--- rounding) and ctx.ftrun (the runner, quoted for a shell).
+-- from: the history a quote is checked against), ctx.dates(path, literal)
+-- (the days of that history's commits that added or removed literal),
+-- ctx.round (the claims' rounding) and ctx.ftrun (the runner, quoted for a
+-- shell).
 local prosefacts = {}
 
 local function squash(s) return (s or ""):gsub("%s+", " ") end
@@ -207,6 +209,23 @@ local function fleet_hosts(ctx, phrase)
   end
 end
 
+-- The man page's date is the day a commit wrote its .TH line.
+local function man_date(ctx, phrase)
+  for _, d in ipairs(ctx.dates("doc/ftrun.1", ".TH FTRUN 1 " .. phrase)) do
+    if d == phrase then return nil end
+  end
+  return "no commit of that day wrote the .TH line (git log -S)"
+end
+
+-- "the <day> runs": the published default runs in results/ (a kind's
+-- home) were made that day.
+local function runs_dated(ctx, phrase)
+  local json = require "json"
+  local ok, doc = pcall(json.decode, ctx.source("results/results.json") or "")
+  local date = ok and type(doc) == "table" and type(doc.date) == "string" and doc.date:sub(1, 10)
+  if date ~= phrase then return ("results/results.json was made on %s"):format(tostring(date)) end
+end
+
 -- Words with a number in them that state no figure.
 prosefacts.NOT_FIGURES = { "double-counted", "double quote", ".TH FTRUN 1", "listed once", "once over the",
   "more than once", "removed once restored", "zero page", "zero-page", "zeroes" }
@@ -236,6 +255,7 @@ prosefacts["README.md"] = {
 }
 
 prosefacts["CHANGELOG.md"] = {
+  { "2026-12-03", runs_dated },
   { "600 ns", quoted("039bcf7", "README.md", "trap") },
   { "980 ns", quoted("039bcf7", "README.md", "zero") },
   { "1.7 µs", quoted("039bcf7", "README.md", "allocat") },
@@ -272,6 +292,7 @@ prosefacts["CHANGELOG.md"] = {
 }
 
 prosefacts["doc/ftrun.1"] = {
+  { "2026-12-03", man_date },
   { "the argument wins", argument_wins },
   { "ftrun 0.1.0", function(_, phrase)
     local ft = require "ft"

@@ -355,6 +355,7 @@ function results.finish(h, render)
     noise_thresholds = { steal_pct = provenance.STEAL_PCT, foreign_pct = provenance.FOREIGN_PCT },
     rows = h.rows, values = values, reps = reps, checks = h.meter.checks, verdict = verdict,
     limits = h.limits, -- what this kind of machine cannot show (lib/limits.lua)
+    attached = h.attached_sha256, -- each file attached beside the run, by name: its bytes' sha256
     ab = h.ab and { a = h.ab.a, b = h.ab.b, text = h.ab.text, order = "A B in odd repetitions, B A in even ones" },
   } .. "\n"
 
