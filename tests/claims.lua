@@ -226,6 +226,10 @@ do -- hand edits of the prose outside the blocks, in every document, and a vette
       "is cheaper than A's" },
     { "README.md", "## How to read a row\n", "## How to read a row\nRun it with MIB=512 for the full size.\n",
       "MIB=512 for the full size" },
+    { "README.md", "## How to read a row\n", "## How to read a row\n11643. Why a line may start with a figure.\n",
+      "11643. Why a line" },
+    { "results/pvm/README.md", "(the kernel log's hypervisor: PVM)", "(the kernel log's hypervisor: KVM)",
+      "results/pvm/README.md: its opening differs from what kinds.page makes for the kind PVM" },
     { "CHANGELOG.md", "in the 2026-12-03 runs", "in the 2026-12-02 runs", "line 13:   in the 2026-12-02 runs" },
     { "doc/ftrun.1", ".TH FTRUN 1 2026-12-03", ".TH FTRUN 1 2026-12-02", ".TH FTRUN 1 2026-12-02" },
   }
@@ -242,6 +246,44 @@ do -- hand edits of the prose outside the blocks, in every document, and a vette
   t.is(code, 1, "prose edited by hand in every document: CHECK=1 exits 1")
   for _, e in ipairs(edits) do t.like(out, e[4], ("%s: %q caught"):format(e[1], e[3])) end
   for path, text in pairs(saved) do t.write(path, text) end
+end
+
+do -- an exit status's meaning in the man page changed to another signal's
+  local path = dir .. "/doc/ftrun.1"
+  local man = t.read(path)
+  t.write(path, (man:gsub("Interrupted by SIGINT;", "Interrupted by SIGTERM;", 1)))
+  local out, code = check(dir)
+  t.is(code, 1, "the man page's .B 130 said to be SIGTERM's: CHECK=1 exits 1")
+  t.like(out, 'the line under .B 130 does not say "interrupted by SIGINT"', "naming the status")
+  t.write(path, man)
+end
+
+do -- results/README.md: a run's block deleted whole, two blocks swapped under each other's headings
+  local function two_blocks(a, b)
+    local function block(name)
+      local n = name:gsub("%p", "%%%0")
+      return readme:match("<!%-%- ftrun results " .. n .. ": begin %-%->.-<!%-%- ftrun results " .. n .. ": end %-%->")
+    end
+    local x, y = block(a), block(b)
+    local i, j = readme:find(x, 1, true)
+    local text = readme:sub(1, i - 1) .. "\0" .. readme:sub(j + 1)
+    i, j = text:find(y, 1, true)
+    text = text:sub(1, i - 1) .. x .. text:sub(j + 1)
+    i = text:find("\0", 1, true)
+    return text:sub(1, i - 1) .. y .. text:sub(i + 1)
+  end
+  t.write(dir .. "/results/README.md", two_blocks("exp-populate", "exp-zeropage"))
+  local out, code = check(dir)
+  t.is(code, 1, "two pasted blocks swapped: CHECK=1 exits 1")
+  t.like(out, "the block of run exp-populate is not under a heading that names `populate.lua`", "naming the run")
+  local b = readme:match("<!%-%- ftrun results main: begin %-%->.-<!%-%- ftrun results main: end %-%->\n")
+  local i, j = readme:find(b, 1, true)
+  t.write(dir .. "/results/README.md", readme:sub(1, i - 1) .. readme:sub(j + 1))
+  out, code = check(dir)
+  t.is(code, 1, "the default run's block deleted: CHECK=1 exits 1")
+  t.like(out, "results/README.md: the run main is published (results/summary.md) and its block is not on the page",
+    "naming the run")
+  t.write(dir .. "/results/README.md", readme)
 end
 
 do -- two lines of a raw file's head swapped: each is made by its JSON, but not in that order

@@ -1354,9 +1354,9 @@ end
 -- not a bare number; roff has no code spans. Taken out first: link
 -- targets, CommonMark comments, inline tags and roff escapes, a switch
 -- turned on or off (`QUICK=1`; any other knob's value and any date are
--- figures), man page references, the passes' names,
--- list numbers and the vetted phrases (prosefacts.lua, each checked on its
--- own; `seen` counts each where the scan took it out).
+-- figures), man page references, the passes' names, list numbers (one or
+-- two digits at a line's start) and the vetted phrases (prosefacts.lua,
+-- each checked on its own; `seen` counts each where the scan took it out).
 function claims.hand_numbers(text, vetted, blocks)
   local out, seen, open, fence = {}, {}, nil, false
   local man = text:match('^%.\\"') ~= nil
@@ -1365,7 +1365,7 @@ function claims.hand_numbers(text, vetted, blocks)
     prose = prose:gsub("%]%([^)]*%)", "]"):gsub("!%[", "["):gsub("<!%-%-[^>%-].-%-%->", "")
       :gsub("</?%a[^>]*>", ""):gsub("\\&", ""):gsub("\\f.", ""):gsub("\\%-", "-")
       :gsub("[Pp]asses [123] and [123]%f[%D]", "passes"):gsub("[Pp]ass [123]%f[%D]", "pass")
-      :gsub("^%s*%d+%.%s", ""):gsub("%f[%w][%u_]+=[01]%f[%D]", "")
+      :gsub("^ ? ? ?%d%d?%.%s", ""):gsub("%f[%w][%u_]+=[01]%f[%D]", "")
       :gsub("^%.BR [%w_]+ %(%d%)", "")
     for _, p in ipairs(vetted or {}) do
       local k
@@ -1633,11 +1633,35 @@ function claims.pasted(root)
   local function same(x) return x end
   for i, p in ipairs(pages) do
     local text = read(root .. "/" .. p[1]) or ""
+    -- a kind's page opens as its first publish made it, naming the kind
+    local kind = i > 1 and kinds.published(root)[i].kind
+    local head = kind and kinds.page(kind):match("^(.-\n)## ")
+    if head and text:sub(1, #head) ~= head then
+      problems[#problems + 1] = ("%s: its opening differs from what kinds.page makes for the kind %s"):format(p[1],
+        kind)
+    end
     for name in text:gmatch("<!%-%- ftrun results ([^:\n]+): begin %-%->") do
       against(p[1], name, ("%s/%ssummary.md"):format(p[2], name == "main" and "" or name .. "-"), same)
       -- a kind's page heads each run's block with the run's name, the only label a reader sees
       if i > 1 and not text:find(("\n## `%s`\n\n<!-- ftrun results %s: begin -->"):format(name, name), 1, true) then
         problems[#problems + 1] = ("%s: the block of run %s is not under its heading ## `%s`"):format(p[1], name, name)
+      end
+      -- results/README.md heads each with what makes the run: its script, or the THP setting of a cycles.lua run
+      local heading = i == 1 and text:match("\n(#+ [^\n]*)\n\n<!%-%- ftrun results " .. name:gsub("%p", "%%%0")
+        .. ": begin %-%->")
+      local names = name == "main" and "cycles.lua`" or name:match("^exp%-(.+)$") and "`" .. name:sub(5) .. ".lua`"
+        or name:match("^thp%-(.+)$") and "`THP=" .. name:sub(5) .. "`" or name
+      if i == 1 and not (heading and heading:find(names, 1, true)) then
+        problems[#problems + 1] = ("%s: the block of run %s is not under a heading that names %s"):format(p[1], name,
+          names)
+      end
+    end
+    -- every run published beside the page is pasted on it: a block deleted whole is a run gone from view
+    for _, f in ipairs(ls(root .. "/" .. p[2], "summary%.md$")) do
+      local name = f == "summary.md" and "main" or f:sub(1, -#"-summary.md" - 1)
+      if not text:find(("<!-- ftrun results %s: begin -->"):format(name), 1, true) then
+        problems[#problems + 1] = ("%s: the run %s is published (%s/%s) and its block is not on the page"):format(
+          p[1], name, p[2], f)
       end
     end
   end
