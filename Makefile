@@ -149,8 +149,10 @@ EXPERIMENTS := thp populate zeropage placement scaling recycle coldness pagesize
 export ALLOW_DIRTY
 # Then REPEATS more default runs replace results/repeats/ (the claims rest
 # on runs of one tree), calibrate-published measures how far such runs
-# differ by chance, judge-repeats judges them with it, and claims.lua writes
-# every claim of results/README.md and README.md's headline from the JSON.
+# differ by chance, judge-repeats judges them with it, claims.lua writes
+# every claim of results/README.md and README.md's headline from the JSON,
+# and SEAL= keeps the sha256 of every file the publish wrote in
+# results/SHA256SUMS (lib/seal.lua), which the claims check holds them to.
 REPEATS ?= 2
 KIND_DIR = ./$(BIN) -e 'local d, why = require("kinds").here(require("ft").project_dir) \
 	  io.write(d or "") if not d then io.stderr:write("ftrun: cannot publish: ", why, "\n") os.exit(2) end'
@@ -171,6 +173,7 @@ publish: all $(REF) bench-tools
 	for i in $$(seq $(REPEATS)); do $(MAKE) --no-print-directory repeats || exit 1; sleep 1; done
 	$(MAKE) --no-print-directory calibrate-published judge-repeats
 	./$(BIN) claims.lua
+	d=$$($(KIND_DIR)) && ./$(BIN) claims.lua SEAL=$$d
 
 # A machine of another kind than results/ was published on (lib/kinds.lua)
 # publishes its own set into results/<kind>/ (its default run, the THP
@@ -197,6 +200,7 @@ publish-kind: all
 	  $(MAKE) --no-print-directory repeats || exit 1; sleep 1; done
 	$(MAKE) --no-print-directory calibrate-published judge-repeats
 	./$(BIN) claims.lua
+	d=$$($(KIND_DIR)) && ./$(BIN) claims.lua SEAL=$$d
 
 # The claims alone, from the committed JSON (CHECK=1 in tests/claims.lua).
 claims: all

@@ -7,11 +7,18 @@
 local claims = require "claims"
 local ft = require "ft"
 local knobs = require "knobs"
+local read = require("textfile").read
 
 local SCRIPT = "claims.lua"
 local spec = {
   { name = "CHECK", kind = "flag", default = false,
     desc = "1: write nothing; exit 1 naming every claim the prose states differently from the data" },
+  { name = "SEAL", kind = "path", default = "none",
+    desc = "a published kind's directory (results, results/pvm): write its SHA256SUMS of the files a publish wrote "
+      .. "there, and nothing else (make publish and make publish-kind end with it)" },
+  { name = "VET", kind = "flag", default = false,
+    desc = "1: write doc/vetted-prose.sha256 from the documents' hand-written paragraphs as they stand, once a "
+      .. "person has read them against the data, and print each newly vetted one" },
   { name = "ROOT", kind = "path", default = "the project (beside ftrun)",
     desc = "the tree whose results/ is read and whose README files are written or checked" },
 }
@@ -29,6 +36,40 @@ elseif self:sub(1, 1) ~= "/" then
   if p then p:close() end
 end
 local ftrun = require("shell").quote(self)
+
+-- SEAL and VET each write one file, and only when asked: make claims
+-- never seals what it could have been given edited.
+local function write_one(path, text, also)
+  local written, err = ft.write_files { { root .. "/" .. path, text } }
+  if not written then
+    io.stderr:write(SCRIPT, ": not written: ", err, "\n")
+    os.exit(1, true)
+  end
+  for _, l in ipairs(also or {}) do io.stderr:write(SCRIPT, ": vetted: ", l, "\n") end
+  io.stderr:write(SCRIPT, ": wrote ", root, "/", path, "\n")
+  os.exit(0, true)
+end
+if cfg.given.SEAL then
+  if cfg.CHECK or cfg.VET then
+    knobs.fail(SCRIPT, "SEAL=" .. cfg.SEAL .. ": expected alone, without CHECK=1 or VET=1")
+  end
+  local dir = cfg.SEAL:gsub("/+$", "")
+  local path, text = claims.seal(root, dir)
+  if not path then knobs.fail(SCRIPT, "SEAL=" .. cfg.SEAL .. ": " .. text) end
+  if text ~= read(root .. "/" .. path) then
+    io.stderr:write(SCRIPT, ": ", path, " changes: the claims check fails until a person has read the documents' ",
+      "prose against these files (then ./ftrun claims.lua VET=1)\n")
+  end
+  write_one(path, text)
+end
+if cfg.VET then
+  if cfg.CHECK then knobs.fail(SCRIPT, "VET=1: expected without CHECK=1") end
+  local path, text = claims.vet(root)
+  local before, fresh = {}, {}
+  for l in (read(root .. "/" .. path) or ""):gmatch("[^\n]+") do before[l] = true end
+  for l in text:gmatch("[^\n]+") do if not before[l] then fresh[#fresh + 1] = l:match("^%x+  (.*)$") end end
+  write_one(path, text, fresh)
+end
 
 local ok, result = pcall(cfg.CHECK and claims.check or claims.write, root, ftrun)
 if not ok then

@@ -361,6 +361,117 @@ do -- CHECK=1 from the environment, as make and CI may give it: compare.lua, run
   t.is(code, 0, "CHECK=1 in the environment: the copy checks clean", out)
 end
 
+do -- the seals: edits no claim can recompute, each failing until a publish seals again or a person vets the prose
+  local function edit(file, from, to, want, regenerate)
+    local path = dir .. "/" .. file
+    local saved = t.read(path)
+    local from_at = saved and saved:find(from, 1, true)
+    t.ok(from_at ~= nil, ("%s holds %q"):format(file, from))
+    if not from_at then return end
+    t.write(path, saved:sub(1, from_at - 1) .. to .. saved:sub(from_at + #from))
+    if regenerate then t.ftrun_run("claims.lua ROOT=" .. q(dir)) end
+    local out, code = check(dir)
+    t.is(code, 1, ("%s: %q made %q%s: CHECK=1 exits 1"):format(file, from, to, regenerate and ", then make claims" or ""))
+    local esc = file:gsub("%p", "%%%0")
+    local pattern = want == "sealed" and esc .. ": not as its publish wrote it %(sha256 "
+      or want == "unvetted" and esc .. ": line %d+: a paragraph not vetted as it stands: " or want
+    t.ok(out:find(pattern) ~= nil, "naming it: " .. want, out)
+    t.write(path, saved)
+    if regenerate then t.ftrun_run("claims.lua ROOT=" .. q(dir)) end
+  end
+  local unvetted = "a paragraph not vetted as it stands"
+  -- a raw file's note, absorbed into its summary and the page's paste by make claims
+  edit("results/pvm/raw.txt", "hold 2 % of the", "hold 20 % of the", "sealed", true)
+  edit("results/pvm/raw.txt", 'meta=column name=pass1', 'meta=column name=pass2', "sealed")
+  edit("results/numa/exp-placement-summary.md", "numa_balancing", "numa_rebalancing",
+    "sealed")
+  edit("results/calibration-cycles.json", '"runs":', '"runs" :', "sealed")
+  edit("results/pvm/results.json", '"foreign_pct":', '"foreign_pct":1', "sealed")
+  -- conclusions in words, and what the scan for typed figures takes out
+  edit("README.md", "several times more", "several times less", "unvetted")
+  edit("results/README.md", "then faults again", "then does not fault again", "unvetted")
+  edit("doc/ftrun.1", "never", "always", "unvetted")
+  edit("README.md", "QUICK=1", "QUICK=0", "unvetted")
+  edit("results/README.md", "-pass1-", "-pass2-", "unvetted")
+  edit("results/calibration.md", "MIB=", "MIB=5", "sealed")
+  edit("doc/ft.md", "ft.", "ft:", "unvetted")
+  edit("README.md", "several times more", "several times more  ", "unvetted")
+  -- a second block of a name the page may hold, around prose of its own
+  edit("results/README.md", "\n## How to read these results\n", "\n<!-- ftrun claims thp: begin -->\nTHP halves it."
+    .. "\n<!-- ftrun claims thp: end -->\n\n## How to read these results\n", "results/README.md: a number typed by hand, "
+    .. "line %d+: a second block named thp")
+  -- a file no publish wrote, one gone, and two paragraphs swapped
+  t.write(dir .. "/results/pvm/extra-results.json", "{}")
+  local out, code = check(dir)
+  t.is(code, 1, "a file added to a kind's directory: CHECK=1 exits 1")
+  t.like(out, "results/pvm/extra-results.json: not in results/pvm/SHA256SUMS, so no publish wrote it", "naming it")
+  os.remove(dir .. "/results/pvm/extra-results.json")
+  t.write(dir .. "/results/NOTES-README.md", "Hand-written notes.\n")
+  out = check(dir)
+  t.like(out, "results/NOTES-README.md: not in results/SHA256SUMS", "a file named like a page is sealed too")
+  os.remove(dir .. "/results/NOTES-README.md")
+  t.run("mkdir -p " .. q(dir .. "/results/runs/x") .. " && echo '{}' > " .. q(dir .. "/results/runs/x/results.json")
+    .. " && cd " .. q(dir) .. " && git add -f results/runs/x/results.json")
+  out = check(dir)
+  t.like(out, "results/runs/x/results.json: committed under results/runs/", "a run committed under results/runs/")
+  t.run("cd " .. q(dir) .. " && git rm -q --cached results/runs/x/results.json && rm -rf results/runs")
+  local bench = t.read(dir .. "/results/bench.txt")
+  os.remove(dir .. "/results/bench.txt")
+  out = check(dir)
+  t.like(out, "results/bench.txt: in results/SHA256SUMS but gone", "a sealed file removed: named")
+  t.write(dir .. "/results/bench.txt", bench)
+  local changelog = t.read(dir .. "/CHANGELOG.md")
+  local items, joined, swapped = require("seal").paragraphs(changelog), nil, nil
+  for i = 1, #items - 1 do
+    local a, b = items[i], items[i + 1]
+    local _, lines = a.text:gsub("\n", "")
+    if not joined and a.text:match("^%- ") and b.text:match("^%- ") and b.line == a.line + lines + 1 then
+      joined, swapped = a.text .. "\n" .. b.text .. "\n", b.text .. "\n" .. a.text .. "\n"
+    end
+  end
+  t.ok(joined and changelog:find(joined, 1, true), "CHANGELOG.md has two list items in a row")
+  if joined then
+    local at = changelog:find(joined, 1, true)
+    t.write(dir .. "/CHANGELOG.md", changelog:sub(1, at - 1) .. swapped .. changelog:sub(at + #joined))
+    out, code = check(dir)
+    t.is(code, 1, "two paragraphs swapped: CHECK=1 exits 1")
+    t.like(out, "CHANGELOG.md: its vetted paragraphs stand in another order", "saying so")
+    t.write(dir .. "/CHANGELOG.md", changelog)
+  end
+  -- a re-vet takes a change in, and prints what it vetted; a seal remade is the committed one
+  local readme_top = t.read(dir .. "/README.md")
+  t.write(dir .. "/README.md", (readme_top:gsub("several times more", "several times dearer", 1)))
+  local vet, vcode = t.ftrun_run("claims.lua VET=1 ROOT=" .. q(dir))
+  t.is(vcode, 0, "VET=1 exits 0", vet)
+  t.like(vet, "vetted: README.md  ", "and prints the paragraph it vetted")
+  out, code = check(dir)
+  t.like(out, "README.md: a number typed by hand", "a re-vet does not take in a conclusion word the scan knows")
+  t.ok(not out:find(unvetted, 1, true), "but the paragraph is vetted", out)
+  t.write(dir .. "/README.md", readme_top)
+  t.run(("cp %s/doc/vetted-prose.sha256 %s/doc/"):format(q(ROOT), q(dir)))
+  for _, d in ipairs { "results", "results/pvm" } do
+    local _, scode = t.ftrun_run("claims.lua SEAL=" .. d .. " ROOT=" .. q(dir))
+    t.is(scode, 0, "SEAL=" .. d .. " exits 0")
+    t.is(t.read(dir .. "/" .. d .. "/SHA256SUMS"), t.read(ROOT .. "/" .. d .. "/SHA256SUMS"),
+      "SEAL=" .. d .. " remakes the committed SHA256SUMS")
+  end
+  -- a publish seals data the prose was not read against: the prose asks to be read again
+  local raw = t.read(dir .. "/results/pvm/raw.txt")
+  t.write(dir .. "/results/pvm/raw.txt", (raw:gsub("hold 2 %% of the", "hold 20 %% of the", 1)))
+  t.ftrun_run("claims.lua SEAL=results/pvm ROOT=" .. q(dir))
+  out, code = check(dir)
+  t.is(code, 1, "a kind sealed again over data the prose was not vetted against: CHECK=1 exits 1")
+  t.like(out, "results/pvm/SHA256SUMS: the published files changed since the prose was vetted against them",
+    "saying the prose must be read against them")
+  t.write(dir .. "/results/pvm/raw.txt", raw)
+  t.run(("cp %s/results/pvm/SHA256SUMS %s/results/pvm/"):format(q(ROOT), q(dir)))
+  local bad, bcode = t.ftrun_run("claims.lua SEAL=results/numa ROOT=" .. q(dir))
+  t.is(bcode, 2, "SEAL= naming no published kind's directory: exit 2")
+  t.like(bad, "SEAL=results/numa: expected a published kind's directory (results, results/pvm)", "naming the value")
+  out, code = check(dir)
+  t.is(code, 0, "every edit undone: the copy checks clean", out)
+end
+
 do -- a run's summary.md and its pasted block edited together: the summary is made again from the raw file
   local path = dir .. "/results/thp-16K-summary.md"
   local saved = t.read(path)

@@ -23,6 +23,7 @@ local report = require "report"
 local reports = require "reports"
 local results = require "results"
 local runfiles = require "runfiles"
+local seal = require "seal"
 local stats = require "stats"
 local summary = require "summary"
 local verdicts = require "verdicts"
@@ -1358,7 +1359,7 @@ end
 -- two digits at a line's start) and the vetted phrases (prosefacts.lua,
 -- each checked on its own; `seen` counts each where the scan took it out).
 function claims.hand_numbers(text, vetted, blocks)
-  local out, seen, open, fence = {}, {}, nil, false
+  local out, seen, open, fence, opened = {}, {}, nil, false, {}
   local man = text:match('^%.\\"') ~= nil
   local n = 0
   local function scan(prose)
@@ -1384,7 +1385,10 @@ function claims.hand_numbers(text, vetted, blocks)
     if kind then
       if blocks and not blocks[name] then
         out[#out + 1] = ("line %d: a marker of a block nothing makes here (%s): %s"):format(n, name, l)
-      elseif edge == "begin" and not open then open = name
+      elseif edge == "begin" and not open and opened[name] then
+        out[#out + 1] = ("line %d: a second block named %s (a copy's prose would go unread): %s"):format(n, name, l)
+        open = name
+      elseif edge == "begin" and not open then open, opened[name] = name, true
       elseif edge == "end" and open == name then open = nil
       else out[#out + 1] = ("line %d: a marker out of place: %s"):format(n, l) end
     elseif open then
@@ -1408,6 +1412,77 @@ end
 -- The documents where no figure may be typed by hand but a vetted one
 -- (prosefacts.lua); a kind's page is added to them.
 claims.PROSE = { "README.md", "results/README.md", "bench/README.md", "CHANGELOG.md", "doc/ftrun.1" }
+
+-- The documents claims.PROSE names and every kind's page but the first's.
+function claims.prose_files(root)
+  local prose = { table.unpack(claims.PROSE) }
+  for i, p in ipairs(kinds.published(root)) do
+    if i > 1 then prose[#prose + 1] = p.dir .. "/README.md" end
+  end
+  return prose
+end
+
+-- For each published kind: its directory, the files claims.lua makes (left
+-- out of its seal) and the other kinds' directories inside it (results/pvm
+-- inside results).
+local function kind_seals(root, rendered)
+  local made, dirs = {}, {}
+  for _, r in ipairs(claims.generated(rendered or claims.rendered(root), root)) do made[#made + 1] = r.file end
+  for _, p in ipairs(kinds.published(root)) do dirs[#dirs + 1] = p.dir end
+  local out = {}
+  for _, d in ipairs(dirs) do
+    local others = {}
+    for _, o in ipairs(dirs) do if o:sub(1, #d + 1) == d .. "/" then others[#others + 1] = o end end
+    out[#out + 1] = { dir = d, made = made, others = others }
+  end
+  return out
+end
+
+-- Every published file not as its kind's publish sealed it (seal.lua), and
+-- any file committed under results/runs/, where only a user's own runs go
+-- (git-ignored, so no seal covers them).
+function claims.sealed(root, rendered)
+  local problems = {}
+  for _, f in ipairs(lines_of("git -C " .. sh(root) .. " ls-files results/runs 2>/dev/null")) do
+    problems[#problems + 1] = f .. ": committed under results/runs/, which holds a user's own runs and no publish"
+  end
+  for _, k in ipairs(kind_seals(root, rendered)) do
+    for _, p in ipairs(seal.check_sums(root, k.dir, k.made, k.others)) do problems[#problems + 1] = p end
+  end
+  return problems
+end
+
+-- SHA256SUMS's path and text for the published kind in dir, or nil and why.
+function claims.seal(root, dir)
+  for _, k in ipairs(kind_seals(root)) do
+    if k.dir == dir then return k.dir .. "/" .. seal.SUMS, seal.sums(root, k.dir, k.made, k.others) end
+  end
+  local names = {}
+  for _, p in ipairs(kinds.published(root)) do names[#names + 1] = p.dir end
+  return nil, ("expected a published kind's directory (%s)"):format(#names > 0 and table.concat(names, ", ")
+    or "none: no results.json under results/")
+end
+
+-- Every published kind's SHA256SUMS, from root.
+function claims.sums_files(root)
+  local out = {}
+  for _, p in ipairs(kinds.published(root)) do out[#out + 1] = p.dir .. "/" .. seal.SUMS end
+  return out
+end
+
+-- The documents whose hand-written paragraphs a person vets: the prose
+-- documents, and the scripting reference an install ships (its figures are
+-- the API's, not the runs', so only its vetting holds them).
+function claims.vetted_files(root)
+  local files = claims.prose_files(root)
+  files[#files + 1] = "doc/ft.md"
+  return files
+end
+
+-- doc/vetted-prose.sha256's path and text for the documents as they stand.
+function claims.vet(root)
+  return seal.VETTED, seal.vet(root, claims.vetted_files(root), claims.sums_files(root))
+end
 
 -- What prosefacts' checks read: the tree's files, the scripts' knobs, the
 -- runner's --help, and the history of the checkout this ftrun runs from
@@ -2402,9 +2477,10 @@ function claims.check(root, ftrun)
       end
     end
   end
-  local prose = { table.unpack(claims.PROSE) }
-  for i, p in ipairs(kinds.published(root)) do
-    if i > 1 then prose[#prose + 1] = p.dir .. "/README.md" end
+  for _, p in ipairs(claims.sealed(root, rendered)) do problems[#problems + 1] = p end
+  local prose = claims.prose_files(root)
+  for _, p in ipairs(seal.check_prose(root, claims.vetted_files(root), claims.sums_files(root))) do
+    problems[#problems + 1] = p
   end
   -- the blocks each file may hold: its claims, the runs pasted into it, the bench's
   local known = { ["bench/README.md"] = { bench = true } }
