@@ -60,12 +60,19 @@ function json.encode(v)
 end
 
 -- Integers come back as integers (cjson 2.1 reads every number as a float).
-local function integers(v)
-  if type(v) == "number" and v == math.floor(v) and math.abs(v) < 2^63 then return math.tointeger(v) end
-  if type(v) == "table" then
-    for k, x in pairs(v) do v[k] = integers(x) end
+-- In place, one call per table: a published run's JSON holds millions of
+-- numbers, and the claims check reads tens of megabytes of them.
+local tointeger = math.tointeger
+local function integers(t)
+  for k, x in pairs(t) do
+    local kind = type(x)
+    if kind == "number" then
+      local i = tointeger(x)
+      if i then t[k] = i end
+    elseif kind == "table" then
+      integers(x)
+    end
   end
-  return v
 end
 
 -- The inverse: nil, message for text that is not JSON (or is JSON's null).
@@ -73,7 +80,8 @@ function json.decode(text)
   local ok, v = pcall(cjson.decode, text)
   if not ok then return nil, v end
   if v == cjson.null then return nil, "the text is null" end
-  return integers(v)
+  if type(v) == "table" then integers(v) else v = tointeger(v) or v end
+  return v
 end
 
 return json
