@@ -137,7 +137,7 @@ function kinds.page(kind)
   return ("# ftrun's results on %s\n\n"
     .. "The runs published on a machine of this kind (the kernel log's hypervisor: %s). The project's other\n"
     .. "published runs, and how to read a table, are in [results/README.md](../README.md); a publish on\n"
-    .. "one kind never writes another kind's files.\n\n"
+    .. "one kind writes none of another kind's runs, only generated blocks on its page.\n\n"
     .. "## Both kinds\n\n<!-- ftrun claims kinds: begin -->\n<!-- ftrun claims kinds: end -->\n\n"
     .. "## What this kind's runs say\n\n<!-- ftrun claims findings: begin -->\n<!-- ftrun claims findings: end -->\n")
     :format(title, kind)
