@@ -113,7 +113,7 @@ end
 local function unvetted(file, at)
   local text = t.read(dir .. "/" .. file) or ""
   local _, before = text:sub(1, at - 1):gsub("\n", "")
-  for _, p in ipairs(require("seal").paragraphs(text)) do
+  for _, p in ipairs(require("seal").paragraphs(text, claims.UNBLOCKED[file])) do
     local _, lines = p.text:gsub("\n", "")
     if p.line <= before + 1 and before + 1 <= p.line + lines then
       return ("%s: line %d: a paragraph not vetted as it stands"):format(file, p.line)
@@ -557,6 +557,10 @@ end
 do
   local out = batch("the runs' own files, and data that moved", {
     { "the runs' own files edited by hand", runs_files },
+    { "the words beside a vetted hash", function()
+      replace("doc/vetted-prose.sha256", "  README.md  # ftrun\n", "  README.md  # another project\n")
+      return { "doc/vetted-prose.sha256: its hashes hold, but it is not as VET=1 writes it" }
+    end },
     { "a changed median in the JSON", function()
       local path = dir .. "/results/results.json"
       local json = require "json"
@@ -663,6 +667,34 @@ batch("what the seals hold", {
     end
     t.run("rm -rf " .. q(folder))
     return { "results/pvm/README.md: the claim findings differs" } -- whose verdicts it gave
+  end },
+  { "a block in a document no code writes blocks into", function()
+    local path = dir .. "/doc/ft.md"
+    local text = t.read(path)
+    t.write(path, text .. "\n<!-- ftrun claims x: begin -->\nIt halves it.\n<!-- ftrun claims x: end -->\n")
+    return { unvetted("doc/ft.md", #text + 2) }
+  end },
+  { "a markdown marker behind roff's comment request (shown as text)", function()
+    local at = replace("results/README.md", "<!-- ftrun claims malloc: begin -->", '.\\" <!-- ftrun claims malloc: begin -->')
+    return { at and unvetted("results/README.md", at) or "results/README.md: not edited" }
+  end },
+  { "a file in a kind's own runs/", function()
+    t.run("mkdir -p " .. q(dir .. "/results/pvm/runs") .. " && echo x > " .. q(dir .. "/results/pvm/runs/notes.txt"))
+    return { "results/pvm/runs/notes.txt: not in results/pvm/SHA256SUMS" }
+  end },
+  { "a blank line made spaces", function()
+    replace("bench/README.md", "\n\n", "\n  \n")
+    return { "bench/README.md: the layout of the prose (blank lines, line ends, the end of the file) is not as vetted" }
+  end },
+  { "the last line's end taken off", function()
+    local path = dir .. "/results/pvm/README.md"
+    t.write(path, (t.read(path):gsub("\n$", "")))
+    return { "results/pvm/README.md: the layout of the prose" }
+  end },
+  { "a directory too deep for the seal to read", function()
+    local deep = dir .. "/results" .. ("/d"):rep(17)
+    t.run("mkdir -p " .. q(deep) .. " && echo x > " .. q(deep .. "/f"))
+    return { "a directory deeper than the seal reads, so nothing in it is held" }
   end },
   { "a sealed file removed", function()
     os.remove(dir .. "/results/bench.txt")

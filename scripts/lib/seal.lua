@@ -43,17 +43,22 @@ end
 -- sorted: all but its README page, the files claims.lua makes (`made`:
 -- paths relative to root), a user's own runs (results/runs/), the other
 -- kinds' directories (`others`: paths relative to root) and SHA256SUMS.
+-- A directory too deep to read is a { deep = path } among them: what it
+-- holds cannot be sealed, and no publish writes one.
 function seal.published(root, dir, made, others)
   local base, skip = root .. "/" .. dir .. "/", {}
   for _, f in ipairs(made) do skip[root .. "/" .. f] = true end
   local out = {}
-  for _, path in ipairs(shell.find(base, ".")) do
+  local files, deep = shell.find(base, ".")
+  for _, d in ipairs(deep) do out[#out + 1] = { deep = d:sub(#base + 1) } end
+  for _, path in ipairs(files) do
     local rel = path:sub(#base + 1)
     local inside = false
     for _, o in ipairs(others) do
       if (root .. "/" .. o .. "/") == path:sub(1, #root + #o + 2) then inside = true end
     end
-    if not inside and not skip[path] and not rel:match("^runs/") and rel ~= "README.md" and rel ~= seal.SUMS then
+    local users_runs = dir == "results" and rel:match("^runs/") -- RESULTS' default; no kind's directory has one
+    if not inside and not skip[path] and not users_runs and rel ~= "README.md" and rel ~= seal.SUMS then
       out[#out + 1] = rel
     end
   end
@@ -61,8 +66,17 @@ function seal.published(root, dir, made, others)
 end
 
 -- SHA256SUMS's text for dir's published files.
+local function names_and_deep(root, dir, made, others)
+  local names, deep = {}, {}
+  for _, n in ipairs(seal.published(root, dir, made, others)) do
+    if type(n) == "table" then deep[#deep + 1] = n.deep else names[#names + 1] = n end
+  end
+  return names, deep
+end
+
 function seal.sums(root, dir, made, others)
-  local names = seal.published(root, dir, made, others)
+  local names, deep = names_and_deep(root, dir, made, others)
+  if #deep > 0 then error(("%s/%s: a directory deeper than the seal reads"):format(dir, deep[1]), 0) end
   local got, lines = hashes(root .. "/" .. dir, names), {}
   for _, n in ipairs(names) do
     lines[#lines + 1] = ("%s  %s"):format(assert(got[n], "sha256sum could not read " .. dir .. "/" .. n), n)
@@ -83,9 +97,13 @@ function seal.check_sums(root, dir, made, others)
     if not hash then problems[#problems + 1] = ("%s: a line not in sha256sum's form: %s"):format(sums, line)
     else want[name] = hash end
   end
-  local names = seal.published(root, dir, made, others)
+  local names, deep = names_and_deep(root, dir, made, others)
   local got, seen = hashes(root .. "/" .. dir, names), {}
   local again = "; a publish writes it (after part of one: ./ftrun claims.lua SEAL=" .. dir .. ")"
+  for _, d in ipairs(deep) do
+    problems[#problems + 1] = ("%s/%s: a directory deeper than the seal reads, so nothing in it is held: no publish "
+      .. "writes one"):format(dir, d)
+  end
   for _, n in ipairs(names) do
     seen[n] = true
     if not want[n] then
@@ -107,9 +125,13 @@ end
 -- generated block's edge: the block between is not prose), a list item's
 -- start (so that two items swapped are a change of order), and a table's
 -- row is one of its own; in roff, a paragraph or section request ends one.
+-- In a document no code writes blocks into (`unblocked`), a marker is
+-- text like any other: a block there would hide prose from the vetting.
+-- Second, the document's layout: every line outside the blocks as it
+-- stands, blank ones and the end of the file too, which no paragraph holds.
 local ROFF_BREAK = { SH = true, SS = true, PP = true, LP = true, P = true, TP = true, IP = true }
-function seal.paragraphs(text)
-  local out, cur, open, n = {}, nil, false, 0
+function seal.paragraphs(text, unblocked)
+  local out, cur, open, n, layout = {}, nil, false, 0, {}
   local man = text:match('^%.\\"') ~= nil
   local function close()
     if cur then out[#out + 1] = { line = cur.line, text = table.concat(cur.lines, "\n") } end
@@ -117,7 +139,10 @@ function seal.paragraphs(text)
   end
   for l in (text .. "\n"):gmatch("([^\n]*)\n") do
     n = n + 1
-    local edge = l:gsub('^%.\\" ', ""):match("^<!%-%- ftrun %a+ [^:]+: (%a+) %-%->$")
+    -- a marker is a comment where it stands: behind roff's comment request in the man page, bare in markdown
+    local edge = not unblocked and (man and l:match('^%.\\" <!%-%- ftrun %a+ [^:]+: (%a+) %-%->$')
+      or not man and l:match("^<!%-%- ftrun %a+ [^:]+: (%a+) %-%->$"))
+    if edge or not open then layout[#layout + 1] = l end
     local request = man and l:match("^%.(%u%u?)%f[%s%z]")
     if edge then
       close()
@@ -134,16 +159,20 @@ function seal.paragraphs(text)
     end
   end
   close()
-  return out
+  return out, table.concat(layout, "\n")
 end
 
--- { file = { {hash, start}, ... } } as doc/vetted-prose.sha256 holds them.
+-- { file = { {hash, start}, ..., layout = hash } } as doc/vetted-prose.sha256 holds them.
+local LAYOUT = "the layout of the prose (blank lines, line ends, the end of the file)"
 local function vetted(root)
   local text, out = textfile.read(root .. "/" .. seal.VETTED), {}
   if not text then return nil end
   for line in text:gmatch("[^\n]+") do
     local hash, file, start = line:match("^(%x+)  (%S+)  (.*)$")
-    if hash then
+    if hash and start == LAYOUT then
+      out[file] = out[file] or {}
+      out[file].layout = hash
+    elseif hash then
       out[file] = out[file] or {}
       table.insert(out[file], { hash = hash, start = start })
     end
@@ -156,12 +185,17 @@ local function start_of(text)
   return #s > 60 and s:sub(1, 60) .. "..." or s
 end
 
--- Each file's paragraphs with their hashes: { file = { {hash, line, text} } }.
-local function hashed(root, files)
+-- Each file's paragraphs with their hashes: { file = { {hash, line, text}, ..., layout = hash } }.
+local function hashed(root, files, unblocked)
   local dir = assert(shell.mkdtemp("ftrun-vet"))
   local all, names = {}, {}
   for fi, file in ipairs(files) do
-    all[file] = seal.paragraphs(textfile.read(root .. "/" .. file) or "")
+    local layout
+    all[file], layout = seal.paragraphs(textfile.read(root .. "/" .. file) or "", unblocked[file])
+    local out = assert(io.open(("%s/%d-layout"):format(dir, fi), "wb"))
+    out:write(layout)
+    out:close()
+    names[#names + 1] = fi .. "-layout"
     for pi, p in ipairs(all[file]) do
       local name = ("%d-%d"):format(fi, pi)
       local f = assert(io.open(dir .. "/" .. name, "wb"))
@@ -173,8 +207,9 @@ local function hashed(root, files)
   end
   local got = hashes(dir, names)
   os.execute("rm -rf " .. shell.quote(dir))
-  for _, file in ipairs(files) do
+  for fi, file in ipairs(files) do
     for _, p in ipairs(all[file]) do p.hash = got[p.name] end
+    all[file].layout = got[fi .. "-layout"]
   end
   return all
 end
@@ -184,16 +219,20 @@ end
 -- the data the prose was read against, so a publish that changes them
 -- fails the check until a person has read the prose against the new runs.
 local AGAINST = "the published files the prose was vetted against"
-function seal.vet(root, files, sums)
-  local all, lines = hashed(root, files), {}
-  local got = hashes(root, sums)
+local function vet_text(all, got, files, sums)
+  local lines = {}
   for _, f in ipairs(sums) do
     lines[#lines + 1] = ("%s  %s  %s"):format(assert(got[f], "cannot read " .. f), f, AGAINST)
   end
   for _, file in ipairs(files) do
     for _, p in ipairs(all[file]) do lines[#lines + 1] = ("%s  %s  %s"):format(p.hash, file, start_of(p.text)) end
+    lines[#lines + 1] = ("%s  %s  %s"):format(all[file].layout, file, LAYOUT)
   end
   return table.concat(lines, "\n") .. "\n"
+end
+
+function seal.vet(root, files, sums, unblocked)
+  return vet_text(hashed(root, files, unblocked), hashes(root, sums), files, sums)
 end
 
 -- The hashes of xs that ys holds too (as many times as ys does), in xs's
@@ -214,10 +253,10 @@ end
 
 -- Every paragraph of the files' prose that no person vetted as it stands,
 -- every vetted one gone, and paragraphs moved out of their vetted order.
-function seal.check_prose(root, files, sums)
+function seal.check_prose(root, files, sums, unblocked)
   local want = vetted(root)
   if not want then return { seal.VETTED .. ": none, so no paragraph of the documents' prose was vetted" } end
-  local all, problems = hashed(root, files), {}
+  local all, problems = hashed(root, files, unblocked), {}
   local again = " (re-read it against the data, then ./ftrun claims.lua VET=1)"
   local got = hashes(root, sums)
   for _, f in ipairs(sums) do
@@ -241,9 +280,14 @@ function seal.check_prose(root, files, sums)
     for _, v in ipairs(gone) do
       problems[#problems + 1] = ("%s: a vetted paragraph is gone or changed: %s%s"):format(file, v.start, again)
     end
-    if table.concat(order_have, " ") ~= table.concat(order_want, " ") then
+    local moved = table.concat(order_have, " ") ~= table.concat(order_want, " ")
+    if moved then
       problems[#problems + 1] = ("%s: its vetted paragraphs stand in another order than they were vetted in%s")
         :format(file, again)
+    end
+    -- said alone: a paragraph's change changes the layout too
+    if #fresh == 0 and #gone == 0 and not moved and have.layout ~= vetted_here.layout then
+      problems[#problems + 1] = ("%s: %s is not as vetted%s"):format(file, LAYOUT, again)
     end
   end
   for file in pairs(want) do
@@ -251,6 +295,11 @@ function seal.check_prose(root, files, sums)
     for _, f in ipairs(files) do listed = listed or f == file end
     if not listed then problems[#problems + 1] = ("%s: vetted in %s but no longer a document the check reads")
       :format(file, seal.VETTED) end
+  end
+  -- every hash held, the rest of the file too: each line's words are what VET=1 writes
+  if #problems == 0 and textfile.read(root .. "/" .. seal.VETTED) ~= vet_text(all, got, files, sums) then
+    problems[#problems + 1] = ("%s: its hashes hold, but it is not as VET=1 writes it (a line's words or order "
+      .. "edited)"):format(seal.VETTED)
   end
   return problems
 end

@@ -79,7 +79,7 @@ local function load(path)
 end
 
 local function results_in(dir)
-  return shell.find(dir, "results%.json$")
+  return (shell.find(dir, "results%.json$"))
 end
 
 -- What must match between the baseline's machine and this one: a kernel

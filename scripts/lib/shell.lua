@@ -42,14 +42,15 @@ function shell.list(dir, pattern)
 end
 
 -- The files under dir, at any depth up to 16, whose name matches the Lua
--- pattern, as sorted paths; a file given as dir is not searched.
+-- pattern, as sorted paths; a file given as dir is not searched. Second,
+-- the directories too deep to enter (a link's loop would never end).
 function shell.find(dir, pattern)
-  local ft, out = require("ft"), {}
+  local ft, out, deep = require("ft"), {}, {}
   local function walk(d, depth)
     for _, name in ipairs(ft.list_dir(d) or {}) do
       local p = d:gsub("/+$", "") .. "/" .. name
       if ft.list_dir(p) then
-        if depth < 16 then walk(p, depth + 1) end
+        if depth < 16 then walk(p, depth + 1) else deep[#deep + 1] = p end
       elseif name:match(pattern) then
         local f = io.open(p)
         if f then f:close(); out[#out + 1] = p end
@@ -58,7 +59,8 @@ function shell.find(dir, pattern)
   end
   walk(dir, 1)
   table.sort(out)
-  return out
+  table.sort(deep)
+  return out, deep
 end
 
 return shell
