@@ -253,6 +253,14 @@ do -- JSON: every shape a script writes comes back
   t.ok(none == nil and err ~= nil, "text that is not JSON: nil and a message")
   none, err = json.decode("null")
   t.ok(none == nil and err ~= nil, "JSON's null at the top: nil and a message, never a userdata")
+  -- numbers that are whole come back as integers, at any depth; strings that look like numbers stay strings
+  local kinds = json.decode('{"a":3,"b":[2.0,2.5,1e300],"c":"3","d":{"e":[[-0.0]]}}')
+  t.is(math.type(kinds.a) .. " " .. math.type(kinds.b[1]) .. " " .. math.type(kinds.b[2]) .. " "
+    .. math.type(kinds.b[3]) .. " " .. math.type(kinds.d.e[1][1]), "integer integer float float integer",
+    "whole numbers as integers at any depth; 2.5 and 1e300 (beyond 2^63) stay floats")
+  t.is(kinds.c, "3", "a string of digits stays a string")
+  t.is(json.decode('"3"'), "3", "at the top too")
+  t.is(math.type(json.decode("3")), "integer", "a whole number at the top is an integer")
 end
 
 do -- the weighted line fit, page sizes, the stage classifier, report modules

@@ -80,7 +80,7 @@ function json.decode(text)
   local ok, v = pcall(cjson.decode, text)
   if not ok then return nil, v end
   if v == cjson.null then return nil, "the text is null" end
-  if type(v) == "table" then integers(v) else v = tointeger(v) or v end
+  if type(v) == "table" then integers(v) elseif type(v) == "number" then v = tointeger(v) or v end
   return v
 end
 

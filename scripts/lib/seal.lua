@@ -65,7 +65,7 @@ function seal.published(root, dir, made, others)
   return out
 end
 
--- SHA256SUMS's text for dir's published files.
+-- The published files' names, and the directories too deep to read.
 local function names_and_deep(root, dir, made, others)
   local names, deep = {}, {}
   for _, n in ipairs(seal.published(root, dir, made, others)) do
@@ -74,6 +74,7 @@ local function names_and_deep(root, dir, made, others)
   return names, deep
 end
 
+-- SHA256SUMS's text for dir's published files.
 function seal.sums(root, dir, made, others)
   local names, deep = names_and_deep(root, dir, made, others)
   if #deep > 0 then error(("%s/%s: a directory deeper than the seal reads"):format(dir, deep[1]), 0) end
