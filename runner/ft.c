@@ -1,5 +1,7 @@
 #include "ft.h"
 
+#include <string.h>
+
 #include "ft_aux.h"
 #include "ft_openers.h"
 
@@ -10,6 +12,18 @@
 #define FT_GIT_COMMIT "unknown"
 #define FT_GIT_DIRTY 0
 #endif
+#if FT_GIT_DIRTY
+#define FT_GIT_TREE "built from a changed tree"
+#else
+#define FT_GIT_TREE "built from a clean tree"
+#endif
+
+const char *ft_version_line(void)
+{
+	if (strcmp(FT_GIT_COMMIT, "unknown") == 0)
+		return "ftrun " FT_VERSION " (" LUA_RELEASE "), commit unknown (not built in a git checkout)";
+	return "ftrun " FT_VERSION " (" LUA_RELEASE "), commit " FT_GIT_COMMIT " (" FT_GIT_TREE ")";
+}
 
 /* ft.version, and how this binary was built, for every run's provenance. */
 static void open_build(lua_State *L)

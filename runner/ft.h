@@ -11,4 +11,8 @@
  * set as the global ft. (A task's state opens its own set: task.c.) */
 void ft_open_libs(lua_State *L);
 
+/* What --version prints: the version, Lua's, and the commit the binary was
+ * built from, so an installed copy still says what it is. */
+const char *ft_version_line(void);
+
 #endif

@@ -56,6 +56,7 @@ static const char usage_text[] =
 	"  -i           enter the REPL after running the script or -e code\n"
 	"  -h, --help   show this help\n"
 	"  -v, --version\n"
+	"               show the version, Lua's, and the commit it was built from\n"
 	"  --restore    write back the settings a killed run left changed, then exit\n"
 	"  --           stop handling options\n"
 	"  -            run the script read from stdin (as lua -)\n"
@@ -372,7 +373,7 @@ int main(int argc, char **argv)
 			print_scripts();
 			return EXIT_SUCCESS;
 		} else if (strcmp(a, "-v") == 0 || strcmp(a, "--version") == 0) {
-			printf("ftrun %s (%s)\n", FT_VERSION, LUA_RELEASE);
+			puts(ft_version_line());
 			return EXIT_SUCCESS;
 		} else if (strcmp(a, "--restore") == 0) {
 			int restored, left;

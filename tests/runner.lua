@@ -19,6 +19,8 @@ do
   t.is(code, 0, "--version exits 0")
   t.like(out, "ftrun ", "--version names ftrun")
   t.like(out, "Lua 5.4", "--version names Lua")
+  local commit = run("-e " .. q("io.write(ft.build.commit)"))
+  t.like(out, "commit " .. commit .. " (", "--version names the commit ft.build records")
 end
 
 do

@@ -1275,10 +1275,13 @@ function claims.man_options(ftrun)
     elseif inside then
       local opt, text = l:match("^  (%S.-)%s%s+(%S.*)$")
       opt = opt or l:match("^  (%S.-)%s*$")
+      local sentence = function(s) return roff(s:sub(1, 1):upper() .. s:sub(2) .. ".") end
       if opt then
         out[#out + 1] = ".TP"
         out[#out + 1] = ".B " .. opt:gsub("%-", "\\-")
-        out[#out + 1] = text and roff(text:sub(1, 1):upper() .. text:sub(2) .. ".") or "Show the version."
+        out[#out + 1] = text and sentence(text) or false -- its text on the next line
+      elseif #out > 0 and not out[#out] then
+        out[#out] = sentence(l:match("^%s*(.-)%s*$"))
       elseif #out > 0 then
         out[#out] = out[#out]:gsub("%.$", "") .. "\n" .. roff(l:match("^%s*(.-)%s*$") .. ".")
       end
