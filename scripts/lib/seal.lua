@@ -43,14 +43,14 @@ end
 -- sorted: all but its README page, the files claims.lua makes (`made`:
 -- paths relative to root), a user's own runs (results/runs/), the other
 -- kinds' directories (`others`: paths relative to root) and SHA256SUMS.
--- A directory too deep to read is a { deep = path } among them: what it
--- holds cannot be sealed, and no publish writes one.
+-- Second, the directories too deep to read: what they hold cannot be
+-- sealed, and no publish writes one.
 function seal.published(root, dir, made, others)
   local base, skip = root .. "/" .. dir .. "/", {}
   for _, f in ipairs(made) do skip[root .. "/" .. f] = true end
-  local out = {}
-  local files, deep = shell.find(base, ".")
-  for _, d in ipairs(deep) do out[#out + 1] = { deep = d:sub(#base + 1) } end
+  local names, deep = {}, {}
+  local files, too_deep = shell.find(base, ".")
+  for _, d in ipairs(too_deep) do deep[#deep + 1] = d:sub(#base + 1) end
   for _, path in ipairs(files) do
     local rel = path:sub(#base + 1)
     local inside = false
@@ -59,24 +59,15 @@ function seal.published(root, dir, made, others)
     end
     local users_runs = dir == "results" and rel:match("^runs/") -- RESULTS' default; no kind's directory has one
     if not inside and not skip[path] and not users_runs and rel ~= "README.md" and rel ~= seal.SUMS then
-      out[#out + 1] = rel
+      names[#names + 1] = rel
     end
-  end
-  return out
-end
-
--- The published files' names, and the directories too deep to read.
-local function names_and_deep(root, dir, made, others)
-  local names, deep = {}, {}
-  for _, n in ipairs(seal.published(root, dir, made, others)) do
-    if type(n) == "table" then deep[#deep + 1] = n.deep else names[#names + 1] = n end
   end
   return names, deep
 end
 
 -- SHA256SUMS's text for dir's published files.
 function seal.sums(root, dir, made, others)
-  local names, deep = names_and_deep(root, dir, made, others)
+  local names, deep = seal.published(root, dir, made, others)
   if #deep > 0 then error(("%s/%s: a directory deeper than the seal reads"):format(dir, deep[1]), 0) end
   local got, lines = hashes(root .. "/" .. dir, names), {}
   for _, n in ipairs(names) do
@@ -98,7 +89,7 @@ function seal.check_sums(root, dir, made, others)
     if not hash then problems[#problems + 1] = ("%s: a line not in sha256sum's form: %s"):format(sums, line)
     else want[name] = hash end
   end
-  local names, deep = names_and_deep(root, dir, made, others)
+  local names, deep = seal.published(root, dir, made, others)
   local got, seen = hashes(root .. "/" .. dir, names), {}
   local again = "; a publish writes it (after part of one: ./ftrun claims.lua SEAL=" .. dir .. ")"
   for _, d in ipairs(deep) do
