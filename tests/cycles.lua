@@ -110,6 +110,7 @@ do -- bad knobs stop the run before anything is mapped or written
     { "PUBLISH=1 QUICK=1", "a QUICK run is never published" },
     { "CLOCK_GHZ=fast", "CLOCK_GHZ=fast: expected a clock rate in GHz" },
     { "SLOW_NS=10", "SLOW_NS=10: expected at least twice the per-page timer's cost" },
+    { "MIB=64 MIB=32", "MIB is given twice (MIB=64 and MIB=32); give it once" },
   }
   for _, c in ipairs(cases) do
     local out, code = t.ftrun_run("cycles.lua", c[1] .. " RESULTS=" .. q(dir))

@@ -43,6 +43,18 @@ t.ok(out:find("decided after %d run") or out:find("undecided at MAX_RUNS after 2
 local runs = t.run("ls " .. q(dir .. "/until"))
 t.ok(runs:find("run-01", 1, true), "its runs kept, one directory each", runs)
 
+-- FORMAT=csv: stdout is the verdict table alone, header first; QUIET=1 leaves stderr the outcome
+out, code = t.ftrun_run(("cycles.lua %s UNTIL=decided BASELINE=%s MAX_RUNS=1 FORMAT=csv QUIET=1 RESULTS=%s "
+  .. "2>%s"):format(KNOBS, q(dir .. "/base"), q(dir .. "/until-csv"), q(dir .. "/until-csv.err")), env)
+t.is(code, 0, "UNTIL=decided FORMAT=csv runs", out)
+local lines = {}
+for l in out:gmatch("[^\n]+") do lines[#lines + 1] = l end
+t.is(lines[1], table.concat(sequential.FIELDS, ","), "FORMAT=csv: its first line is the header", out)
+t.ok(#lines > 1 and not out:find("|", 1, true), "FORMAT=csv: a line per row and no markdown", out)
+local err = t.read(dir .. "/until-csv.err") or ""
+t.like(err, "after 1 run(s)", "FORMAT=csv: the outcome on stderr")
+t.ok(not err:find("run 1 of at most", 1, true), "QUIET=1: no progress", err)
+
 -- Bad input: exit 2, named, and nothing written.
 local other = dir .. "/other"
 t.ftrun_run(("first_touch.lua MIB=4 REPS=2 RESULTS=%s"):format(q(other)))
@@ -89,7 +101,8 @@ for _, c in ipairs {
 } do
   if c[3] then c[3]() end
   local where = dir .. "/refused"
-  out, code = t.ftrun_run(("cycles.lua %s %s RESULTS=%s"):format(KNOBS, c[1], q(where)), env)
+  local knobs_given = c[1]:find("MIB=", 1, true) and KNOBS:gsub("MIB=%d+ ", "") or KNOBS -- a knob is given once
+  out, code = t.ftrun_run(("cycles.lua %s %s RESULTS=%s"):format(knobs_given, c[1], q(where)), env)
   t.is(code, 2, c[1] .. ": exit 2")
   t.like(out, c[2], "names it")
   t.ok(not io.open(where), "and writes nothing", where)

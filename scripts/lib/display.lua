@@ -187,27 +187,32 @@ local function quoted_csv(s)
   return s
 end
 
--- format: "csv", "tsv" or "json"; rows as results.rows makes them, values as h.values holds them.
-function display.rows(rows, values, format)
-  local recs = records(rows, values)
+-- recs as one table in format ("csv", "tsv" or "json"): fields names the
+-- columns and their order; a field a record lacks is empty (JSON null).
+function display.table(fields, recs, format)
   if format == "json" then
     local list = {}
     for _, r in ipairs(recs) do
       local o = {}
-      for _, k in ipairs(display.FIELDS) do o[k] = r[k] == nil and json.null or r[k] end
+      for _, k in ipairs(fields) do o[k] = r[k] == nil and json.null or r[k] end
       list[#list + 1] = o
     end
     return json.encode(list) .. "\n"
   end
   local sep = format == "tsv" and "\t" or ","
   local cell = format == "tsv" and function(s) return (s:gsub("[\t\n]", " ")) end or quoted_csv
-  local lines = { table.concat(display.FIELDS, sep) }
+  local lines = { table.concat(fields, sep) }
   for _, r in ipairs(recs) do
     local c = {}
-    for i, k in ipairs(display.FIELDS) do c[i] = cell(field_text(r[k])) end
+    for i, k in ipairs(fields) do c[i] = cell(field_text(r[k])) end
     lines[#lines + 1] = table.concat(c, sep)
   end
   return table.concat(lines, "\n") .. "\n"
+end
+
+-- format: "csv", "tsv" or "json"; rows as results.rows makes them, values as h.values holds them.
+function display.rows(rows, values, format)
+  return display.table(display.FIELDS, records(rows, values), format)
 end
 
 return display

@@ -142,6 +142,10 @@ local function argument_knobs(script, spec, known, args)
       fail(script, ("argument '%s' is not one of this script's knobs (NAME=value with NAME one of %s)")
         :format(shown(a), names(spec)))
     end
+    if given[name] then -- which one was meant cannot be told
+      fail(script, ("%s is given twice (%s=%s and %s=%s); give it once")
+        :format(name, name, shown(given[name]), name, shown(value)))
+    end
     given[name] = value
   end
   return given

@@ -8,6 +8,7 @@
 -- and the increments add up to ALPHA (Chromium Pinpoint's same / different
 -- / more, with a cap).
 local calibrations = require "calibrations"
+local display = require "display"
 local ft = require "ft"
 local json = require "json"
 local knobs = require "knobs"
@@ -18,6 +19,9 @@ local units = require "units"
 local verdicts = require "verdicts"
 
 local sequential = {}
+
+-- The verdict table's columns with FORMAT=csv, tsv or json (changes in %).
+sequential.FIELDS = { "case", "column", "unit", "change_pct", "lo_pct", "hi_pct", "p", "q", "verdict" }
 
 sequential.ALPHA = 0.05
 
@@ -218,7 +222,9 @@ function sequential.drive(script, cfg, args)
   end
   local dir = cfg.given.RESULTS and cfg.RESULTS
     or ("%s/results/runs/%s-until"):format(ft.project_dir, os.date("!%Y%m%dT%H%M%SZ"))
-  local say = function(fmt, ...) io.stderr:write(script, ": ", fmt:format(...), "\n") end
+  local say = function(fmt, ...)
+    if not cfg.QUIET then io.stderr:write(script, ": ", fmt:format(...), "\n") end
+  end
   say("until decided against %d baseline run(s) in %s, at most %d runs, %s", #old, cfg.BASELINE, cfg.MAX_RUNS,
     cal and "judged with the calibration " .. cal.path or "no calibration of the baseline (permutation test)")
   local new, spent = {}, 0
@@ -254,11 +260,25 @@ function sequential.drive(script, cfg, args)
       cfg.MAX_RUNS, judged.called, judged.same, #rows - judged.called - judged.same, alpha)
     if decided then break end
   end
-  print(("%s against %d baseline run(s) (%s): %s after %d run(s)%s; each look at its share of ALPHA = %g (alpha "
-    .. "spending, O'Brien-Fleming shape over %d looks; %.4g spent)."):format(script, #old, cfg.BASELINE,
+  local verdict = function(row) return (row.called or row.eq or row.same) and row.verdict or "undecided: " .. row.verdict end
+  local outcome = ("%s against %d baseline run(s) (%s): %s after %d run(s)%s; each look at its share of ALPHA = %g "
+    .. "(alpha spending, O'Brien-Fleming shape over %d looks; %.4g spent)."):format(script, #old, cfg.BASELINE,
     decided and "decided" or "undecided at MAX_RUNS", #new,
     decided and " (every row different, the same, or beyond what MAX_RUNS runs could decide)" or "",
-    sequential.ALPHA, cfg.MAX_RUNS, spent))
+    sequential.ALPHA, cfg.MAX_RUNS, spent)
+  if cfg.FORMAT ~= "md" then -- stdout holds the table alone, for another program; the outcome goes to stderr
+    local recs = {}
+    for _, row in ipairs(rows) do
+      local pct = function(x) return x and 100 * (x - 1) end
+      recs[#recs + 1] = { case = row.case, column = row.column, unit = row.unit, change_pct = pct(row.ratio),
+        lo_pct = pct(row.ratio and row.lo), hi_pct = pct(row.ratio and row.hi), p = row.p, q = row.q,
+        verdict = verdict(row) }
+    end
+    io.stdout:write(display.table(sequential.FIELDS, recs, cfg.FORMAT))
+    io.stderr:write(outcome, "\n", ("the runs are in %s\n"):format(dir))
+    os.exit(0, true)
+  end
+  print(outcome)
   print("")
   print("| case | column | unit | change % [interval] | p | q | verdict |")
   print("|---|---|---|---|---|---|---|")
@@ -266,8 +286,7 @@ function sequential.drive(script, cfg, args)
     local change = row.ratio and ("%+.1f [%+.1f, %+.1f]"):format(100 * (row.ratio - 1), 100 * (row.lo - 1),
       100 * (row.hi - 1)) or "–"
     print(("| %s | %s | %s | %s | %s | %s | %s |"):format(row.case, row.column, row.unit, change,
-      row.p and ("%.3g"):format(row.p) or "–", row.q and ("%.3g"):format(row.q) or "–",
-      (row.called or row.eq or row.same) and row.verdict or "undecided: " .. row.verdict))
+      row.p and ("%.3g"):format(row.p) or "–", row.q and ("%.3g"):format(row.q) or "–", verdict(row)))
   end
   print("")
   print(("the runs are in %s"):format(dir))
