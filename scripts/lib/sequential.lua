@@ -260,7 +260,9 @@ function sequential.drive(script, cfg, args)
       cfg.MAX_RUNS, judged.called, judged.same, #rows - judged.called - judged.same, alpha)
     if decided then break end
   end
-  local verdict = function(row) return (row.called or row.eq or row.same) and row.verdict or "undecided: " .. row.verdict end
+  local verdict = function(row)
+    return (row.called or row.eq or row.same) and row.verdict or "undecided: " .. row.verdict
+  end
   local outcome = ("%s against %d baseline run(s) (%s): %s after %d run(s)%s; each look at its share of ALPHA = %g "
     .. "(alpha spending, O'Brien-Fleming shape over %d looks; %.4g spent)."):format(script, #old, cfg.BASELINE,
     decided and "decided" or "undecided at MAX_RUNS", #new,
