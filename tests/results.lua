@@ -268,6 +268,40 @@ h:finish()
   os.execute("rm -rf " .. q(dir))
 end
 
+do -- a misspelt name in h:ratio, or an unknown key in a column: an error at the script's line, nothing written
+  local dir = t.tmpdir()
+  local body = [[
+local h = require("harness").start({ script = "misnamed", mib = 4, reps = 1, about = "a name misspelt" }, { ... })
+h:case("fresh", function(r)
+  local b <close> = r:map()
+  r:pass("first", b, "touch", 1)
+  r:pass("second", b, "touch", 1)
+  r:check_bytes(b, 1, "second pass")
+end)
+]]
+  local cases = {
+    { "h:columns { { \"first\", \"first\", \"ns/page\" }, { \"second\", \"second\", \"ns/page\", form = \"second\" } }",
+      "misnamed.lua:8: column second: unknown key 'form'" },
+    { "h:columns { { \"first\", \"first\", \"ns/page\" }, { \"second\", \"second\", \"ns/page\" } }\nh:run()\n"
+      .. "h:ratio(\"r\", { \"fresh\", \"first\" }, { \"fresh\", \"secnod\" })",
+      "misnamed.lua:10: h:ratio r: no column is named 'secnod'" },
+    { "h:columns { { \"first\", \"first\", \"ns/page\" } }\nh:run()\n"
+      .. "h:ratio(\"r\", { \"fersh\", \"first\" }, { \"fresh\", \"first\" })",
+      "misnamed.lua: h:ratio r: no case named 'fersh' ran (skipped by a knob, or misspelt), so no ratio", 0 },
+  }
+  for i, c in ipairs(cases) do
+    local script = dir .. "/misnamed.lua"
+    write(script, body .. c[1] .. "\nh:finish()\n")
+    local out_dir = dir .. "/out" .. i
+    os.execute("mkdir -p " .. q(out_dir))
+    local out, code = t.ftrun_run(q(script) .. " RESULTS=" .. q(out_dir))
+    t.is(code, c[3] or 1, c[2] .. ": exit " .. (c[3] or 1), out)
+    t.like(out, c[2], "named", out)
+    if not c[3] then t.is(listing(out_dir), "", "nothing written") end
+  end
+  os.execute("rm -rf " .. q(dir))
+end
+
 do -- a check's warning (a default the user did not give that the machine makes doubtful): said, noted, run
   local dir = t.tmpdir()
   local script = dir .. "/warned.lua"

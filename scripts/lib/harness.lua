@@ -264,15 +264,24 @@ end
 -- the statistic the table shows ("min", "median", "max"; default the unit's).
 -- A field no case records is an error at the end of the run (a misspelt
 -- name), unless the column is optional = true (recorded by some runs only).
+local COLUMN_KEYS = { true, true, true, true, shown = true, optional = true }
+
 function H:columns(list)
   local caller = debug.getinfo(2, "Sl")
   local at = caller and caller.currentline > 0 and ("%s:%d"):format(caller.short_src, caller.currentline) or self.script
   for _, c in ipairs(list) do
     text_ok("column name", c[1])
     text_ok("column label", c[2])
-    assert(units.known(c[3]), ("column %s: unknown unit '%s'"):format(c[1], tostring(c[3])))
-    assert(c.shown == nil or ({ min = 1, median = 1, max = 1, mean = 1 })[c.shown],
-      ("column %s: shown = %s, expected min, median, max or mean"):format(c[1], tostring(c.shown)))
+    for k in pairs(c) do
+      if not COLUMN_KEYS[k] then
+        error(("column %s: unknown key '%s' (expected {name, label, unit [, from]} and shown =, optional =)")
+          :format(c[1], tostring(k)), 2)
+      end
+    end
+    if not units.known(c[3]) then error(("column %s: unknown unit '%s'"):format(c[1], tostring(c[3])), 2) end
+    if c.shown ~= nil and not ({ min = 1, median = 1, max = 1, mean = 1 })[c.shown] then
+      error(("column %s: shown = %s, expected min, median, max or mean"):format(c[1], tostring(c.shown)), 2)
+    end
     self.cols[#self.cols + 1] = { name = c[1], label = c[2], unit = c[3], from = c[4] or c[1],
       shown = c.shown or units.shown(c[3]), optional = c.optional, at = at }
   end
@@ -481,9 +490,37 @@ end
 -- drift over the run cancels), as a value: the median over the repetitions
 -- and its interval. a, b: {case, column}. opts.time: each as ns (a and b
 -- may then be lists, summed); opts.minima: the ratio of the two rows'
--- minima beside it. Nothing when a row is missing. Returns the description.
+-- minima beside it. Nothing when a row is missing (a case that did not
+-- run); an undeclared column is an error. Returns the description.
+-- What is wrong with the names in at (a pair or a list of them): a column
+-- no h:columns declared is misspelt (an error); a case this run did not
+-- declare may be one its knobs skip (CYCLES=A has no B), so it is said.
+local function check_names(self, at)
+  if type(at) ~= "table" then return ("expected a {case, column} pair, got %s"):format(type(at)) end
+  if type(at[1]) == "table" then
+    for _, one in ipairs(at) do
+      local why, missing = check_names(self, one)
+      if why or missing then return why, missing end
+    end
+    return nil
+  end
+  local case_known, column_known = false, false
+  for _, c in ipairs(self.cases) do case_known = case_known or c.name == at[1] or c.ab_case == at[1] end
+  for _, c in ipairs(self.cols) do column_known = column_known or c.name == at[2] end
+  if not column_known then return ("no column is named '%s'"):format(tostring(at[2])) end
+  if not case_known then return nil, tostring(at[1]) end
+end
+
 function H:ratio(name, a, b, opts)
   opts = opts or {}
+  local why_a, missing_a = check_names(self, a)
+  local why_b, missing_b = check_names(self, b)
+  if why_a or why_b then error(("h:ratio %s: %s"):format(tostring(name), why_a or why_b), 2) end
+  if missing_a or missing_b then
+    self:progress("h:ratio %s: no case named '%s' ran (skipped by a knob, or misspelt), so no ratio", name,
+      missing_a or missing_b)
+    return nil
+  end
   local x, y = per_rep(self, a, opts.time), per_rep(self, b, opts.time)
   if not (x and y) then return nil end
   local per = {}
