@@ -23,7 +23,8 @@ local spec = {
     desc = "the tree whose results/ is read and whose README files are written or checked" },
 }
 local cfg = knobs.setup(SCRIPT, "every claim of the results prose, computed from the committed JSON, and the "
-  .. "documents' other generated blocks", spec, {}, { ... })
+  .. "documents' other generated blocks; the maintainers', run in a checkout (make install leaves it out)", spec, {},
+  { ... })
 local root = cfg.given.ROOT and cfg.ROOT or ft.project_dir
 local self = arg and arg[-1] or "ftrun"
 -- compare.lua runs from ROOT, under the ftrun running this script; a

@@ -27,6 +27,20 @@ do -- the record's fields, read from the machine
   t.like(provenance.describe(p), "commit " .. p.git_commit, "the one-line record names the commit")
 end
 
+do -- a binary built from another commit than the tree's (a commit made without a rebuild): both recorded
+  local built = ft.build.commit
+  ft.build.commit = ("a"):rep(40)
+  local p = provenance.collect()
+  ft.build.commit = built
+  t.is(p.binary_commit, ("a"):rep(40), "the binary's commit recorded beside the tree's")
+  t.like(provenance.describe(p), ", the binary built from " .. ("a"):rep(40), "and in the one-line record")
+  local listed = table.concat(provenance.lines(p), "\n")
+  t.like(listed, "binary_commit: " .. ("a"):rep(40), "and in the raw file's head")
+  p.binary_commit = nil
+  t.ok(not table.concat(provenance.lines(p), "\n"):find("binary_commit", 1, true),
+    "a binary of the tree's own commit adds no line, as the heads published before it")
+end
+
 do -- the one-line record of a dirty tree published with ALLOW_DIRTY=1, and of an old record
   local line = provenance.describe { git_commit = "abc", git_dirty = true, git_diff_sha256 = ("f"):rep(64),
     git_changed = "core/pass.c", allow_dirty = true }

@@ -100,6 +100,8 @@ function provenance.collect()
   return {
     git_commit = tree.commit, git_dirty = tree.dirty, git_changed = tree.changed, git_diff_sha256 = tree.diff_sha256,
     git_source = tree.source,
+    -- a binary not rebuilt since a commit runs the new scripts with older C
+    binary_commit = ft.build.commit ~= tree.commit and ft.build.commit:match("^%x+$") or nil,
     allow_dirty = tree.dirty and os.getenv("ALLOW_DIRTY") == "1" or nil,
     ftrun = ft.version, compiler = ft.build.compiler, cflags = ft.build.cflags, lua = _VERSION, glibc = glibc(),
     cpu_vendor = cpu.vendor, cpu_family = cpu.family, cpu_model = cpu.model, cpu_stepping = cpu.stepping,
@@ -123,7 +125,8 @@ function provenance.collect()
 end
 
 -- In the order the raw file lists them.
-provenance.ORDER = { "git_commit", "git_dirty", "git_changed", "git_diff_sha256", "git_source", "allow_dirty",
+provenance.ORDER = { "git_commit", "git_dirty", "git_changed", "git_diff_sha256", "git_source", "binary_commit",
+  "allow_dirty",
   "ftrun", "lua",
   "compiler", "cflags", "glibc", "cpu_vendor", "cpu_family", "cpu_model", "cpu_stepping", "cpu_microcode",
   "hostname", "kernel", "kernel_version", "cmdline", "machine_kind", "machine_kind_source", "shadow_page_tables",
@@ -144,7 +147,10 @@ end
 -- The record as the raw file's head lists it, a "key: value" line each.
 function provenance.lines(prov)
   local out = {}
-  for i, k in ipairs(provenance.ORDER) do out[i] = k .. ": " .. tostring(prov[k]) end
+  for _, k in ipairs(provenance.ORDER) do
+    -- binary_commit only where it differs, so the heads published before it read as they were
+    if prov[k] ~= nil or k ~= "binary_commit" then out[#out + 1] = k .. ": " .. tostring(prov[k]) end
+  end
   return out
 end
 
@@ -160,6 +166,7 @@ function provenance.describe(p)
       or tree .. " + uncommitted changes (not recorded which)"
   end
   if p.git_source then tree = tree .. " (from " .. p.git_source .. ")" end
+  if p.binary_commit then tree = tree .. ", the binary built from " .. p.binary_commit end
   return ("provenance: commit %s; ftrun %s, %s, glibc %s; CPU %s family %s model %s stepping %s microcode %s; "
     .. "kernel %s%s, perf_event_paranoid %s, kptr_restrict %s; THP %s, defrag %s, sizes %s "
     .. "(? = not recorded)"):format(
