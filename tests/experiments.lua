@@ -215,10 +215,10 @@ h:case("slow", function(r, rep) r.t = 10 * rep end, { params = { speed = "slow",
 h:case("fast", function(r, rep) r.t = rep end, { params = { speed = "fast", n = 2 } })
 if os.getenv("BAD") == "param" then h:case("bad", function() end, { params = { f = print } }) end
 if os.getenv("BAD") == "option" then h:case("bad", function() end, { param = {} }) end
-h:columns { { "t", "time", "ns" } }
+h:columns { { "t", "time", "ns" }, { "absent", "never recorded", "ns", optional = true } }
 h:run()
 local d = h:ratio("slow_over_fast", { "slow", "t" }, { "fast", "t" }, { minima = true })
-assert(h:ratio("none", { "slow", "absent" }, { "fast", "t" }) == nil)
+assert(h:ratio("none", { "slow", "absent" }, { "fast", "t" }) == nil) -- a row not recorded: no ratio
 local sum = h:ratio("sum", { { "slow", "t" }, { "fast", "t" } }, { "fast", "t" }, { time = true })
 print(("ratio %s %d %s"):format(d.median, d.n, sum.median))
 h:finish()
