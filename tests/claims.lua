@@ -318,6 +318,23 @@ batch("the documents' prose, pasted blocks and headings edited by hand", {
   { "two runs' headings swapped on a kind's page", headings_swapped },
   { "two pasted blocks swapped, the default run's deleted", blocks_moved },
   { "prose edited by hand in every document", prose_edits },
+  { "prose hidden before a block's end, behind a copy of its end marker", function()
+    local e = "<!-- ftrun claims findings: end -->"
+    replace("results/pvm/README.md", "\n" .. e .. "\n", "\nThe PVM guest is as fast as the KVM guest. " .. e .. "\n" .. e .. "\n")
+    local me = '.\\" <!-- ftrun claims options: end -->'
+    replace("doc/ftrun.1", "\n" .. me .. "\n", "\nEvery option is ignored. \\\" " .. me:sub(5) .. "\n" .. me .. "\n")
+    return { "a block marker that is not a line of its own (<!-- ftrun claims findings: end -->)",
+      "a block marker that is not a line of its own (<!-- ftrun claims options: end -->)" }
+  end },
+  { "a block's copy on lines of its own", function()
+    local text = t.read(dir .. "/results/README.md")
+    local b, e = "<!-- ftrun claims headline-ratio: begin -->\n", "<!-- ftrun claims headline-ratio: end -->\n"
+    local i = text:find(b, 1, true)
+    local block = text:sub(i, text:find(e, i, true) + #e - 1)
+    replace("results/README.md", "# ftrun's results\n", "# ftrun's results\n\n" .. block)
+    return { "the marker <!-- ftrun claims headline-ratio: begin --> again",
+      "the marker <!-- ftrun claims headline-ratio: end --> again" }
+  end },
 })
 
 batch("the runs' files, and the pages' claims and exit statuses, edited by hand", {
