@@ -3,7 +3,9 @@
 -- compared as a level of the measurement.
 --   ./ftrun fleet.lua HOSTS='node[1-4]' [RUNS=k] [SERIAL=1] -- SCRIPT KNOBS...
 -- clush does the fan-out, the node sets and the copying both ways; this
--- script only checks, runs, gathers and judges.
+-- script only checks, runs, gathers and judges. SERIAL=1 runs one host at
+-- a time in rounds (run 1 on each host in turn, then run 2, ...), so that
+-- the drift of a machine's speed over minutes falls on every host alike.
 local ft = require "ft"
 local json = require "json"
 local knobs = require "knobs"
@@ -52,7 +54,8 @@ local SPEC = {
   { name = "RUNS", kind = "count", default = 1, max = 1000,
     desc = "runs of SCRIPT on each host, one after another (a host's runs never overlap)" },
   { name = "SERIAL", kind = "flag", default = false,
-    desc = "1: one host at a time (clush -f 1), so that no two hosts share a noisy host machine's time" },
+    desc = "1: one host at a time, in rounds: round i is run i on each host in turn, so that no two hosts "
+      .. "share a noisy host machine's time and a machine whose speed drifts spreads the drift over every host" },
   { name = "RESULTS", kind = "path", default = "results/runs/<time>-fleet",
     desc = "folder the runs are gathered into, one folder per host" },
   { name = "REMOTE", kind = "path", default = "/var/tmp/ftrun-fleet",
@@ -71,7 +74,8 @@ local SPEC = {
 }
 local ABOUT = [[
 fleet.lua runs one ftrun script on every host of a node set (clush over ssh)
-RUNS times a host, hosts in parallel unless SERIAL=1, and gathers every run's
+RUNS times a host, hosts in parallel unless SERIAL=1 (one host at a time, in
+rounds: run 1 on each host, then run 2, ...), and gathers every run's
 files into RESULTS/<host>/run-<i>/. A host without a usable ftrun
 gets the current build. The fleet summary (RESULTS/fleet-summary.md, also
 printed) gives each host's machine and status, and for every timed row each
@@ -230,7 +234,7 @@ local function check(nodes)
   return have, lack
 end
 io.stderr:write(("fleet: %d host(s) %s; %s %s, %d run(s) each, %s; gathered into %s\n"):format(#hosts,
-  cfg.HOSTS, target, table.concat(script_knobs, " "), cfg.RUNS, cfg.SERIAL and "one host at a time"
+  cfg.HOSTS, target, table.concat(script_knobs, " "), cfg.RUNS, cfg.SERIAL and "one host at a time, in rounds"
   or "hosts in parallel", out_dir))
 local have, lack = check(hosts)
 
@@ -266,20 +270,31 @@ for _, h in ipairs(hosts) do
   end
 end
 
--- 3. RUNS runs on every ready host. Each host makes its own folder (hosts
--- may share a file system) and says which; an interrupt stops the runs on
--- every host, and what they wrote is gathered all the same.
+-- 3. RUNS runs on every ready host, and no host's runs overlap. In
+-- parallel each host makes its own folder (hosts may share a file system)
+-- and says which. With SERIAL the runs go in rounds, round i being run i
+-- on each host in turn, one clush call a run, so that a machine whose speed
+-- drifts over minutes spreads the drift over every host instead of giving
+-- each host a block of time of its own; the fleet names each host's folder
+-- itself (host.<index>.<name>), so that its calls all write the same one.
+-- An interrupt stops the runs on every host, and what they wrote is
+-- gathered all the same.
 local gathered = {}
 local interrupted = false
+local folder_of = {} -- host -> its folder's name, when the fleet chose it (SERIAL)
 if #ready > 0 then
+  -- one run, run $i, into "$d": its log, its exit status, and the line
+  -- that says it ended (the status written first: an interrupted clush
+  -- may have closed the pipe the line goes to)
+  local one_run = ("s=$(date +%%s); echo \"fleet: run $i of %d started\"; %s %s %s RESULTS=\"$d/run-$i\" "
+    .. ">\"$d/run-$i.log\" 2>&1; rc=$?; echo $rc >\"$d/run-$i.rc\"; ")
+    :format(cfg.RUNS, "\"$f\"", q(target), table.concat(script_knobs, " "))
+  local ended = ("echo \"fleet: run $i of %d exit $rc in $(( $(date +%%s) - s )) s\""):format(cfg.RUNS)
   local per_host = ("base=%s; mkdir -p \"$base\" && d=$(mktemp -d \"$base/host.XXXXXX\") || exit 97; "
     .. "echo $$ > \"$d/pid\"; stop=0; trap 'stop=1' INT TERM HUP; echo \"fleet: folder ${d##*/}\"; i=1; "
-    .. "while [ $i -le %d ] && [ $stop = 0 ]; do s=$(date +%%s); echo \"fleet: run $i of %d started\"; "
-    .. "%s %s %s RESULTS=\"$d/run-$i\" "
-    .. ">\"$d/run-$i.log\" 2>&1; rc=$?; echo $rc >\"$d/run-$i.rc\"; "
-    .. "echo \"fleet: run $i of %d exit $rc in $(( $(date +%%s) - s )) s\"; i=$((i + 1)); done; "
+    .. "while [ $i -le %d ] && [ $stop = 0 ]; do %s%s; i=$((i + 1)); done; "
     .. "[ $stop = 0 ] || echo interrupted >\"$d/stopped\"")
-    :format(q(remote_runs), cfg.RUNS, cfg.RUNS, "\"$f\"", q(target), table.concat(script_knobs, " "), cfg.RUNS)
+    :format(q(remote_runs), cfg.RUNS, one_run, ended)
   -- every host's own ftrun: the probe found it, and it may differ by host
   local by_path = {}
   for _, h in ipairs(ready) do
@@ -287,10 +302,40 @@ if #ready > 0 then
     table.insert(by_path[have[h].path], h)
   end
   local sh = { "#!/bin/sh", "int=0", "trap 'int=1' INT TERM", "rc=0" }
-  for path, nodes in pairs(by_path) do
-    sh[#sh + 1] = ("clush -w %s %s --outdir=%s --errdir=%s </dev/null %s || rc=$?"):format(
-      q(table.concat(nodes, ",")), cfg.SERIAL and "-f 1" or "", q(work .. "/run.out"), q(work .. "/run.err"),
-      q("f=" .. q(path) .. "; " .. per_host))
+  if not cfg.SERIAL then
+    for path, nodes in pairs(by_path) do
+      sh[#sh + 1] = ("clush -w %s --outdir=%s --errdir=%s </dev/null %s || rc=$?"):format(
+        q(table.concat(nodes, ",")), q(work .. "/run.out"), q(work .. "/run.err"),
+        q("f=" .. q(path) .. "; " .. per_host))
+    end
+  else
+    -- a call's clush output is written afresh each call, so each is added
+    -- to the host's file under run.out and run.err, which then read as in
+    -- parallel; a host whose call fails (ssh, or no folder) gets no more
+    local out, err = work .. "/round.out", work .. "/round.err"
+    sh[#sh + 1] = ("mkdir -p %s %s %s %s || exit 1"):format(q(work .. "/run.out"), q(work .. "/run.err"), q(out),
+      q(err))
+    local rounds = { "i=1" }
+    local calls = {}
+    for k, h in ipairs(ready) do
+      rounds[#rounds + 1] = ("gone%d=0"):format(k)
+      local folder = ("host.%d.%s"):format(k, (h:gsub("[^%w]", "_")))
+      folder_of[h] = folder
+      local call = ("f=%s; base=%s; d=\"$base/%s\"; mkdir -p \"$d\" || exit 97; echo $$ > \"$d/pid\"; stop=0; "
+        .. "trap 'stop=1' INT TERM HUP; echo \"fleet: folder %s\"; %srm -f \"$d/pid\"; "
+        .. "[ $stop = 0 ] || echo interrupted >\"$d/stopped\"; %s"):format(q(have[h].path), q(remote_runs), folder,
+        folder, one_run, ended)
+      calls[#calls + 1] = ("  if [ $int = 0 ] && [ $gone%d = 0 ]; then rm -f %s %s; "
+        .. "clush -w %s --outdir=%s --errdir=%s </dev/null %s\"$i\"%s; c=$?; "
+        .. "cat %s >>%s 2>/dev/null; cat %s >>%s 2>/dev/null; [ $c = 0 ] || { rc=$c; gone%d=1; }; fi"):format(
+        k, q(out .. "/" .. h), q(err .. "/" .. h), q(h), q(out), q(err), q("i="), q("; " .. call),
+        q(out .. "/" .. h), q(work .. "/run.out/" .. h), q(err .. "/" .. h), q(work .. "/run.err/" .. h), k)
+    end
+    for _, l in ipairs(rounds) do sh[#sh + 1] = l end
+    sh[#sh + 1] = ("while [ $i -le %d ] && [ $int = 0 ]; do"):format(cfg.RUNS)
+    for _, l in ipairs(calls) do sh[#sh + 1] = l end
+    sh[#sh + 1] = "  i=$((i + 1))"
+    sh[#sh + 1] = "done"
   end
   sh[#sh + 1] = ("if [ $int = 1 ]; then echo 'fleet: interrupted: stopping the runs on %s' >&2; "
     .. "clush -w %s </dev/null %s >/dev/null 2>&1; fi"):format(table.concat(ready, ","), q(table.concat(ready, ",")),
@@ -298,13 +343,21 @@ if #ready > 0 then
   sh[#sh + 1] = ("clush -w %s --rcopy %s --dest %s </dev/null >/dev/null 2>%s"):format(q(table.concat(ready, ",")),
     q(remote_runs), q(work .. "/gather"), q(work .. "/gather.err"))
   -- each host's folder out of its own copy (with a shared file system every
-  -- copy holds every host's folder), named on the way when interrupted
-  sh[#sh + 1] = ("for h in %s; do fo=$(sed -n 's/^fleet: folder //p' %s/run.out/$h 2>/dev/null | head -n 1); "
+  -- copy holds every host's folder), named on the way when interrupted; the
+  -- folder is the one the host said, or with SERIAL the one the fleet chose
+  -- (so that a run cut short whose clush output was lost is kept all the same)
+  local which = "fo=$(sed -n 's/^fleet: folder //p' " .. q(work) .. "/run.out/$h 2>/dev/null | head -n 1)"
+  if cfg.SERIAL then
+    local cases = {}
+    for _, h in ipairs(ready) do cases[#cases + 1] = ("%s) fo=%s ;;"):format(q(h), folder_of[h]) end
+    which = "case $h in " .. table.concat(cases, " ") .. " esac"
+  end
+  sh[#sh + 1] = ("for h in %s; do %s; "
     .. "src=%s/gather/%s.$h/$fo; if [ -n \"$fo\" ] && [ -d \"$src\" ] && mv \"$src\" %s/$h; then rm -f %s/$h/pid; "
     .. "[ $int = 1 ] && echo \"fleet: $h: interrupted: $(ls %s/$h | grep -c '^run-.*\\.rc$') of %d run(s) "
     .. "ended, kept in %s/$h\" >&2; "
     .. "else [ $int = 1 ] && echo \"fleet: $h: interrupted: nothing gathered\" >&2; fi; done"):format(
-    table.concat(ready, " "), q(work), q(work), remote_runs:match("[^/]+$"), q(out_dir), q(out_dir), q(out_dir),
+    table.concat(ready, " "), which, q(work), remote_runs:match("[^/]+$"), q(out_dir), q(out_dir), q(out_dir),
     cfg.RUNS,
     out_dir)
   sh[#sh + 1] = ("clush -w %s </dev/null %s >/dev/null 2>&1"):format(q(table.concat(ready, ",")),
@@ -324,7 +377,8 @@ if #ready > 0 then
     local out = io.open(work .. "/run.out/" .. h)
     local text = out and out:read("a") or ""
     if out then out:close() end
-    local folder = text:match("fleet: folder (host%.[%w]+)")
+    local said = text:match("fleet: folder (host%.[%w_.]+)")
+    local folder = folder_of[h] or said
     local dst = out_dir .. "/" .. h
     local there = io.open(dst .. "/.")
     if there then there:close() end
@@ -354,7 +408,7 @@ if #ready > 0 then
       local err = io.open(work .. "/run.err/" .. h)
       local e = err and last_line(err:read("a")) or nil
       if err then err:close() end
-      note(h, interrupted and "interrupted" or "failed", folder and "its runs could not be gathered"
+      note(h, interrupted and "interrupted" or "failed", said and "its runs could not be gathered"
         or ("no run started%s"):format(e and (": " .. e) or ""))
     end
   end
