@@ -41,6 +41,14 @@ do -- a comparison's outcome typed by hand is found like a figure: a word, a phr
   t.like(found[2] or "", "line 2: The order has no effect.", "a phrase that says nothing changed")
 end
 
+do -- words split by what renders as nothing, and roff's comment request in markdown, are still read
+  local md = table.concat({ "Cycle C is fi\u{200b}ve times fast\u{00ad}er.", '.\\" It is 5 times faster.' }, "\n")
+  local found = claims.hand_numbers(md, {})
+  t.is(#found, 2, "a zero-width space or soft hyphen inside a word, and a .\\\" line of markdown", table.concat(found, " | "))
+  found = claims.hand_numbers('.\\" a man page\n.SH X\nCycle C is fi\\%ve times fast\\:er.\n.\\" 5 times, a comment\n', {})
+  t.is(#found, 1, "roff's empty escapes inside a word; a roff comment is not read", table.concat(found, " | "))
+end
+
 do -- two separated groups: the rule fires on a made-up bimodal sample, and not on unimodal ones
   -- five fast repetitions near 365 among ten slow ones, one straggler at 1500 among the slow
   local two = { 360, 4500, 365, 5000, 370, 4800, 4750, 380, 362, 5100, 4700, 1500, 4650, 4900, 4400 }

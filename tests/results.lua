@@ -286,6 +286,12 @@ end)
       .. "h:ratio(\"r\", { \"fresh\", \"first\" }, { \"fresh\", \"secnod\" })",
       "misnamed.lua:10: h:ratio r: no column is named 'secnod'" },
     { "h:columns { { \"first\", \"first\", \"ns/page\" } }\nh:run()\n"
+      .. "h:ratio(\"r\", { \"fresh\", \"first\", \"extra\" }, { \"fresh\", \"first\" })",
+      "misnamed.lua:10: h:ratio r: expected {case, column}, two names and nothing else" },
+    { "h:columns { { \"first\", \"first\", \"ns/page\" } }\nh:run()\n"
+      .. "h:ratio(\"r\", { \"fresh\", \"first\" }, { \"fresh\", \"first\" }, { tme = true })",
+      "misnamed.lua:10: h:ratio r: unknown option 'tme' (time, minima)" },
+    { "h:columns { { \"first\", \"first\", \"ns/page\" } }\nh:run()\n"
       .. "h:ratio(\"r\", { \"fersh\", \"first\" }, { \"fresh\", \"first\" })",
       "misnamed.lua: h:ratio r: no case named 'fersh' ran (skipped by a knob, or misspelt), so no ratio", 0 },
   }

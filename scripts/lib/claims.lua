@@ -1412,7 +1412,9 @@ function claims.hand_numbers(text, vetted, blocks)
   local n = 0
   local function scan(prose)
     prose = prose:gsub("%]%([^)]*%)", "]"):gsub("!%[", "["):gsub("<!%-%-[^>%-].-%-%->", "")
-      :gsub("</?%a[^>]*>", ""):gsub("\\&", ""):gsub("\\f.", ""):gsub("\\%-", "-")
+      :gsub("</?%a[^>]*>", ""):gsub("\\[&%%:c/,)|^]", ""):gsub("\\f.", ""):gsub("\\%-", "-")
+      -- characters that show nothing but would split a word from the lists
+      :gsub("\xE2\x80[\x8B-\x8D]", ""):gsub("\xE2\x81\xA0", ""):gsub("\xEF\xBB\xBF", ""):gsub("\xC2\xAD", "")
       :gsub("[Pp]asses [123] and [123]%f[%D]", "passes"):gsub("[Pp]ass [123]%f[%D]", "pass")
       :gsub("^ ? ? ?%d%d?%.%s", ""):gsub("%f[%w][%u_]+=[01]%f[%D]", "")
       :gsub("^%.BR [%w_]+ %(%d%)", "")
@@ -1446,7 +1448,7 @@ function claims.hand_numbers(text, vetted, blocks)
     elseif fence then
       local comment = l:match("%s#%s(.*)$") or l:match("^#%s(.*)$")
       if comment and scan(comment) then out[#out + 1] = ("line %d: %s"):format(n, l) end
-    elseif not l:match('^%.\\"') then
+    elseif not (man and l:match('^[.\']\\"')) then -- a roff comment; in markdown such a line is text
       local prose = man and l or l:gsub("`([^`]*)`", function(code)
         return code:match("^[%d%.,%s%%]+$") and code or ""
       end)

@@ -504,6 +504,9 @@ local function check_names(self, at)
     end
     return nil
   end
+  local pair = #at == 2 and type(at[1]) == "string" and type(at[2]) == "string"
+  for k in pairs(at) do pair = pair and (k == 1 or k == 2) end
+  if not pair then return "expected {case, column}, two names and nothing else" end
   local case_known, column_known = false, false
   for _, c in ipairs(self.cases) do case_known = case_known or c.name == at[1] or c.ab_case == at[1] end
   for _, c in ipairs(self.cols) do column_known = column_known or c.name == at[2] end
@@ -511,8 +514,21 @@ local function check_names(self, at)
   if not case_known then return nil, tostring(at[1]) end
 end
 
+local RATIO_OPTIONS = { time = true, minima = true }
+
 function H:ratio(name, a, b, opts)
+  text_ok("ratio name", name)
+  for _, v in ipairs(self.values) do
+    if v[1][2] == name then error(("h:ratio %s: a value of that name was taken already"):format(name), 2) end
+  end
   opts = opts or {}
+  if type(opts) ~= "table" then error(("h:ratio %s: options %s: expected a table {time =, minima =}"):format(name,
+    tostring(opts)), 2) end
+  for k in pairs(opts) do
+    if not RATIO_OPTIONS[k] then
+      error(("h:ratio %s: unknown option '%s' (time, minima)"):format(name, tostring(k)), 2)
+    end
+  end
   local why_a, missing_a = check_names(self, a)
   local why_b, missing_b = check_names(self, b)
   if why_a or why_b then error(("h:ratio %s: %s"):format(tostring(name), why_a or why_b), 2) end
