@@ -1432,7 +1432,12 @@ function claims.hand_numbers(text, vetted, blocks)
   for l in (text .. "\n"):gmatch("([^\n]*)\n") do
     n = n + 1
     local kind, name, edge = marker(l)
-    if kind then
+    local inline = not kind and l:match("<!%-%- ftrun %a+ [^:\n]-: %a+ %-%->")
+    if inline then
+      -- the blocks are found by their first marker wherever it stands in a line (span, pasted),
+      -- this scan and the vetting by whole lines: each would read another block than the other
+      out[#out + 1] = ("line %d: a block marker that is not a line of its own (%s): %s"):format(n, inline, l)
+    elseif kind then
       if blocks and not blocks[name] then
         out[#out + 1] = ("line %d: a marker of a block nothing makes here (%s): %s"):format(n, name, l)
       elseif edge == "begin" and not open and opened[name] then
@@ -2497,34 +2502,6 @@ end
 -- Every problem: a block that differs from its recomputation, a marker
 -- missing, a pasted table or a summary that differs from its source, a
 -- digit typed by hand in the results prose.
--- A block's markers as the blocks are found (span, pasted, runfiles): the
--- first begin and the first end after it, wherever in a line they stand.
--- The vetting and the number scan take a marker only as a line of its own
--- (bare in markdown, behind .\" in roff). So a marker anywhere else, or one
--- a second time, would make them read another block than the claims do:
--- each is a finding.
-function claims.marker_lines(file, text)
-  local out, first = {}, {}
-  local man = file:match("%.%d$") ~= nil
-  local n = 0
-  for l in (text .. (text:sub(-1) == "\n" and "" or "\n")):gmatch("([^\n]*)\n") do
-    n = n + 1
-    for m in l:gmatch("<!%-%- ftrun %a+ [^:\n]-: %a+ %-%->") do
-      local whole = l == (man and '.\\" ' .. m or m)
-      if not whole then
-        out[#out + 1] = ("%s: line %d: a block marker that is not a line of its own (%s), so the claims and the "
-          .. "vetting would read different blocks"):format(file, n, m)
-      elseif first[m] then
-        out[#out + 1] = ("%s: line %d: the marker %s again (first on line %d): a block is marked once")
-          :format(file, n, m, first[m])
-      else
-        first[m] = n
-      end
-    end
-  end
-  return out
-end
-
 function claims.check(root, ftrun)
   local problems, rendered, computed = claims.pasted(root), claims.rendered(root), claims.compute(root, ftrun)
   for _, p in ipairs(claims.summaries(root, rendered)) do problems[#problems + 1] = p end
@@ -2576,7 +2553,6 @@ function claims.check(root, ftrun)
   local ctx = claims.facts_context(root, ftrun)
   for _, file in ipairs(prose) do
     local text = read(root .. "/" .. file) or ""
-    for _, p in ipairs(claims.marker_lines(file, text)) do problems[#problems + 1] = p end
     local typed, seen = claims.hand_numbers(text, prosefacts.phrases(file), known[file] or {})
     for _, l in ipairs(typed) do problems[#problems + 1] = file .. ": a number typed by hand, " .. l end
     for _, p in ipairs(prosefacts.problems(file, seen, ctx)) do problems[#problems + 1] = p end
