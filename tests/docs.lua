@@ -47,7 +47,7 @@ for _, s in ipairs(scripts) do
   local help, code = t.ftrun_run(path .. " --help")
   t.is(code, 0, s .. " --help exits 0")
   local entry = man_entry(s)
-  local regenerate = "`make claims` regenerates the man page's SCRIPTS from every script's --help"
+  local regenerate = "`make docs` regenerates the man page's SCRIPTS from every script's --help"
   t.ok(entry ~= nil, s .. " has an entry in the man page's SCRIPTS", regenerate)
   entry = entry or ""
   if #declared > 0 then

@@ -73,7 +73,7 @@ do
   local missing, extra, results = layout_gaps(files, text("README.md"))
   t.ok(missing ~= nil, "README.md has its layout block", extra)
   missing, extra = missing or {}, extra or {}
-  local regenerate = "\n(`make claims` regenerates README.md's layout block from git ls-files)"
+  local regenerate = "\n(`make docs` regenerates README.md's layout block from git ls-files)"
   t.ok(#missing == 0, "README's layout names every tracked file outside results/",
     #missing > 0 and table.concat(missing, "\n") .. regenerate or nil)
   t.ok(#extra == 0, "and names no file git does not track", #extra > 0 and table.concat(extra, "\n") .. regenerate or nil)

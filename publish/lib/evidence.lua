@@ -1,0 +1,425 @@
+-- The committed runs, loaded and judged, for the pages publish/ writes:
+-- the rounding rule (three significant digits, half away from zero; counts
+-- exact), a kind's default runs, its calibration and compare.lua's verdicts.
+local calibrations = require "calibrations"
+local inference = require "inference"
+local json = require "json"
+local kinds = require "kinds"
+local regimes = require "regimes"
+local stats = require "stats"
+local verdicts = require "verdicts"
+
+local ev = {}
+
+function ev.round(x)
+  if x ~= x or x == math.huge or x == -math.huge then return tostring(x) end
+  if x == 0 then return "0" end
+  local e = math.floor(math.log(math.abs(x), 10))
+  local decimals = 2 - e
+  local m = 10.0 ^ -decimals
+  local r = math.floor(math.abs(x) / m + 0.5) * m
+  if r >= 10.0 ^ (e + 1) then decimals = decimals - 1 end -- 999.6 -> 1000
+  local s = ("%." .. math.max(0, decimals) .. "f"):format(r)
+  return (x < 0 and "-" or "") .. s
+end
+local R = ev.round
+
+local function interval(row) return ("%s [%s, %s]"):format(R(row.median), R(row.lo), R(row.hi)) end
+local function ms(us) return { median = us.median / 1e3, lo = us.lo / 1e3, hi = us.hi / 1e3 } end
+local function vinterval(v) return ("%s [%s, %s]"):format(R(v.x), R(v.lo), R(v.hi)) end
+
+-- "in all 3 runs", "in 2 of 3 runs", "in none of the 3 runs"; one run: "in the one run".
+local function held(k, n)
+  if n == 1 then return k == 1 and "in the one run" or "not in the one run" end
+  if k == n then return ("in all %d runs"):format(n) end
+  if k == 0 then return ("in none of the %d runs"):format(n) end
+  return ("in %d of %d runs"):format(k, n)
+end
+ev.held = held
+
+local read = require("textfile").read
+
+-- Each JSON decoded once per text (the 18 MB slow-period run is read by several parts).
+local decoded = {}
+local function decode(path, text)
+  local hit = decoded[path]
+  if hit and hit.text == text then return true, hit.doc end
+  local ok, doc = pcall(json.decode, text)
+  decoded[path] = { text = text, doc = doc }
+  return ok, doc
+end
+
+local function load(path)
+  local text = read(path)
+  if not text then error(("publish: %s: cannot read it"):format(path), 0) end
+  local ok, doc = decode(path, text)
+  if not ok or type(doc) ~= "table" or type(doc.rows) ~= "table" then
+    error(("publish: %s: not an ftrun results JSON"):format(path), 0)
+  end
+  doc.path = path
+  return doc
+end
+
+local function row(doc, case, column)
+  for _, r in ipairs(doc.rows) do
+    if r.case == case and r.column == column then return r end
+  end
+  error(("publish: %s has no row %s %s"):format(doc.path, case, column), 0)
+end
+
+local function value(doc, name, key, want)
+  for _, v in ipairs(doc.values) do
+    if v.value == name and (not key or v[key] == want) then return v end
+  end
+  error(("publish: %s has no value %s%s"):format(doc.path, name, key and " " .. key .. "=" .. tostring(want) or ""), 0)
+end
+
+local function list(xs, f)
+  local out = {}
+  for i, x in ipairs(xs) do out[i] = f(x) end
+  return table.concat(out, ", ")
+end
+
+local function count(xs, pred)
+  local k = 0
+  for _, x in ipairs(xs) do if pred(x) then k = k + 1 end end
+  return k
+end
+
+local shell = require "shell"
+local ls, sh = shell.list, shell.quote
+
+-- The published files under root's results/ whose names match pattern,
+-- at any depth; results/runs/ (a user's own runs) and results/archive/ left out.
+local function published_files(root, pattern)
+  local out = {}
+  for _, path in ipairs(shell.find(root .. "/results", pattern)) do
+    local rel = path:sub(#root + 10)
+    if not rel:match("^runs/") and not rel:match("^archive/") then out[#out + 1] = path end
+  end
+  return out
+end
+
+-- The object a JSON file holds, or nil: no file, not JSON, or not an object.
+local function json_file(path)
+  local ok, doc = decode(path, read(path) or "")
+  return ok and type(doc) == "table" and doc or nil
+end
+
+-- Every results JSON in dir, or published under root's results/ when dir
+-- is nil, sorted: { path, file (from root), name, prefix, doc (or nil) }.
+local function published_runs(root, dir)
+  local out = {}
+  local paths = dir and stats.map(ls(dir, "results%.json$"), function(n) return dir .. "/" .. n end)
+    or published_files(root, "results%.json$")
+  table.sort(paths)
+  for _, path in ipairs(paths) do
+    out[#out + 1] = { path = path, file = path:sub(#root + 2), name = path:match("[^/]*$"),
+      prefix = path:sub(1, -#"results.json" - 1), doc = json_file(path) }
+  end
+  return out
+end
+
+-- Two separated groups among one row's repetitions, or nil: cut the sorted
+-- logarithms at the largest gap, when each side holds min_reps or more, the
+-- sides are min_factor apart and the gap is min_spreads times each side's MAD.
+ev.GROUPS = { min_reps = 3, min_factor = 2, min_spreads = 8 }
+
+local function mad(xs)
+  local m, d = stats.median(xs), {}
+  for i, x in ipairs(xs) do d[i] = math.abs(x - m) end
+  return stats.median(d)
+end
+
+function ev.groups(values)
+  local sorted = {}
+  for i, x in ipairs(values) do
+    -- a logarithm needs a finite positive value (NaN fails x == x)
+    if type(x) ~= "number" or x ~= x or x <= 0 or x == math.huge then return nil end
+    sorted[i] = { x = x, rep = i, log = math.log(x) }
+  end
+  local g = ev.GROUPS
+  if #sorted < 2 * g.min_reps then return nil end
+  table.sort(sorted, function(a, b) return a.x < b.x end)
+  local cut, gap = nil, -1
+  for i = g.min_reps, #sorted - g.min_reps do
+    local d = sorted[i + 1].log - sorted[i].log
+    if d > gap then cut, gap = i, d end
+  end
+  -- the largest gap of all must be the one between two groups of min_reps
+  for i = 1, #sorted - 1 do
+    if sorted[i + 1].log - sorted[i].log > gap then return nil end
+  end
+  if gap < math.log(g.min_factor) then return nil end
+  local sides = {}
+  for s, range in ipairs { { 1, cut }, { cut + 1, #sorted } } do
+    local xs, logs, reps = {}, {}, {}
+    for i = range[1], range[2] do
+      xs[#xs + 1], logs[#logs + 1], reps[#reps + 1] = sorted[i].x, sorted[i].log, sorted[i].rep
+    end
+    if gap < g.min_spreads * mad(logs) then return nil end
+    table.sort(reps)
+    sides[s] = { n = #xs, median = stats.median(xs), min = xs[1], max = xs[#xs], reps = reps }
+  end
+  return { sides[1], sides[2], factor = sides[2].min / sides[1].max }
+end
+
+-- 1, 3, 6, 7, 8 as "1, 3 and 6–8".
+local function rep_spans(reps)
+  local spans = {}
+  for _, r in ipairs(reps) do
+    local last = spans[#spans]
+    if last and last[2] == r - 1 then last[2] = r else spans[#spans + 1] = { r, r } end
+  end
+  return inference.spans(spans)
+end
+
+-- The run's other rows whose values put the same repetitions apart.
+local function same_apart(doc, r, lower)
+  local in_lower, out = {}, {}
+  for _, rep in ipairs(lower.reps) do in_lower[rep] = true end
+  for _, o in ipairs(doc.rows) do
+    if o ~= r and type(o.values) == "table" then
+      local a, b = { math.huge, -math.huge }, { math.huge, -math.huge }
+      for i, x in ipairs(o.values) do
+        local t = in_lower[i] and a or b
+        if type(x) == "number" then t[1], t[2] = math.min(t[1], x), math.max(t[2], x) end
+      end
+      if a[2] < b[1] or b[2] < a[1] then
+        out[#out + 1] = ("%s's \"%s\" (the lower group's repetitions from %s to %s, the upper's from %s to %s %s)")
+          :format(o.case, o.label, R(a[1]), R(a[2]), R(b[1]), R(b[2]), o.unit)
+      end
+    end
+  end
+  return out
+end
+
+-- One row's split, in words: the groups, where the table's median sits,
+-- what else in the run (faults, other rows, the regime test) goes with it.
+local function split_sentence(lead, doc, r, split)
+  local lo, hi = split[1], split[2]
+  local unit = r.unit == "ns/page" and ("ns per %d KiB"):format(doc.page_size // 1024) or r.unit
+  local few = lo.n <= hi.n and lo or hi
+  local function side(g, with_unit)
+    return ("%d at a median of %s%s (from %s to %s%s)"):format(g.n, R(g.median), with_unit and " " .. unit or "",
+      R(g.min), R(g.max), g == few and "; repetitions " .. rep_spans(g.reps) or "")
+  end
+  local where = r.median < lo.min and "lies below both groups" or r.median <= lo.max and "lies within the lower group"
+    or r.median < hi.min and "falls between the groups" or r.median <= hi.max and "lies within the upper group"
+    or "lies above both groups"
+  local out = { ("%s, cycle %s's row \"%s\": its %d repetitions fall into two separated groups, %s and %s, %s times "
+    .. "apart where they are nearest. The table's median, %s, %s%s.")
+    :format(lead, r.case, r.label, #r.values, side(lo, true), side(hi, false), R(split.factor), interval(r), where,
+      (r.lo <= lo.max and r.hi >= hi.min) and ", and its interval spans the gap between them" or "") }
+  local same = same_apart(doc, r, lo)
+  out[#out + 1] = #same == 0 and "No other row of the run puts the same repetitions apart."
+    or ("Other rows of the run that put the same repetitions apart: %s; a coincidence or a common cause, which "
+      .. "one run cannot tell."):format(table.concat(same, "; "))
+  for _, f in ipairs(doc.rows) do
+    if f.case == r.case and f.column == r.column .. "_faults" and f.min == f.max then
+      out[#out + 1] = ("Every repetition took %d fault%s in it, in both groups alike."):format(f.min,
+        f.min == 1 and "" or "s")
+    end
+  end
+  out[#out + 1] = regimes.of(r.unit, r.values) and "The regime test (in time order) also finds a lasting shift in it."
+    or "The regime test (in time order) finds no lasting shift in it."
+  return table.concat(out, " ")
+end
+
+-- The claim: every timed row of the published runs whose repetitions split
+-- by ev.groups, then the rule. published: { {name, doc, lead = "With ..."}, ... }.
+function ev.bimodal(published)
+  local out, looked, names = {}, 0, {}
+  for i, p in ipairs(published) do
+    names[i] = p[1]
+    for _, r in ipairs(p[2].rows) do
+      if regimes.testable(r) and type(r.values) == "table" then
+        looked = looked + 1
+        local split = ev.groups(r.values)
+        if split then out[#out + 1] = split_sentence(p.lead, p[2], r, split) end
+      end
+    end
+  end
+  local g = ev.GROUPS
+  out[#out + 1] = ((#out > 0 and "What puts a repetition in one group or the other is not explained. " or "")
+    .. "The rule (groups in publish/lib/evidence.lua): sort a row's repetitions and cut at the largest ratio "
+    .. "between neighbours; that makes two groups when each side has %d repetitions or more, the ratio is %d or "
+    .. "more, and its logarithm is %d times or more the median absolute deviation of either side's logarithms. "
+    .. "Looked for in the %d timed rows of the published runs (%s); %s.")
+    :format(g.min_reps, g.min_factor, g.min_spreads, looked, table.concat(names, ", "),
+      #out == 0 and "no row splits" or ("%d split%s"):format(#out, #out == 1 and "s" or ""))
+  return table.concat(out, "\n\n") -- a paragraph a row, then the rule
+end
+
+-- The default runs: the published one first, then every repeat. dir: the
+-- kind's directory under root (results/, or results/pvm/ for another kind).
+function ev.runs(root, dir)
+  dir = ("%s/%s"):format(root, dir or "results")
+  local runs = { load(dir .. "/results.json") }
+  local kind = kinds.of(runs[1].machine)
+  for _, d in ipairs(ls(dir .. "/repeats", "^%d+T%d+Z$")) do
+    local run = load(("%s/repeats/%s/results.json"):format(dir, d))
+    if kinds.of(run.machine) ~= kind then -- a repeat is pooled with its published run: one kind only
+      error(("publish: %s was made on %s, the published run beside it on %s"):format(run.path,
+        tostring(kinds.of(run.machine) or "an unknown kind"), tostring(kind)), 0)
+    end
+    -- and one configuration: the same knobs (where the files went aside)
+    local mine, theirs = calibrations.knobs(run), calibrations.knobs(runs[1])
+    for _, t in ipairs { mine, theirs } do
+      for k in pairs(t) do
+        if tostring(mine[k]) ~= tostring(theirs[k]) then
+          error(("publish: %s was run with %s=%s, the published run beside it with %s=%s"):format(run.path, k,
+            tostring(mine[k]), k, tostring(theirs[k])), 0)
+        end
+      end
+    end
+    runs[#runs + 1] = run
+  end
+  return runs
+end
+
+-- A markdown table line's cells, trimmed; nil for a line that is not one.
+local function cells_of(l)
+  if not l:match("^|.*|$") then return nil end
+  local out = {}
+  for c in l:sub(2, -2):gmatch("([^|]*)|?") do out[#out + 1] = c:match("^%s*(.-)%s*$") end
+  if out[#out] == "" then out[#out] = nil end
+  return out
+end
+
+-- The calibration kept beside the runs (dir/calibrations) that every run
+-- matches, never the reader's own $CALIBRATIONS: the cal and its folder.
+function ev.calibration(root, dir, runs)
+  local folder = ("%s/%s/calibrations"):format(root, dir or "results")
+  local names = ls(folder, "%.json$")
+  if #names == 0 then return nil, folder end
+  -- a calibration kept beside the runs that cannot judge them is a broken publish, not "not judged"
+  table.sort(names)
+  local why = {}
+  for _, name in ipairs(names) do
+    local cal, bad = calibrations.load(folder .. "/" .. name)
+    if not cal then error(("publish: %s/calibrations/%s: %s"):format(dir or "results", name, bad), 0) end
+    for _, d in ipairs(runs) do
+      bad = bad or calibrations.mismatch(cal, d)
+    end
+    if not bad then return cal, folder end
+    why[#why + 1] = name .. ": " .. bad
+  end
+  error(("publish: no calibration in %s/calibrations/ applies to every published run (%s)"):format(dir or "results",
+    table.concat(why, "; ")), 0)
+end
+
+-- compare.lua's verdicts, the published run against each repeat ({case column
+-- = {verdict, p} per pair}); with ftrun, compare.lua's own output as text.
+function ev.verdicts(root, runs, ftrun, dir)
+  local cal, folder = ev.calibration(root, dir, runs)
+  local out, all = { cal = cal }, {}
+  for j = 2, #runs do
+    local rows = verdicts.rows({ runs[1] }, { runs[j] })
+    for i, r in ipairs(rows) do
+      local c = cal and cal.by_row[r.case .. "\0" .. r.column]
+      for k, v in pairs(verdicts.runs(r.old, r.new, c, { ALPHA = 0.05, SEED = 1, i = i })) do r[k] = v end
+    end
+    verdicts.judge(rows, { ALPHA = 0.05 })
+    for _, r in ipairs(rows) do
+      local k = r.case .. " " .. r.column
+      out[k] = out[k] or {}
+      out[k][j - 1] = { pair = j - 1, case = r.case, column = r.column, verdict = r.verdict, p = r.p }
+      all[#all + 1] = out[k][j - 1]
+    end
+  end
+  out.pairs, out.rows = #runs - 1, all
+  if not ftrun then return out end
+  local paths = {}
+  -- the repo's own paths, as the block shows them
+  for i, r in ipairs(runs) do paths[i] = sh(r.path:sub(#root + 2)) end
+  -- the options docs.lua was given stay its own (compare.lua refuses a knob it does not take)
+  local p = assert(io.popen(("cd %s && env -u CHECK -u ROOT CALIBRATIONS=%s %s compare.lua %s 2>&1"):format(
+    shell.path(root), cal and sh(folder) or "/nonexistent", ftrun, table.concat(paths, " "))))
+  out.text = p:read("a")
+  if not p:close() then error("publish: compare.lua failed: " .. (out.text:match("[^\n]*") or ""), 0) end
+  return out
+end
+
+local function significant(verdict)
+  return verdicts.kind(verdict) == "different"
+end
+
+-- "compare.lua, the published run against each repeat: no significant
+-- difference (p 0.137; p 0.0613)".
+local function verdict(v, key)
+  local rows = v[key]
+  if v.pairs == 0 then return "one run: nothing to compare" end
+  if not rows then error("publish: compare.lua has no row " .. key, 0) end
+  local same = count(rows, function(r)
+    local kind = verdicts.kind(r.verdict)
+    return kind == "same" or kind == "undecided"
+  end)
+  local unjudged = count(rows, function(r) return verdicts.kind(r.verdict) == "unjudged" end)
+  local details = {}
+  for _, r in ipairs(rows) do
+    local p = r.p and "p " .. R(r.p) or "no p"
+    details[#details + 1] = significant(r.verdict)
+      and ("%s, %s"):format(r.verdict:gsub("(%d+%.?%d*)", function(n) return R(tonumber(n)) end), p)
+      or r.verdict:match("^%?") and r.verdict or p
+  end
+  local phrase = unjudged == #rows and "not judged"
+    or same == #rows and "no significant difference"
+    or same + unjudged == 0 and "a significant difference"
+    or ("no significant difference in %d of %d"):format(same, #rows)
+  return ("compare.lua, the published run against each repeat: %s (%s)"):format(phrase, table.concat(details, "; "))
+end
+
+-- Cycle C's first touch against cycle A's in the same repetitions: the
+-- headline quotes cycle A (the seed's pass 1, untimed per page), and C, which
+local function a_against_c(doc)
+  local a, cc = row(doc, "A", "pass1").values, row(doc, "C", "pass1").values
+  local lower, n = 0, 0
+  for i = 1, math.min(#a, #cc) do
+    if type(a[i]) == "number" and type(cc[i]) == "number" then
+      n = n + 1
+      if cc[i] < a[i] then lower = lower + 1 end
+    end
+  end
+  return lower, n
+end
+
+-- Cycle C against cycle A in each run, as the published run's count with the
+-- repeats' beside it, and what a sign test per run lets one conclude.
+function ev.c_against_a(runs)
+  local counts, shown = {}, 0
+  for i, d in ipairs(runs) do
+    local lower, n = a_against_c(d)
+    counts[i] = ("%d of %d"):format(lower, n)
+    if inference.sign_test(lower, n) < 0.05 and lower > n / 2 then shown = shown + 1 end
+  end
+  local repeats = #runs > 1 and ("; in the repeats %s"):format(table.concat(counts, " and ", 2)) or ""
+  local verdict = shown == #runs and "lower by a sign test in every run, for a reason not explained"
+    or shown == 0 and "no difference shown by a sign test in any run"
+    or ("lower by a sign test in %d of the %d runs only, so not a difference that carries from run to run")
+      :format(shown, #runs)
+  return ("in the published run C was lower in %s repetitions%s: %s"):format(counts[1], repeats, verdict)
+end
+
+function ev.c_sentence(doc, runs)
+  local lower, n = a_against_c(doc)
+  local all_lower = runs and count(runs, function(d) local k, m = a_against_c(d); return k == m end)
+  local p = inference.sign_test(lower, n)
+  return ("Cycle C's first touch, each page timed, cost %s ns per %d KiB in the same repetitions, below cycle A's "
+    .. "in %d of %d%s; %s.")
+    :format(interval(row(doc, "C", "pass1")), doc.page_size // 1024, lower, n,
+      runs and (", and in every repetition %s"):format(held(all_lower, #runs)) or "",
+      p < 0.05 and ("why the two cycles differ is not explained (sign test p = %.2g)"):format(p)
+        or ("no difference between them shown (sign test p = %.2g)"):format(p))
+end
+
+ev.a_against_c = a_against_c
+
+
+ev.interval, ev.vinterval, ev.ms, ev.load, ev.row, ev.value, ev.list, ev.count = interval, vinterval, ms, load, row,
+  value, list, count
+ev.read, ev.json_file, ev.published_files, ev.published_runs, ev.cells_of = read, json_file, published_files,
+  published_runs, cells_of
+ev.verdict, ev.significant = verdict, significant
+
+return ev

@@ -1,0 +1,464 @@
+-- The results pages' paragraphs and README's headline, each a function of
+-- the committed runs: every conclusion a sentence states ("held", "lower in
+-- N of M", "not explained", "dearer") is chosen here from the data.
+local ev = require "evidence"
+local inference = require "inference"
+local kindpage = require "kindpage"
+local stats = require "stats"
+local verdicts = require "verdicts"
+
+local R, interval, vinterval, ms, load, row, value = ev.round, ev.interval, ev.vinterval, ev.ms, ev.load, ev.row,
+  ev.value
+local list, count, held, read, verdict, significant, cells_of = ev.list, ev.count, ev.held, ev.read, ev.verdict,
+  ev.significant, ev.cells_of
+
+local paragraphs = {}
+
+-- The seed's figures (macOS, 16 KiB pages), quoted from its write-up.
+paragraphs.SEED = { first_touch_ratio = 155, fill_ratio = 5.0 }
+
+-- One function a paragraph, each given the context c (c.pub the published
+-- run, c.others the repeats, c.v compare.lua's verdicts); order matters.
+local P = {}
+
+function P.first_touch(c)
+  local p1 = row(c.pub, "A", "pass1")
+  c.p1 = p1
+  c.one_fault = count(c.runs, function(d)
+    local r = row(d, "A", "pass1_faults")
+    return r.min == d.pages and r.max == d.pages
+  end)
+  return ("Pass 1 took one fault per page, %d faults for the %d MiB, in every repetition, %s. "
+    .. "Its median cost was **%s ns per %d KiB page** in the published run%s, the interval in brackets; "
+    .. "%s s to bring in the whole buffer at the median. %s. This is cycle A's pass 1, which every figure "
+    .. "called the first touch on this page quotes. %s")
+    :format(c.pages, c.mib, held(c.one_fault, c.n), interval(p1), c.kib, c.medians("A", "pass1"),
+      R(p1.median * c.pages / 1e9), verdict(c.v, "A pass1"), ev.c_sentence(c.pub, c.runs))
+end
+
+function P.headline_ratio(c)
+  c.ft_ratio = value(c.pub, "first_touch")
+  c.above = count(c.runs, function(d) return value(d, "first_touch").lo > 100 end)
+  local seed_in = count(c.runs, function(d)
+    local x = value(d, "first_touch")
+    return x.lo <= paragraphs.SEED.first_touch_ratio and paragraphs.SEED.first_touch_ratio <= x.hi
+  end)
+  return ("Taken within each repetition, pass 1 cost **%s times** pass 2 repeated in the "
+    .. "published run%s: more than a hundred later passes at the interval's lower end %s. The seed's %s lies "
+    .. "inside the interval %s. Pass 2 repeated: %s ns per page; %s.")
+    :format(vinterval(c.ft_ratio), c.vmedians("first_touch"), held(c.above, c.n), R(paragraphs.SEED.first_touch_ratio),
+      held(seed_in, c.n), interval(row(c.pub, "A", "pass2r")), verdict(c.v, "A pass2r"))
+end
+
+function P.fill(c)
+  local pub, n = c.pub, c.n
+  local fill = value(pub, "fill_bandwidth")
+  local fill_above = count(c.runs, function(d) return value(d, "fill_bandwidth").lo > 1 end)
+  local fresh = value(pub, "fresh_fill_time")
+  local fresh_below = count(c.runs, function(d) return value(d, "fresh_fill_time").hi < 1 end)
+  return ("Filling touched pages ran at %s GB/s, filling a fresh mapping (its %d faults inside) at %s "
+    .. "GB/s; within each repetition the touched fill was **%s times** the fresh one%s, above 1 %s "
+    .. "(the seed: %s). The fresh fill took %s of the time of pass 1 plus the touched fill%s: below 1 "
+    .. "(faulting while writing is cheaper than faulting first and writing after) %s. Touched fill: %s; "
+    .. "fresh fill: %s.")
+    :format(interval(row(pub, "A", "fill")), row(pub, "B", "fill_faults").median, interval(row(pub, "B", "fill")),
+      vinterval(fill), c.vmedians("fill_bandwidth"), held(fill_above, n), R(paragraphs.SEED.fill_ratio),
+      vinterval(fresh), c.vmedians("fresh_fill_time"), held(fresh_below, n), verdict(c.v, "A fill"),
+      verdict(c.v, "B fill"))
+end
+
+-- A run's repetitions of one row on either side of its stall threshold, and
+-- in how many of each the guest counted a CPU migration (the count covers
+local function stalls_migrated(doc, case, column)
+  local threshold, records = value(doc, "stall_threshold").x, {}
+  for _, c in ipairs(doc.reps) do if c.case == case then records = c.records end end
+  local out = { stalled = 0, with = 0, other = 0, other_with = 0 }
+  for i, x in ipairs(row(doc, case, column).values) do
+    local moved = (((records[i] or {}).noise or {}).migrations or 0) > 0 and 1 or 0
+    if x > threshold then out.stalled, out.with = out.stalled + 1, out.with + moved
+    else out.other, out.other_with = out.other + 1, out.other_with + moved end
+  end
+  local counted = value(doc, "stalls", "column", column).x
+  if out.stalled ~= counted then
+    error(("publish: %s: %s %s: %d repetitions above the threshold, the run counted %d stalls"):format(doc.path, case,
+      column, out.stalled, counted), 0)
+  end
+  return out
+end
+
+-- What the guest counted in THP=always's stalled repetitions.
+local function stalls_always(root)
+  local doc = load(root .. "/results/thp-always-results.json")
+  local a, d = stalls_migrated(doc, "A", "pass2"), stalls_migrated(doc, "D", "touch2")
+  return (" With `THP=always` (its threshold at %s ns per page) pass 2 stalled in %d of %d repetitions and the "
+    .. "second touch in %d: the guest counted a CPU migration in %d of the %d stalled repetitions of cycle A and in "
+    .. "%d of its %d others, in %d of the %d stalled of cycle D and in %d of its %d others (a count covers the "
+    .. "repetition of the cycle, not the pass). Why they stalled is not explained.")
+    :format(R(value(doc, "stall_threshold").x), a.stalled, a.stalled + a.other, d.stalled, a.with, a.stalled,
+      a.other_with, a.other, d.with, d.stalled, d.other_with, d.other)
+end
+
+function P.stalls(c)
+  local pub, n, runs = c.pub, c.n, c.runs
+  local function stalls(d, column) return value(d, "stalls", "column", column) end
+  local threshold = value(pub, "stall_threshold")
+  local stalled = count(runs, function(d) return stalls(d, "pass2").x > 0 end)
+  local clean2r = count(runs, function(d) return stalls(d, "pass2r").x == 0 end)
+  return ("With the stall threshold at %s ns per page, pass 2 had a stalled repetition %s (%s of %d; "
+    .. "the worst at %s ns per page), the second touch after malloc %s (%s; the worst at %s), and pass 2 "
+    .. "repeated stayed below it in every repetition, %s. Passes 2 and the second touch took no counted fault "
+    .. "in any repetition %s. Cycle C: %s %% of "
+    .. "pass 2's pages took more than %d ns, %s ns on average.")
+    :format(R(threshold.x), held(stalled, n), list(runs, function(d) return tostring(stalls(d, "pass2").x) end),
+      stalls(pub, "pass2").of, list(runs, function(d) return R(stalls(d, "pass2").worst) end),
+      held(count(runs, function(d) return stalls(d, "touch2").x > 0 end), n),
+      list(runs, function(d) return tostring(stalls(d, "touch2").x) end),
+      list(runs, function(d) return R(stalls(d, "touch2").worst) end), held(clean2r, n),
+      held(count(runs, function(d) return row(d, "A", "pass2_faults").max == 0 and row(d, "D", "touch2_faults").max == 0
+        end), n),
+      interval(row(pub, "C", "pass2_slow_pct")), value(pub, "slow_ns").x, interval(row(pub, "C", "pass2_slow_mean")))
+    .. stalls_always(c.root)
+end
+
+function P.malloc(c)
+  local pub, n, runs = c.pub, c.n, c.runs
+  local same = value(pub, "same_block")
+  local all_same = count(runs, function(d) local s = value(d, "same_block"); return s.x == s.of end)
+  -- every page faulted in once: all but one in the first touch, the other in the malloc call
+  c.minus_one = count(runs, function(d)
+    local r, m = row(d, "D", "touch1_faults"), row(d, "D", "malloc_faults")
+    return r.min == d.pages - 1 and r.max == d.pages - 1 and m.min == 1 and m.max == 1
+  end)
+  local mft = value(pub, "malloc_first_touch")
+  local tf, mf = row(pub, "D", "touch1_faults").median, row(pub, "D", "malloc_faults").median
+  c.contains_one = count(runs, function(d)
+    local x = value(d, "malloc_first_touch")
+    return x.lo <= 1 and 1 <= x.hi
+  end)
+  return ("malloc returned the address just freed in %d of %d repetitions of the published run, and in "
+    .. "every repetition, %s; the first touch after it took %d faults and the malloc call %d%s in every "
+    .. "repetition, %s, and cost **%s times** the first touch after mmap "
+    .. "in the same repetition%s, an interval holding 1 %s. free took %s ms. %s.")
+    :format(same.x, same.of, held(all_same, n), tf, mf,
+      tf + mf == c.pages and (" (one fault for each of the %d pages between them)"):format(c.pages) or "",
+      held(c.minus_one, n), vinterval(mft),
+      c.vmedians("malloc_first_touch"), held(c.contains_one, n), interval(ms(row(pub, "D", "free"))),
+      verdict(c.v, "D touch1"))
+end
+
+function P.munmap(c)
+  local mun = value(c.pub, "munmap_share")
+  return ("munmap returned the pages at %s ns per page, %s of what pass 1 cost per page%s.")
+    :format(interval(row(c.pub, "A", "munmap")), vinterval(mun), c.vmedians("munmap_share"))
+end
+
+function P.runner(c)
+  local own = value(c.pub, "own_time")
+  return ("The runner itself took %s %% of the published run's %s s (the rest: the timed windows, the "
+    .. "map and release calls and the read-backs)%s.")
+    :format(R(own.x), R(own.wall_ms / 1e3), #c.others == 0 and "" or (", %s %% in the repeats"):format(list(c.others,
+      function(d) return R(value(d, "own_time").x) end)))
+end
+
+-- compare.lua's table cut to what it found: every row significant in any
+-- comparison, and pass 1's.
+function P.compare(c)
+  local keep, shown = {}, 0
+  for _, r in ipairs(c.v.rows) do
+    if significant(r.verdict) then shown = shown + 1 end
+    if significant(r.verdict) or (r.case == "A" and r.column == "pass1") then
+      keep[r.case .. " " .. r.column] = true
+    end
+  end
+  local lines = {}
+  for l in c.v.text:gmatch("[^\n]+") do
+    local cells = cells_of(l)
+    if l:match("^old: ") or l:match("^new: ") or l:match("^geomean")
+      or (cells and keep[cells[1] .. " " .. tostring(cells[2])])
+      or (cells_of(l) or {})[1] == "case" then
+      lines[#lines + 1] = l
+    end
+  end
+  local unjudged = count(c.v.rows, function(r) return verdicts.kind(r.verdict) == "unjudged" end)
+  local constant = count(c.v.rows, function(r) return r.verdict:match("^= %(one value%)") ~= nil end)
+  local found = ("%d with a significant change; of the %d rows over the comparisons, %d could not be judged (%s), "
+    .. "so they say nothing on whether the runs differ, and %d held one value"):format(shown, #c.v.rows, unjudged,
+      c.v.cal and "the calibration has no spread for them" or "one run a side, and no calibration applies", constant)
+  return ("`%s./ftrun compare.lua results/results.json results/repeats/*/results.json`, cut to pass 1's "
+    .. "rows and every row with a significant change: %s (the whole output: "
+    .. "`results/repeats/compare.txt`):\n\n"
+    .. "```\n%s\n```"):format(c.v.cal and "CALIBRATIONS=results/calibrations " or "", found,
+      table.concat(lines, "\n"))
+end
+
+-- THP, and the seed's page size.
+function P.thp(c)
+  c.always = load(c.root .. "/results/thp-always-results.json")
+  c.k16 = load(c.root .. "/results/thp-16K-results.json")
+  local always, k16 = c.always, c.k16
+  c.f4k, c.f2m = row(c.pub, "A", "pass1_faults").median, row(always, "A", "pass1_faults").median
+  local f16 = row(k16, "A", "pass1_faults").median
+  return ("With `THP=always` pass 1 took %d faults for the %d MiB (%d KiB pages obtained; %d times fewer "
+    .. "than with 4 KiB pages) and cost %s ns per 4 KiB of memory; within each repetition, %s times pass 2 "
+    .. "repeated. With `THP=16K` (the seed's page size): %d faults, %s ns per 4 KiB, %s times pass 2 repeated. "
+    .. "Each from one run, cycle A's pass 1. Whether a bigger page makes a first touch cheaper depends on the "
+    .. "cycle: %s With `THP=16K`, cycle C: %s ns per 4 KiB, below cycle A's in %d of %d repetitions.")
+    :format(c.f2m, always.bytes >> 20, value(always, "thp_page").x // 1024, c.f4k // c.f2m,
+      interval(row(always, "A", "pass1")), vinterval(value(always, "first_touch")), f16,
+      interval(row(k16, "A", "pass1")), vinterval(value(k16, "first_touch")),
+      ev.c_sentence(always):gsub("^Cycle C's", "with `THP=always`, cycle C's"), interval(row(k16, "C", "pass1")),
+      ev.a_against_c(k16))
+end
+
+function P.bimodal(c)
+  return ev.bimodal { { "the default run", c.pub, lead = "In the default run" },
+    { "`THP=always`", c.always, lead = "With `THP=always`" }, { "`THP=16K`", c.k16, lead = "With `THP=16K`" } }
+end
+
+-- Prediction 5 from the multi-node guest's published run (make numa-publish,
+-- results/numa/), else from this machine's placement.lua run.
+local function placement(root)
+  local head = "5. Neither a free/malloc round trip nor a policy set afterwards moves placed pages: "
+  local path = root .. "/results/numa/exp-placement-results.json"
+  if not read(path) then
+    local place = load(root .. "/results/exp-placement-results.json")
+    local nodes = place.machine and place.machine.numa_nodes
+    return head .. ("%s (placement.lua ran on %s NUMA node%s)."):format(nodes == 1 and "not decidable here, every "
+      .. "page is on the one node whoever touches it" or "see placement.lua's table", tostring(nodes),
+      nodes == 1 and "" or "s")
+  end
+  local g = load(path)
+  local function find(pattern, column)
+    for _, r in ipairs(g.rows) do
+      if r.case:find(pattern) and r.column == column then return r.median end
+    end
+    error(("publish: %s has no row matching '%s' %s"):format(path, pattern, column), 0)
+  end
+  local pages = g.pages
+  local stay, moved = find("without move flags", "node_0"), find("with MPOL_MF_MOVE", "node_1")
+  local kept, faults = find("^pool: a mapping", "node_0"), find("^pool: a mapping", "reuse_faults")
+  local reset = find("^pool: a mapping", "after_node_1")
+  local mkept, mfirst = find("malloc block", "node_0"), find("malloc block", "first_on_A")
+  local mreset = find("malloc block", "after_node_1")
+  local split0, split1 = find("split over", "node_0"), find("split over", "node_1")
+  local decided = stay == pages and moved == pages and kept == pages and faults == 0 and mkept == mfirst
+  local m = g.machine or {}
+  return head .. ("%s in a %s-node qemu guest (TCG, kernel %s; results/numa/, %d pages of 4 KiB, one run): "
+    .. "mbind to another node without move flags left %d of %d pages where the first touch put them, with "
+    .. "MPOL_MF_MOVE it moved %d; a mapping reused from a CPU of the other node took %d faults and kept %d of %d "
+    .. "pages on its first toucher's node, and after MADV_DONTNEED the reuser's node got %d; a malloc block glibc "
+    .. "handed back kept %d of the %d its first toucher had placed (%d on the reuser's node after MADV_DONTNEED). "
+    .. "Two pinned threads put %d and %d pages on their own nodes. `make numa` runs the same checks, adapted to "
+    .. "each layout, in its other default layouts too (four nodes, two nodes of unequal memory, a node without "
+    .. "memory); only this guest's run is committed.")
+    :format(decided and "held" or "did not hold", tostring(m.numa_nodes), tostring(m.kernel), pages, stay, pages,
+      moved, faults, kept, pages, reset, mkept, mfirst, mreset, split0, split1)
+end
+
+-- Every script's --help, parsed: { {script, usage, about, knobs = {{name, text}}} }.
+
+-- The seed's predictions for Linux, each held or not by the runs.
+function P.predictions(c)
+  local pop = load(c.root .. "/results/exp-populate-results.json")
+  local pop_map, pop_pass = row(pop, "MAP_POPULATE", "map_faults"), row(pop, "MAP_POPULATE", "pass_faults")
+  local moved = pop_map.min == pop.pages and pop_pass.max == 0
+  local gib_faults = (1 << 30) // c.pub.page_size
+  local n, f4k, f2m = c.n, c.f4k, c.f2m
+  return table.concat({
+    ("1. A GiB takes %d faults with %d KiB pages: %s (pass 1 took %d for %d MiB, %s)."):format(gib_faults, c.kib,
+      c.one_fault == n and f4k * (1024 // c.mib) == gib_faults and "held" or "did not hold", f4k, c.mib,
+      held(c.one_fault, n)),
+    ("2. With THP the fault count drops by 512: %s (%d faults against %d, a factor of %d; one run)."):format(
+      f4k // f2m == 512 and "held" or "did not hold", f2m, f4k, f4k // f2m),
+    ("3. glibc returns the block on free, so the first touch after malloc costs what pass 1 costs: %s "
+      .. "(every page faulted again, one in the malloc call and the rest in the first touch, %s; "
+      .. "the ratio's interval holds 1 %s)."):format(
+      (c.minus_one == n and c.contains_one == n) and "held" or "held only in part", held(c.minus_one, n),
+      held(c.contains_one, n)),
+    ("4. MAP_POPULATE moves the faults into the mmap call: %s (%d faults in the call, %d in the pass after; "
+      .. "one run of populate.lua)."):format(moved and "held" or "did not hold", pop_map.median, pop_pass.max),
+    placement(c.root),
+  }, "\n")
+end
+
+-- attribution.lua: every case's stage shares, as its values give them.
+function P.attribution(c)
+  local attr = load(c.root .. "/results/exp-attribution-results.json")
+  local stages, order = {}, {}
+  for _, x in ipairs(attr.values) do
+    if x.value == "stage" then
+      if not stages[x.case] then stages[x.case] = {}; order[#order + 1] = x.case end
+      if x.x > 0 then table.insert(stages[x.case], ("%s %s %%"):format(x.stage, R(x.x))) end
+    end
+  end
+  local attr_lines = {}
+  for _, case in ipairs(order) do
+    attr_lines[#attr_lines + 1] = ("- %s (%d samples): %s"):format(case, value(attr, "samples", "case", case).x,
+      table.concat(stages[case], ", "))
+  end
+  return ("The share of each stage in each case's samples, pooled over the %s repetitions of one run "
+    .. "(cpu-clock samples, so time with interrupts off lands where they come back on):\n\n%s")
+    :format(tostring(attr.knobs and attr.knobs.REPS or "?"), table.concat(attr_lines, "\n"))
+end
+
+-- pagesize.lua: the line through each size's cost per fault, over the minima and over the medians.
+function P.pagesize(c)
+  local ps = load(c.root .. "/results/exp-pagesize-results.json")
+  local function fit(stat)
+    local fixed, zero = value(ps, "fit_fixed", "stat", stat), value(ps, "fit_zeroing", "stat", stat)
+    local worst, at = 0, "none"
+    for _, x in ipairs(ps.values) do
+      if x.value == "fit_residual" and x.stat == stat and x.in_fit and math.abs(x.pct) > math.abs(worst) then
+        worst, at = x.pct, x.case
+      end
+    end
+    return ("%s ns + bytes / %s GB/s (the largest residual of a size in the fit: %s %% at %s)"):format(R(fixed.x),
+      R(zero.x), R(worst), at)
+  end
+  local k4 = value(ps, "fit_fixed", "stat", "min")
+  local base = k4.x + ps.page_size * k4.per_byte_ns
+  return ("Over the minima a fault cost %s; over the medians, %s. By the minima's line a %d KiB fault "
+    .. "costs %s ns, %s %% of it the fixed part. One run, %s repetitions.")
+    :format(fit("min"), fit("median"), c.kib, R(base), R(100 * k4.x / base),
+      tostring(ps.knobs and ps.knobs.REPS or "?"))
+end
+
+function P.recycle(c)
+  local rec = load(c.root .. "/results/exp-recycle-results.json")
+  local function rrow(case, column) return row(rec, case, column) end
+  local free2, plain2 = rrow("madvise(MADV_FREE)", "second"), rrow("nothing released (a plain second pass)", "second")
+  local again = rrow("munmap, then a fresh mmap", "second_faults").min == rec.pages
+    and rrow("madvise(MADV_DONTNEED)", "second_faults").min == rec.pages
+  return ("After munmap and a fresh mmap, and after MADV_DONTNEED, the second touch took %d and %d faults "
+    .. (again and "(every page again, in every repetition) " or "")
+    .. "and cost %s and %s ns per page, against %s for the first. After MADV_FREE it took %d "
+    .. "faults and cost %s ns per page, %s times a plain second pass (%s). One run, %d repetitions.")
+    :format(rrow("munmap, then a fresh mmap", "second_faults").median,
+      rrow("madvise(MADV_DONTNEED)", "second_faults").median, interval(rrow("munmap, then a fresh mmap", "second")),
+      interval(rrow("madvise(MADV_DONTNEED)", "second")), interval(rrow("munmap, then a fresh mmap", "first")),
+      rrow("madvise(MADV_FREE)", "second_faults").max, interval(free2), R(free2.median / plain2.median),
+      interval(plain2), free2.n)
+end
+
+-- slowpages.lua: the seed's open question, pass 2's slow pages, by the guest's events in their windows.
+function P.slowpages(c)
+  local sp = load(c.root .. "/results/exp-slowpages-results.json")
+  local function spv(name, want)
+    for _, item in ipairs(sp.values) do
+      local ok = item.value == name
+      for k, x in pairs(want) do ok = ok and item[k] == x end
+      if ok then return item end
+    end
+    error(("publish: %s has no value %s"):format(sp.path, name), 0)
+  end
+  local slow2 = spv("slow_pages", { case = "THP=never", pass = 2 })
+  -- each cause's pages with their ns, from the plot data beside the JSON: the
+  -- JSON's median_ns takes the lower middle value of an even count
+  local ns, cause = {}, nil
+  local dat = c.root .. "/results/exp-slowpages-pass2-thp-never-causes.dat"
+  for l in (read(dat) or error("publish: " .. dat .. ": cannot read it", 0)):gmatch("[^\n]+") do
+    local name = l:match("^# (.-): page index, ns, repetition$")
+    if name then cause = name; ns[cause] = {}
+    elseif cause and not l:match("^#") then ns[cause][#ns[cause] + 1] = tonumber(l:match("^%S+%s+(%S+)")) end
+  end
+  local shares, lower = {}, {}
+  for _, item in ipairs(sp.values) do
+    if item.value == "slow_share" and item.case == "THP=never" and item.pass == 2 then
+      local mine = ns[item.cause]
+      if not mine or #mine ~= item.pages then
+        error(("publish: %s: %s holds %s pages, the JSON %d"):format(dat, item.cause, mine and #mine or "no",
+          item.pages), 0)
+      end
+      local median = stats.median(mine)
+      shares[#shares + 1] = ("%s %s %% (%d pages, median %s ns)"):format(item.cause, R(item.x), item.pages,
+        R(median))
+      if median ~= item.median_ns then
+        lower[#lower + 1] = ("%.0f ns for the %s"):format(item.median_ns, item.cause)
+      end
+    end
+  end
+  local note = #lower == 0 and "" or (" The run's table gives %s: the lower of the two middle values; the "
+    .. "median here is their mean, as everywhere else on this page."):format(table.concat(lower, ", "))
+  local runs2 = spv("runs", { case = "THP=never", pass = 2 })
+  local cost = spv("trace_cost", { thp = "never", pass = 1 })
+  return ("Pass 2 after pass 1 (THP never, %d MiB, %d repetitions of one run): %d of %d page stores "
+    .. "(%s %%) took more than %d ns, with %d events lost. By the guest's events in their windows: %s.%s Of the %d "
+    .. "runs of slow pages that span two pages or more, %d have one cause throughout. The cause `host` is a "
+    .. "pass's, not a page's: every slow page without a guest event is called `host` when the steal counter moved "
+    .. "during its pass. Tracing made pass 1 %s than the untraced case interleaved with it (median of the "
+    .. "per-repetition ratios). `cycles.lua` traces its cycle C only with `CAUSES=1`.")
+    :format(sp.bytes >> 20, slow2.reps, slow2.x, slow2.reps * sp.pages, R(100 * slow2.x / (slow2.reps * sp.pages)),
+      slow2.slow_ns, slow2.lost, table.concat(shares, "; "), note, runs2.multi, runs2.single_cause,
+      ("%s %% %s"):format(R(math.abs(cost.x)), cost.x >= 0 and "dearer" or "cheaper"))
+end
+
+-- README.md's headline: the sentence, the machine, and a column per run.
+local function headline(c)
+  local pub, runs, n = c.pub, c.runs, c.n
+  local m = pub.machine or {}
+  local machine = ("Measured on %s (%s CPUs, hypervisor %s), kernel %s, %d KiB pages, THP %s, %s NUMA node(s), "
+    .. "clocksource %s."):format(tostring(m.cpu), tostring(m.cpus), tostring(m.hypervisor), tostring(m.kernel), c.kib,
+    tostring(m.thp_enabled), tostring(m.numa_nodes), tostring(m.clocksource))
+  local text = ("On this machine the first touch of a page cost **%s ns** (median [95 %% interval], %d KiB "
+    .. "pages, %d MiB, %d repetitions, cycle A), **%s times** a later pass over the same page, taken within each "
+    .. "repetition. The ratio's lower end was above a hundred %s; the absolute cost moves with the host "
+    .. "(pass 1's medians: %s ns). Cycle C, which times each page, measured %s ns in the same repetitions; %s.")
+    :format(interval(c.p1), c.kib, c.mib, c.p1.n, vinterval(c.ft_ratio), held(c.above, n), list(runs, function(d)
+      return R(row(d, "A", "pass1").median) end), interval(row(pub, "C", "pass1")), ev.c_against_a(runs))
+  local function cells(f)
+    local out = {}
+    for i, d in ipairs(runs) do out[i] = f(d) end
+    return table.concat(out, " | ")
+  end
+  local head = { "| row | unit | " .. cells(function(d)
+    return (d == pub and "published run, %s UTC" or "repeat, %s UTC"):format(tostring(d.date):match("T(%d+:%d+)"))
+  end)
+    .. " |", "|---|---|" .. ("---|"):rep(n) }
+  local function trow(label, unit, f)
+    head[#head + 1] = ("| %s | %s | %s |"):format(label, unit, cells(f))
+  end
+  trow("pass 1: first touch", "ns/page", function(d) return interval(row(d, "A", "pass1")) end)
+  trow("pass 2 repeated", "ns/page", function(d) return interval(row(d, "A", "pass2r")) end)
+  trow("pass 1 / pass 2 repeated", "ratio", function(d) return vinterval(value(d, "first_touch")) end)
+  trow("fill of touched pages", "GB/s", function(d) return interval(row(d, "A", "fill")) end)
+  trow("fill of a fresh mapping", "GB/s", function(d) return interval(row(d, "B", "fill")) end)
+  trow("munmap", "ns/page", function(d) return interval(row(d, "A", "munmap")) end)
+  for _, k in ipairs(c.kinds) do
+    text = text .. (" On a %s guest (`%s/`) the first touch cost %s ns, %s times this %s guest's.")
+      :format(k.kind, k.dir, interval(k.median), vinterval(k.p1), k.home)
+  end
+  return text .. " " .. machine .. "\n\n" .. table.concat(head, "\n")
+end
+
+-- results/README.md's paragraphs, by marker name, in the order computed.
+local ORDER = { { "first-touch", P.first_touch }, { "headline-ratio", P.headline_ratio }, { "fill", P.fill },
+  { "stalls", P.stalls }, { "malloc", P.malloc }, { "munmap", P.munmap }, { "runner", P.runner },
+  { "compare", P.compare }, { "thp", P.thp }, { "bimodal", P.bimodal }, { "predictions", P.predictions },
+  { "attribution", P.attribution }, { "pagesize", P.pagesize }, { "recycle", P.recycle },
+  { "slowpages", P.slowpages } }
+
+-- Every block, by file and marker name.
+function paragraphs.compute(root, ftrun)
+  local runs = ev.runs(root)
+  local pub = runs[1]
+  local c = { root = root, runs = runs, pub = pub, n = #runs, v = ev.verdicts(root, runs, ftrun),
+    others = { table.unpack(runs, 2) }, pages = pub.pages, kib = pub.page_size // 1024, mib = pub.bytes >> 20 }
+  function c.medians(case, column)
+    return #c.others == 0 and "" or (" (%s in the repeats)"):format(list(c.others, function(d)
+      return R(row(d, case, column).median) end))
+  end
+  function c.vmedians(name)
+    return #c.others == 0 and "" or (" (%s in the repeats)"):format(list(c.others, function(d)
+      return R(value(d, name).x) end))
+  end
+  local R_ = {}
+  for _, p in ipairs(ORDER) do R_[p[1]] = p[2](c) end
+  local factors
+  R_.kinds, factors = kindpage.kinds(root)
+  c.kinds = factors
+  local out = { ["results/README.md"] = R_, ["README.md"] = { headline = headline(c) } }
+  out.kinds = R_.kinds
+  return out
+end
+
+return paragraphs
