@@ -44,8 +44,11 @@ if cfg.given.SEAL then
   os.exit(0, true)
 end
 
-local ok, made = pcall(registry.make, root, ftrun)
-if not ok then fail(tostring(made) .. (cfg.CHECK and "\nrun make docs" or "")) end
+local ok, targets = pcall(registry.targets, root, ftrun)
+if not ok then fail(tostring(targets) .. (cfg.CHECK and "\nrun make docs" or "")) end
+local made, _, unmade
+ok, made, _, unmade = pcall(registry.make, root, ftrun, targets, cfg.CHECK)
+if not ok then fail(tostring(made)) end
 
 if not cfg.CHECK then
   local files = {}
@@ -59,7 +62,7 @@ if not cfg.CHECK then
 end
 
 -- The check: each differing file made into a scratch directory, then diff -u.
-local problems, diffs = {}, {}
+local problems, diffs = unmade, {}
 local scratch = assert(shell.mkdtemp("ftrun-docs"))
 ft.temporary(scratch)
 for i, m in ipairs(made) do
@@ -76,7 +79,7 @@ for i, m in ipairs(made) do
   end
 end
 os.remove(scratch)
-for _, p in ipairs(seal.check(root, registry.generated(root, ftrun))) do problems[#problems + 1] = p end
+for _, p in ipairs(seal.check(root, registry.generated(root, ftrun, targets))) do problems[#problems + 1] = p end
 for _, p in ipairs(lint.check(root)) do problems[#problems + 1] = p end
 if #diffs > 0 then
   io.stderr:write(SCRIPT, ": the generated documents are not as the committed data make them: run make docs\n",

@@ -20,6 +20,7 @@ reference.DIRS = {
   publish = "the maintainers' wing, not installed: `make docs` writes every generated page and block, "
     .. "`make docs-check` diffs them",
   ["publish/lib"] = "the registry of generated files and the functions that make them from the committed runs",
+  ["numa/lib"] = "numa/check.lua's table of the guest's page counts",
   numa = "`make numa`: a qemu guest with several NUMA nodes that runs placement.lua and checks its claims",
   runner = "the executable: arguments, the Lua state, the REPL, one file per group of bindings",
   scripts = "the benchmark (`cycles.lua`), the experiments, and the tools that read results",

@@ -132,15 +132,20 @@ local function run_files(root, dir, out, pasted)
     local ok, specs = pcall(plots.specs, run.doc, root .. "/" .. dir, prefix)
     if not ok then error(("publish: %s: its plots cannot be made: %s"):format(run.file, tostring(specs)), 0) end
     local stamp = "# " .. plots.text(provenance.describe(run.doc.provenance)) .. "\n"
+    local drawn -- gnuplot draws a run's plots in one go
+    local function svg(path)
+      if not drawn then
+        drawn = {}
+        for _, f in ipairs(plots.render(run.doc, root .. "/" .. dir, prefix)) do drawn[f[1]] = f[2] end
+      end
+      return drawn[path]
+    end
     for _, spec in ipairs(specs) do
       local base = dir .. "/" .. spec.name
       out[#out + 1] = { file = base .. ".dat", make = function() return stamp .. spec.data end }
       out[#out + 1] = { file = base .. ".gp", make = function() return stamp .. spec.script end }
-      out[#out + 1] = { file = base .. ".svg", drawn = true, make = gnuplot and function()
-        for _, f in ipairs(plots.render(run.doc, root .. "/" .. dir, prefix)) do
-          if f[1] == root .. "/" .. base .. ".svg" then return f[2] end
-        end
-      end }
+      out[#out + 1] = { file = base .. ".svg", drawn = true,
+        make = gnuplot and function() return svg(root .. "/" .. base .. ".svg") end }
     end
   end
   local cal = ev.json_file(root .. "/" .. dir .. "/calibration-cycles.json")
@@ -181,8 +186,8 @@ function registry.targets(root, ftrun)
   local function computed() blocks = blocks or paragraphs.compute(root, ftrun); return blocks end
   for i, page in ipairs(pages) do
     out[#out + 1] = { file = page.file, make = function(old, made)
-      for _, r in ipairs(page.pasted) do -- a run the page has a block for
-        old = runfiles.replace_block(old, r.name, made[r.file]) or old
+      for _, r in ipairs(page.pasted) do -- a run the page has a block for, whose summary could be made
+        old = made[r.file] and runfiles.replace_block(old, r.name, made[r.file]) or old
       end
       local b = i == 1 and computed()["results/README.md"] or kindpage.blocks(root, page.dir, computed().kinds)
       return registry.apply(page.file, old, b)
@@ -203,25 +208,28 @@ function registry.targets(root, ftrun)
   return out
 end
 
--- Every target made: a list of { file, old, new } in order; a target that
--- cannot be made (an SVG without gnuplot) is left out.
-function registry.make(root, ftrun)
-  local made, out = {}, {}
-  for _, t in ipairs(registry.targets(root, ftrun)) do
+-- Every target made: a list of { file, old, new } in order, and the made
+-- texts by file; a target that cannot be made here (an SVG without gnuplot)
+-- is left out. keep_going: a target's error is a problem, third, not raised.
+function registry.make(root, ftrun, targets, keep_going)
+  local made, out, problems = {}, {}, {}
+  for _, t in ipairs(targets or registry.targets(root, ftrun)) do
     local old = read(root .. "/" .. t.file)
-    local new = t.make and t.make(old, made)
-    if new then
+    local ok, new = pcall(function() return t.make and t.make(old, made) end)
+    if not ok and not keep_going then error(new, 0) end
+    if not ok then problems[#problems + 1] = tostring(new)
+    elseif new then
       made[t.file] = new
       out[#out + 1] = { file = t.file, old = old, new = new }
     end
   end
-  return out
+  return out, made, problems
 end
 
 -- Every generated file's path (from root), made or not here.
-function registry.generated(root, ftrun)
+function registry.generated(root, ftrun, targets)
   local out = {}
-  for _, t in ipairs(registry.targets(root, ftrun)) do out[t.file] = t end
+  for _, t in ipairs(targets or registry.targets(root, ftrun)) do out[t.file] = t end
   return out
 end
 
