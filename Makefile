@@ -326,7 +326,7 @@ $(LINT_TOOLS):
 	@mkdir -p $(@D) && touch $@
 
 lint: | $(LINT_TOOLS) $(DEPS)
-	luacheck --no-color -q scripts tests bench numa
+	luacheck --no-color -q scripts tests bench numa publish
 	# one compiler per file, as many at once as there are CPUs
 	for cc in gcc clang; do \
 	  printf '%s\n' core/*.c runner/*.c bench/ref.c | \

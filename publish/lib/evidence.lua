@@ -394,11 +394,11 @@ function ev.c_against_a(runs)
     if inference.sign_test(lower, n) < 0.05 and lower > n / 2 then shown = shown + 1 end
   end
   local repeats = #runs > 1 and ("; in the repeats %s"):format(table.concat(counts, " and ", 2)) or ""
-  local verdict = shown == #runs and "lower by a sign test in every run, for a reason not explained"
+  local conclusion = shown == #runs and "lower by a sign test in every run, for a reason not explained"
     or shown == 0 and "no difference shown by a sign test in any run"
     or ("lower by a sign test in %d of the %d runs only, so not a difference that carries from run to run")
       :format(shown, #runs)
-  return ("in the published run C was lower in %s repetitions%s: %s"):format(counts[1], repeats, verdict)
+  return ("in the published run C was lower in %s repetitions%s: %s"):format(counts[1], repeats, conclusion)
 end
 
 function ev.c_sentence(doc, runs)

@@ -86,8 +86,8 @@ function kindpage.kinds(root)
   return table.concat(out, "\n") .. "\n\n" .. table.concat(sentences, " "), factors
 end
 
--- A kind's own page: what its runs say, from the files it published (the
--- default runs; actouch.lua and host.lua where published).
+-- slowpages.lua EXPERIMENT=period: what pass 2's slow pages follow, by THP
+-- mode, each class with its share, and the share left not explained.
 function kindpage.period(doc, home)
   local by, order = {}, {}
   for _, v in ipairs(doc.values) do
@@ -155,6 +155,8 @@ local function repeats_judged(root, dir, runs)
         .. "; the calibration's runs, made at another time, spread less than these did")
 end
 
+-- A kind's own findings: its default runs, and actouch.lua, host.lua, its
+-- calibration and the period run where published.
 function kindpage.kind_findings(root, dir)
   local runs = ev.runs(root, dir)
   local out = { ev.c_sentence(runs[1], runs), repeats_judged(root, dir, runs) }

@@ -2,7 +2,6 @@
 -- the committed runs: every conclusion a sentence states ("held", "lower in
 -- N of M", "not explained", "dearer") is chosen here from the data.
 local ev = require "evidence"
-local inference = require "inference"
 local kindpage = require "kindpage"
 local stats = require "stats"
 local verdicts = require "verdicts"
@@ -68,7 +67,7 @@ function P.fill(c)
 end
 
 -- A run's repetitions of one row on either side of its stall threshold, and
--- in how many of each the guest counted a CPU migration (the count covers
+-- in how many of each the guest counted a CPU migration.
 local function stalls_migrated(doc, case, column)
   local threshold, records = value(doc, "stall_threshold").x, {}
   for _, c in ipairs(doc.reps) do if c.case == case then records = c.records end end
@@ -255,7 +254,6 @@ local function placement(root)
       moved, faults, kept, pages, reset, mkept, mfirst, mreset, split0, split1)
 end
 
--- Every script's --help, parsed: { {script, usage, about, knobs = {{name, text}}} }.
 
 -- The seed's predictions for Linux, each held or not by the runs.
 function P.predictions(c)
@@ -352,8 +350,8 @@ function P.slowpages(c)
     error(("publish: %s has no value %s"):format(sp.path, name), 0)
   end
   local slow2 = spv("slow_pages", { case = "THP=never", pass = 2 })
-  -- each cause's pages with their ns, from the plot data beside the JSON: the
-  -- JSON's median_ns takes the lower middle value of an even count
+  -- each cause's pages with their ns, from the plot data beside the JSON (whose
+  -- median_ns takes the lower middle value of an even count)
   local ns, cause = {}, nil
   local dat = c.root .. "/results/exp-slowpages-pass2-thp-never-causes.dat"
   for l in (read(dat) or error("publish: " .. dat .. ": cannot read it", 0)):gmatch("[^\n]+") do

@@ -3,7 +3,6 @@
 -- (the scripts present, so a new script is in the man page after make docs)
 -- and the runner's --help.
 local shell = require "shell"
-local read = require("textfile").read
 local ls, sh = shell.list, shell.quote
 
 local reference = {}
@@ -188,8 +187,8 @@ function reference.man_options(ftrun)
   return table.concat(out, "\n")
 end
 
--- The README's sample of `make run` from the published summary (as made again): the published run's title, its first
--- table and its headline lines, as cycles.lua printed them.
+-- The README's sample of `make run`: the published summary's title, first
+-- table and headline lines (the summary as make docs makes it again).
 function reference.run_output(summary)
   local text = summary
   local out, state = { "```" }, "title"

@@ -51,7 +51,9 @@ function registry.apply(file, text, blocks)
   table.sort(names)
   for _, name in ipairs(names) do
     local from, to = span(text, name)
-    if not from then error(("publish: %s has no markers for the block %s (%s)"):format(file, name, (marks(name))), 0) end
+    if not from then
+      error(("publish: %s has no markers for the block %s (%s)"):format(file, name, (marks(name))), 0)
+    end
     text = text:sub(1, from - 1) .. blocks[name] .. "\n" .. text:sub(to)
   end
   return text
