@@ -184,6 +184,11 @@ function registry.targets(root, ftrun)
       out[#out + 1] = { file = p.dir .. "/repeats/compare.txt", make = compare_txt(root, ftrun, p.dir) }
     end
   end
+  for _, dir in ipairs(kinds.pages(root)) do -- a kind's page whose default run is gone says so
+    local listed = false
+    for _, page in ipairs(pages) do listed = listed or page.dir == dir end
+    if not listed then pages[#pages + 1] = { file = dir .. "/README.md", dir = dir, pasted = {} } end
+  end
   local blocks
   local function computed() blocks = blocks or paragraphs.compute(root, ftrun); return blocks end
   for i, page in ipairs(pages) do
