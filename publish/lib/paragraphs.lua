@@ -436,10 +436,13 @@ local ORDER = { { "first-touch", P.first_touch }, { "headline-ratio", P.headline
   { "slowpages", P.slowpages } }
 
 -- Every block, by file and marker name.
-function paragraphs.compute(root, ftrun)
+-- compare_text: compare.lua's output on these runs where already made (results/repeats/compare.txt).
+function paragraphs.compute(root, ftrun, compare_text)
   local runs = ev.runs(root)
   local pub = runs[1]
-  local c = { root = root, runs = runs, pub = pub, n = #runs, v = ev.verdicts(root, runs, ftrun),
+  local v = ev.verdicts(root, runs, not compare_text and ftrun)
+  v.text = compare_text or v.text
+  local c = { root = root, runs = runs, pub = pub, n = #runs, v = v,
     others = { table.unpack(runs, 2) }, pages = pub.pages, kib = pub.page_size // 1024, mib = pub.bytes >> 20 }
   function c.medians(case, column)
     return #c.others == 0 and "" or (" (%s in the repeats)"):format(list(c.others, function(d)

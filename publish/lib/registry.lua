@@ -190,18 +190,22 @@ function registry.targets(root, ftrun)
     if not listed then pages[#pages + 1] = { file = dir .. "/README.md", dir = dir, pasted = {} } end
   end
   local blocks
-  local function computed() blocks = blocks or paragraphs.compute(root, ftrun); return blocks end
+  local function computed(made) -- after compare.txt is made, whose text the compare block quotes
+    blocks = blocks or paragraphs.compute(root, ftrun, made["results/repeats/compare.txt"])
+    return blocks
+  end
   for i, page in ipairs(pages) do
     out[#out + 1] = { file = page.file, make = function(old, made)
       for _, r in ipairs(page.pasted) do -- a run the page has a block for, whose summary could be made
         old = made[r.file] and runfiles.replace_block(old, r.name, made[r.file]) or old
       end
-      local b = i == 1 and computed()["results/README.md"] or kindpage.blocks(root, page.dir, computed().kinds)
+      local b = i == 1 and computed(made)["results/README.md"] or kindpage.blocks(root, page.dir,
+        computed(made).kinds)
       return registry.apply(page.file, old, b)
     end }
   end
   out[#out + 1] = { file = "README.md", make = function(old, made)
-    return registry.apply("README.md", old, { headline = computed()["README.md"].headline,
+    return registry.apply("README.md", old, { headline = computed(made)["README.md"].headline,
       layout = reference.layout(root), ["run-output"] = reference.run_output(made["results/summary.md"]),
       example = "```lua\n" .. read(root .. "/scripts/first_touch.lua") .. "```" })
   end }
