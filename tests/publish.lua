@@ -165,6 +165,26 @@ local always = load("results/thp-always-results.json")
 local f4k, f2m = row(runs[1], "A", "pass1_faults").median, row(always, "A", "pass1_faults").median
 matches(results_md, "2%. With THP the fault count drops by 512: " .. (f4k // f2m == 512 and "held" or "did not hold"),
   "prediction 2 as the THP=always run gives it")
+local minus_one, holds_one, one_fault = 0, 0, 0
+for _, d in ipairs(runs) do
+  local touch, call, p1 = row(d, "D", "touch1_faults"), row(d, "D", "malloc_faults"), row(d, "A", "pass1_faults")
+  if touch.min == d.pages - 1 and touch.max == d.pages - 1 and call.min == 1 and call.max == 1 then
+    minus_one = minus_one + 1
+  end
+  for _, v in ipairs(d.values) do
+    if v.value == "malloc_first_touch" and v.lo <= 1 and v.hi >= 1 then holds_one = holds_one + 1 end
+  end
+  if p1.min == d.pages and p1.max == d.pages then one_fault = one_fault + 1 end
+end
+matches(results_md, "\n1%. A GiB takes %d+ faults with %d+ KiB pages: " .. (one_fault == #runs and "held" or "did not hold"),
+  "prediction 1 as the default runs give it")
+matches(results_md, "3%. glibc returns the block on free, [^:]*: " .. ((minus_one == #runs and holds_one == #runs)
+  and "held" or "held only in part"), "prediction 3 as the default runs give it")
+local rec = load("results/exp-recycle-results.json")
+local again = row(rec, "munmap, then a fresh mmap", "second_faults").min == rec.pages
+  and row(rec, "madvise(MADV_DONTNEED)", "second_faults").min == rec.pages
+t.is(registry.block(results_md, "recycle"):find("(every page again, in every repetition)", 1, true) ~= nil, again,
+  "recycle.lua: every page faults again after munmap and after MADV_DONTNEED, as its run gives it")
 local below = 0
 for _, d in ipairs(runs) do
   for _, v in ipairs(d.values) do if v.value == "fresh_fill_time" and v.hi < 1 then below = below + 1 end end

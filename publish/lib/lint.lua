@@ -17,7 +17,6 @@ local function figures(line)
   end
   return out
 end
-lint.figures = figures
 
 -- The unmarked figures of one page's text: { "line N: FIGURE" }.
 function lint.page(text)
