@@ -16,6 +16,7 @@ local reports = require "reports"
 local results = require "results"
 local runfiles = require "runfiles"
 local shell = require "shell"
+local stats = require "stats"
 local summary = require "summary"
 local calreport = require "calreport"
 
@@ -90,6 +91,19 @@ function registry.raw_against_json(raw, doc)
     end
   end
   if raw:match("^# ([^\n]*)") ~= doc.title then return "its title is not the JSON's" end
+  for i, r in ipairs(doc.rows) do -- and each row's statistics are its values' (a median made up and sealed shows)
+    local finite = {}
+    for _, x in ipairs(type(r.values) == "table" and r.values or {}) do
+      if type(x) == "number" then finite[#finite + 1] = x end
+    end
+    local again = #finite > 0 and stats.describe(finite)
+    for _, k in ipairs(again and { "median", "lo", "hi", "min", "max" } or {}) do
+      if not (r[k] == again[k] or math.abs(r[k] - again[k]) <= 1e-9 * math.max(1, math.abs(again[k]))) then
+        return ("row %d (%s %s): its %s is %s, its values give %s"):format(i, tostring(r.case), tostring(r.column), k,
+          tostring(r[k]), tostring(again[k]))
+      end
+    end
+  end
 end
 
 -- A run's summary.md from its raw file and its JSON's provenance.
