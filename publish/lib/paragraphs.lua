@@ -3,7 +3,7 @@
 -- N of M", "not explained", "dearer") is chosen here from the data.
 local ev = require "evidence"
 local kindpage = require "kindpage"
-local stats = require "stats"
+local reports = require "reports"
 local verdicts = require "verdicts"
 
 local R, interval, vinterval, ms, load, row, value = ev.round, ev.interval, ev.vinterval, ev.ms, ev.load, ev.row,
@@ -217,43 +217,11 @@ end
 -- Prediction 5 from the multi-node guest's published run (make numa-publish,
 -- results/numa/), else from this machine's placement.lua run.
 local function placement(root)
-  local head = "5. Neither a free/malloc round trip nor a policy set afterwards moves placed pages: "
-  local path = root .. "/results/numa/exp-placement-results.json"
-  if not read(path) then
-    local place = load(root .. "/results/exp-placement-results.json")
-    local nodes = place.machine and place.machine.numa_nodes
-    return head .. ("%s (placement.lua ran on %s NUMA node%s)."):format(nodes == 1 and "not decidable here, every "
-      .. "page is on the one node whoever touches it" or "see placement.lua's table", tostring(nodes),
-      nodes == 1 and "" or "s")
-  end
-  local g = load(path)
-  local function find(pattern, column)
-    for _, r in ipairs(g.rows) do
-      if r.case:find(pattern) and r.column == column then return r.median end
-    end
-    error(("publish: %s has no row matching '%s' %s"):format(path, pattern, column), 0)
-  end
-  local pages = g.pages
-  local stay, moved = find("without move flags", "node_0"), find("with MPOL_MF_MOVE", "node_1")
-  local kept, faults = find("^pool: a mapping", "node_0"), find("^pool: a mapping", "reuse_faults")
-  local reset = find("^pool: a mapping", "after_node_1")
-  local mkept, mfirst = find("malloc block", "node_0"), find("malloc block", "first_on_A")
-  local mreset = find("malloc block", "after_node_1")
-  local split0, split1 = find("split over", "node_0"), find("split over", "node_1")
-  local decided = stay == pages and moved == pages and kept == pages and faults == 0 and mkept == mfirst
-  local m = g.machine or {}
-  return head .. ("%s in a %s-node qemu guest (TCG, kernel %s; results/numa/, %d pages of 4 KiB, one run): "
-    .. "mbind to another node without move flags left %d of %d pages where the first touch put them, with "
-    .. "MPOL_MF_MOVE it moved %d; a mapping reused from a CPU of the other node took %d faults and kept %d of %d "
-    .. "pages on its first toucher's node, and after MADV_DONTNEED the reuser's node got %d; a malloc block glibc "
-    .. "handed back kept %d of the %d its first toucher had placed (%d on the reuser's node after MADV_DONTNEED). "
-    .. "Two pinned threads put %d and %d pages on their own nodes. `make numa` runs the same checks, adapted to "
-    .. "each layout, in its other default layouts too (four nodes, two nodes of unequal memory, a node without "
-    .. "memory); only this guest's run is committed.")
-    :format(decided and "held" or "did not hold", tostring(m.numa_nodes), tostring(m.kernel), pages, stay, pages,
-      moved, faults, kept, pages, reset, mkept, mfirst, mreset, split0, split1)
+  local guest = root .. "/results/numa/exp-placement-results.json"
+  local doc = load(read(guest) and guest or root .. "/results/exp-placement-results.json")
+  return "5. Neither a free/malloc round trip nor a policy set afterwards moves placed pages: "
+    .. reports.of("placement").finding(doc, ev, read(guest) ~= nil)
 end
-
 
 -- The seed's predictions for Linux, each held or not by the runs.
 function P.predictions(c)
@@ -279,115 +247,15 @@ function P.predictions(c)
   }, "\n")
 end
 
--- attribution.lua: every case's stage shares, as its values give them.
-function P.attribution(c)
-  local attr = load(c.root .. "/results/exp-attribution-results.json")
-  local stages, order = {}, {}
-  for _, x in ipairs(attr.values) do
-    if x.value == "stage" then
-      if not stages[x.case] then stages[x.case] = {}; order[#order + 1] = x.case end
-      if x.x > 0 then table.insert(stages[x.case], ("%s %s %%"):format(x.stage, R(x.x))) end
-    end
-  end
-  local attr_lines = {}
-  for _, case in ipairs(order) do
-    attr_lines[#attr_lines + 1] = ("- %s (%d samples): %s"):format(case, value(attr, "samples", "case", case).x,
-      table.concat(stages[case], ", "))
-  end
-  return ("The share of each stage in each case's samples, pooled over the %s repetitions of one run "
-    .. "(cpu-clock samples, so time with interrupts off lands where they come back on):\n\n%s")
-    :format(tostring(attr.knobs and attr.knobs.REPS or "?"), table.concat(attr_lines, "\n"))
+-- The experiments' findings, each from its run by its script's report.
+local function finding(c, script, ...)
+  return reports.of(script).finding(load(("%s/results/exp-%s-results.json"):format(c.root, script)), ev, ...)
 end
-
--- pagesize.lua: the line through each size's cost per fault, over the minima and over the medians.
-function P.pagesize(c)
-  local ps = load(c.root .. "/results/exp-pagesize-results.json")
-  local function fit(stat)
-    local fixed, zero = value(ps, "fit_fixed", "stat", stat), value(ps, "fit_zeroing", "stat", stat)
-    local worst, at = 0, "none"
-    for _, x in ipairs(ps.values) do
-      if x.value == "fit_residual" and x.stat == stat and x.in_fit and math.abs(x.pct) > math.abs(worst) then
-        worst, at = x.pct, x.case
-      end
-    end
-    return ("%s ns + bytes / %s GB/s (the largest residual of a size in the fit: %s %% at %s)"):format(R(fixed.x),
-      R(zero.x), R(worst), at)
-  end
-  local k4 = value(ps, "fit_fixed", "stat", "min")
-  local base = k4.x + ps.page_size * k4.per_byte_ns
-  return ("Over the minima a fault cost %s; over the medians, %s. By the minima's line a %d KiB fault "
-    .. "costs %s ns, %s %% of it the fixed part. One run, %s repetitions.")
-    :format(fit("min"), fit("median"), c.kib, R(base), R(100 * k4.x / base),
-      tostring(ps.knobs and ps.knobs.REPS or "?"))
-end
-
-function P.recycle(c)
-  local rec = load(c.root .. "/results/exp-recycle-results.json")
-  local function rrow(case, column) return row(rec, case, column) end
-  local free2, plain2 = rrow("madvise(MADV_FREE)", "second"), rrow("nothing released (a plain second pass)", "second")
-  local again = rrow("munmap, then a fresh mmap", "second_faults").min == rec.pages
-    and rrow("madvise(MADV_DONTNEED)", "second_faults").min == rec.pages
-  return ("After munmap and a fresh mmap, and after MADV_DONTNEED, the second touch took %d and %d faults "
-    .. (again and "(every page again, in every repetition) " or "")
-    .. "and cost %s and %s ns per page, against %s for the first. After MADV_FREE it took %d "
-    .. "faults and cost %s ns per page, %s times a plain second pass (%s). One run, %d repetitions.")
-    :format(rrow("munmap, then a fresh mmap", "second_faults").median,
-      rrow("madvise(MADV_DONTNEED)", "second_faults").median, interval(rrow("munmap, then a fresh mmap", "second")),
-      interval(rrow("madvise(MADV_DONTNEED)", "second")), interval(rrow("munmap, then a fresh mmap", "first")),
-      rrow("madvise(MADV_FREE)", "second_faults").max, interval(free2), R(free2.median / plain2.median),
-      interval(plain2), free2.n)
-end
-
--- slowpages.lua: the seed's open question, pass 2's slow pages, by the guest's events in their windows.
+function P.attribution(c) return finding(c, "attribution") end
+function P.pagesize(c) return finding(c, "pagesize") end
+function P.recycle(c) return finding(c, "recycle") end
 function P.slowpages(c)
-  local sp = load(c.root .. "/results/exp-slowpages-results.json")
-  local function spv(name, want)
-    for _, item in ipairs(sp.values) do
-      local ok = item.value == name
-      for k, x in pairs(want) do ok = ok and item[k] == x end
-      if ok then return item end
-    end
-    error(("publish: %s has no value %s"):format(sp.path, name), 0)
-  end
-  local slow2 = spv("slow_pages", { case = "THP=never", pass = 2 })
-  -- each cause's pages with their ns, from the plot data beside the JSON (whose
-  -- median_ns takes the lower middle value of an even count)
-  local ns, cause = {}, nil
-  local dat = c.root .. "/results/exp-slowpages-pass2-thp-never-causes.dat"
-  for l in (read(dat) or error("publish: " .. dat .. ": cannot read it", 0)):gmatch("[^\n]+") do
-    local name = l:match("^# (.-): page index, ns, repetition$")
-    if name then cause = name; ns[cause] = {}
-    elseif cause and not l:match("^#") then ns[cause][#ns[cause] + 1] = tonumber(l:match("^%S+%s+(%S+)")) end
-  end
-  local shares, lower = {}, {}
-  for _, item in ipairs(sp.values) do
-    if item.value == "slow_share" and item.case == "THP=never" and item.pass == 2 then
-      local mine = ns[item.cause]
-      if not mine or #mine ~= item.pages then
-        error(("publish: %s: %s holds %s pages, the JSON %d"):format(dat, item.cause, mine and #mine or "no",
-          item.pages), 0)
-      end
-      local median = stats.median(mine)
-      shares[#shares + 1] = ("%s %s %% (%d pages, median %s ns)"):format(item.cause, R(item.x), item.pages,
-        R(median))
-      if median ~= item.median_ns then
-        lower[#lower + 1] = ("%.0f ns for the %s"):format(item.median_ns, item.cause)
-      end
-    end
-  end
-  local note = #lower == 0 and "" or (" The run's table gives %s: the lower of the two middle values; the "
-    .. "median here is their mean, as everywhere else on this page."):format(table.concat(lower, ", "))
-  local runs2 = spv("runs", { case = "THP=never", pass = 2 })
-  local cost = spv("trace_cost", { thp = "never", pass = 1 })
-  return ("Pass 2 after pass 1 (THP never, %d MiB, %d repetitions of one run): %d of %d page stores "
-    .. "(%s %%) took more than %d ns, with %d events lost. By the guest's events in their windows: %s.%s Of the %d "
-    .. "runs of slow pages that span two pages or more, %d have one cause throughout. The cause `host` is a "
-    .. "pass's, not a page's: every slow page without a guest event is called `host` when the steal counter moved "
-    .. "during its pass. Tracing made pass 1 %s than the untraced case interleaved with it (median of the "
-    .. "per-repetition ratios). `cycles.lua` traces its cycle C only with `CAUSES=1`.")
-    :format(sp.bytes >> 20, slow2.reps, slow2.x, slow2.reps * sp.pages, R(100 * slow2.x / (slow2.reps * sp.pages)),
-      slow2.slow_ns, slow2.lost, table.concat(shares, "; "), note, runs2.multi, runs2.single_cause,
-      ("%s %% %s"):format(R(math.abs(cost.x)), cost.x >= 0 and "dearer" or "cheaper"))
+  return finding(c, "slowpages", c.root .. "/results/exp-slowpages-pass2-thp-never-causes.dat")
 end
 
 -- README.md's headline: the sentence, the machine, and a column per run.
