@@ -2,10 +2,10 @@
 -- the rounding rule (three significant digits, half away from zero; counts
 -- exact), a kind's default runs, its calibration and compare.lua's verdicts.
 local calibrations = require "calibrations"
-local inference = require "inference"
 local json = require "json"
 local kinds = require "kinds"
 local regimes = require "regimes"
+local reports = require "reports"
 local stats = require "stats"
 local verdicts = require "verdicts"
 
@@ -164,70 +164,8 @@ function ev.groups(values)
   return { sides[1], sides[2], factor = sides[2].min / sides[1].max }
 end
 
--- 1, 3, 6, 7, 8 as "1, 3 and 6–8".
-local function rep_spans(reps)
-  local spans = {}
-  for _, r in ipairs(reps) do
-    local last = spans[#spans]
-    if last and last[2] == r - 1 then last[2] = r else spans[#spans + 1] = { r, r } end
-  end
-  return inference.spans(spans)
-end
-
--- The run's other rows whose values put the same repetitions apart.
-local function same_apart(doc, r, lower)
-  local in_lower, out = {}, {}
-  for _, rep in ipairs(lower.reps) do in_lower[rep] = true end
-  for _, o in ipairs(doc.rows) do
-    if o ~= r and type(o.values) == "table" then
-      local a, b = { math.huge, -math.huge }, { math.huge, -math.huge }
-      for i, x in ipairs(o.values) do
-        local t = in_lower[i] and a or b
-        if type(x) == "number" then t[1], t[2] = math.min(t[1], x), math.max(t[2], x) end
-      end
-      if a[2] < b[1] or b[2] < a[1] then
-        out[#out + 1] = ("%s's \"%s\" (the lower group's repetitions from %s to %s, the upper's from %s to %s %s)")
-          :format(o.case, o.label, R(a[1]), R(a[2]), R(b[1]), R(b[2]), o.unit)
-      end
-    end
-  end
-  return out
-end
-
--- One row's split, in words: the groups, where the table's median sits,
--- what else in the run (faults, other rows, the regime test) goes with it.
-local function split_sentence(lead, doc, r, split)
-  local lo, hi = split[1], split[2]
-  local unit = r.unit == "ns/page" and ("ns per %d KiB"):format(doc.page_size // 1024) or r.unit
-  local few = lo.n <= hi.n and lo or hi
-  local function side(g, with_unit)
-    return ("%d at a median of %s%s (from %s to %s%s)"):format(g.n, R(g.median), with_unit and " " .. unit or "",
-      R(g.min), R(g.max), g == few and "; repetitions " .. rep_spans(g.reps) or "")
-  end
-  local where = r.median < lo.min and "lies below both groups" or r.median <= lo.max and "lies within the lower group"
-    or r.median < hi.min and "falls between the groups" or r.median <= hi.max and "lies within the upper group"
-    or "lies above both groups"
-  local out = { ("%s, cycle %s's row \"%s\": its %d repetitions fall into two separated groups, %s and %s, %s times "
-    .. "apart where they are nearest. The table's median, %s, %s%s.")
-    :format(lead, r.case, r.label, #r.values, side(lo, true), side(hi, false), R(split.factor), interval(r), where,
-      (r.lo <= lo.max and r.hi >= hi.min) and ", and its interval spans the gap between them" or "") }
-  local same = same_apart(doc, r, lo)
-  out[#out + 1] = #same == 0 and "No other row of the run puts the same repetitions apart."
-    or ("Other rows of the run that put the same repetitions apart: %s; a coincidence or a common cause, which "
-      .. "one run cannot tell."):format(table.concat(same, "; "))
-  for _, f in ipairs(doc.rows) do
-    if f.case == r.case and f.column == r.column .. "_faults" and f.min == f.max then
-      out[#out + 1] = ("Every repetition took %d fault%s in it, in both groups alike."):format(f.min,
-        f.min == 1 and "" or "s")
-    end
-  end
-  out[#out + 1] = regimes.of(r.unit, r.values) and "The regime test (in time order) also finds a lasting shift in it."
-    or "The regime test (in time order) finds no lasting shift in it."
-  return table.concat(out, " ")
-end
-
 -- The claim: every timed row of the published runs whose repetitions split
--- by ev.groups, then the rule. published: { {name, doc, lead = "With ..."}, ... }.
+-- by ev.groups, in cycles.lua's report's words, then the rule. published: { {name, doc, lead = "With ..."}, ... }.
 function ev.bimodal(published)
   local out, looked, names = {}, 0, {}
   for i, p in ipairs(published) do
@@ -236,7 +174,7 @@ function ev.bimodal(published)
       if regimes.testable(r) and type(r.values) == "table" then
         looked = looked + 1
         local split = ev.groups(r.values)
-        if split then out[#out + 1] = split_sentence(p.lead, p[2], r, split) end
+        if split then out[#out + 1] = reports.of("cycles").split_finding(p.lead, p[2], r, split, ev) end
       end
     end
   end
@@ -369,52 +307,6 @@ local function verdict(v, key)
     or ("no significant difference in %d of %d"):format(same, #rows)
   return ("compare.lua, the published run against each repeat: %s (%s)"):format(phrase, table.concat(details, "; "))
 end
-
--- Cycle C's first touch against cycle A's in the same repetitions: the
--- headline quotes cycle A (the seed's pass 1, untimed per page), and C, which
-local function a_against_c(doc)
-  local a, cc = row(doc, "A", "pass1").values, row(doc, "C", "pass1").values
-  local lower, n = 0, 0
-  for i = 1, math.min(#a, #cc) do
-    if type(a[i]) == "number" and type(cc[i]) == "number" then
-      n = n + 1
-      if cc[i] < a[i] then lower = lower + 1 end
-    end
-  end
-  return lower, n
-end
-
--- Cycle C against cycle A in each run, as the published run's count with the
--- repeats' beside it, and what a sign test per run lets one conclude.
-function ev.c_against_a(runs)
-  local counts, shown = {}, 0
-  for i, d in ipairs(runs) do
-    local lower, n = a_against_c(d)
-    counts[i] = ("%d of %d"):format(lower, n)
-    if inference.sign_test(lower, n) < 0.05 and lower > n / 2 then shown = shown + 1 end
-  end
-  local repeats = #runs > 1 and ("; in the repeats %s"):format(table.concat(counts, " and ", 2)) or ""
-  local conclusion = shown == #runs and "lower by a sign test in every run, for a reason not explained"
-    or shown == 0 and "no difference shown by a sign test in any run"
-    or ("lower by a sign test in %d of the %d runs only, so not a difference that carries from run to run")
-      :format(shown, #runs)
-  return ("in the published run C was lower in %s repetitions%s: %s"):format(counts[1], repeats, conclusion)
-end
-
-function ev.c_sentence(doc, runs)
-  local lower, n = a_against_c(doc)
-  local all_lower = runs and count(runs, function(d) local k, m = a_against_c(d); return k == m end)
-  local p = inference.sign_test(lower, n)
-  return ("Cycle C's first touch, each page timed, cost %s ns per %d KiB in the same repetitions, below cycle A's "
-    .. "in %d of %d%s; %s.")
-    :format(interval(row(doc, "C", "pass1")), doc.page_size // 1024, lower, n,
-      runs and (", and in every repetition %s"):format(held(all_lower, #runs)) or "",
-      p < 0.05 and ("why the two cycles differ is not explained (sign test p = %.2g)"):format(p)
-        or ("no difference between them shown (sign test p = %.2g)"):format(p))
-end
-
-ev.a_against_c = a_against_c
-
 
 ev.interval, ev.vinterval, ev.ms, ev.load, ev.row, ev.value, ev.list, ev.count = interval, vinterval, ms, load, row,
   value, list, count

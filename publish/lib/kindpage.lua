@@ -3,6 +3,7 @@
 local ev = require "evidence"
 local inference = require "inference"
 local kinds = require "kinds"
+local reports = require "reports"
 local stats = require "stats"
 local verdicts = require "verdicts"
 
@@ -159,7 +160,7 @@ end
 -- calibration and the period run where published.
 function kindpage.kind_findings(root, dir)
   local runs = ev.runs(root, dir)
-  local out = { ev.c_sentence(runs[1], runs), repeats_judged(root, dir, runs) }
+  local out = { reports.of("cycles").c_sentence(runs[1], ev, runs), repeats_judged(root, dir, runs) }
   local function doc(name)
     local path = ("%s/%s/exp-%s-results.json"):format(root, dir, name)
     return read(path) and load(path)

@@ -11,6 +11,7 @@ local R, interval, vinterval, ms, load, row, value = ev.round, ev.interval, ev.v
 local list, count, held, read, verdict, significant, cells_of = ev.list, ev.count, ev.held, ev.read, ev.verdict,
   ev.significant, ev.cells_of
 
+local cycles = reports.of("cycles")
 local paragraphs = {}
 
 -- The seed's figures (macOS, 16 KiB pages), quoted from its write-up.
@@ -32,7 +33,7 @@ function P.first_touch(c)
     .. "%s s to bring in the whole buffer at the median. %s. This is cycle A's pass 1, which every figure "
     .. "called the first touch on this page quotes. %s")
     :format(c.pages, c.mib, held(c.one_fault, c.n), interval(p1), c.kib, c.medians("A", "pass1"),
-      R(p1.median * c.pages / 1e9), verdict(c.v, "A pass1"), ev.c_sentence(c.pub, c.runs))
+      R(p1.median * c.pages / 1e9), verdict(c.v, "A pass1"), cycles.c_sentence(c.pub, ev, c.runs))
 end
 
 function P.headline_ratio(c)
@@ -194,19 +195,8 @@ end
 function P.thp(c)
   c.always = load(c.root .. "/results/thp-always-results.json")
   c.k16 = load(c.root .. "/results/thp-16K-results.json")
-  local always, k16 = c.always, c.k16
-  c.f4k, c.f2m = row(c.pub, "A", "pass1_faults").median, row(always, "A", "pass1_faults").median
-  local f16 = row(k16, "A", "pass1_faults").median
-  return ("With `THP=always` pass 1 took %d faults for the %d MiB (%d KiB pages obtained; %d times fewer "
-    .. "than with 4 KiB pages) and cost %s ns per 4 KiB of memory; within each repetition, %s times pass 2 "
-    .. "repeated. With `THP=16K` (the seed's page size): %d faults, %s ns per 4 KiB, %s times pass 2 repeated. "
-    .. "Each from one run, cycle A's pass 1. Whether a bigger page makes a first touch cheaper depends on the "
-    .. "cycle: %s With `THP=16K`, cycle C: %s ns per 4 KiB, below cycle A's in %d of %d repetitions.")
-    :format(c.f2m, always.bytes >> 20, value(always, "thp_page").x // 1024, c.f4k // c.f2m,
-      interval(row(always, "A", "pass1")), vinterval(value(always, "first_touch")), f16,
-      interval(row(k16, "A", "pass1")), vinterval(value(k16, "first_touch")),
-      ev.c_sentence(always):gsub("^Cycle C's", "with `THP=always`, cycle C's"), interval(row(k16, "C", "pass1")),
-      ev.a_against_c(k16))
+  c.f4k, c.f2m = row(c.pub, "A", "pass1_faults").median, row(c.always, "A", "pass1_faults").median
+  return cycles.thp_finding(c.pub, c.always, c.k16, ev)
 end
 
 function P.bimodal(c)
@@ -270,7 +260,7 @@ local function headline(c)
     .. "repetition. The ratio's lower end was above a hundred %s; the absolute cost moves with the host "
     .. "(pass 1's medians: %s ns). Cycle C, which times each page, measured %s ns in the same repetitions; %s.")
     :format(interval(c.p1), c.kib, c.mib, c.p1.n, vinterval(c.ft_ratio), held(c.above, n), list(runs, function(d)
-      return R(row(d, "A", "pass1").median) end), interval(row(pub, "C", "pass1")), ev.c_against_a(runs))
+      return R(row(d, "A", "pass1").median) end), interval(row(pub, "C", "pass1")), cycles.c_against_a(runs, ev))
   local function cells(f)
     local out = {}
     for i, d in ipairs(runs) do out[i] = f(d) end

@@ -2,9 +2,11 @@
 -- the JSON and cycle C's samples beside it), and the histogram and samples
 -- helpers the script uses to leave cycle C's data for them.
 local ft = require "ft"
+local inference = require "inference"
 local json = require "json"
 local pagesizes = require "pagesizes"
 local plots = require "plots"
+local regimes = require "regimes"
 local slowrun = require "slowrun"
 local stats = require "stats"
 local summary = require "summary"
@@ -446,6 +448,142 @@ function report.table(raw)
   end
   for _, line in ipairs(slowrun.tables(ix)) do put(line) end -- CAUSES=1: cycle C's slow pages by cause
   return summary.tail(ix, out)
+end
+
+-- The findings the published pages state from cycles.lua's runs, for them
+-- and a user's own runs. say: the published pages' wording (round, interval,
+-- vinterval, held, row, value), given by whoever prints them.
+
+-- Cycle C's first touch against cycle A's in the same repetitions (the
+-- headline quotes cycle A, untimed per page; C times each page): in how many
+-- repetitions C was lower, of how many.
+function report.c_below_a(doc, say)
+  local a, cc = say.row(doc, "A", "pass1").values, say.row(doc, "C", "pass1").values
+  local lower, n = 0, 0
+  for i = 1, math.min(#a, #cc) do
+    if type(a[i]) == "number" and type(cc[i]) == "number" then
+      n = n + 1
+      if cc[i] < a[i] then lower = lower + 1 end
+    end
+  end
+  return lower, n
+end
+
+-- Cycle C against cycle A in each run, as the published run's count with the
+-- repeats' beside it, and what a sign test per run lets one conclude.
+function report.c_against_a(runs, say)
+  local counts, held_in = {}, 0
+  for i, d in ipairs(runs) do
+    local lower, n = report.c_below_a(d, say)
+    counts[i] = ("%d of %d"):format(lower, n)
+    if inference.sign_test(lower, n) < 0.05 and lower > n / 2 then held_in = held_in + 1 end
+  end
+  local repeats = #runs > 1 and ("; in the repeats %s"):format(table.concat(counts, " and ", 2)) or ""
+  local conclusion = held_in == #runs and "lower by a sign test in every run, for a reason not explained"
+    or held_in == 0 and "no difference held_in by a sign test in any run"
+    or ("lower by a sign test in %d of the %d runs only, so not a difference that carries from run to run")
+      :format(held_in, #runs)
+  return ("in the published run C was lower in %s repetitions%s: %s"):format(counts[1], repeats, conclusion)
+end
+
+-- Cycle C's first touch against cycle A's in one run (and, given runs, in
+-- how many of them C was lower in every repetition).
+function report.c_sentence(doc, say, runs)
+  local lower, n = report.c_below_a(doc, say)
+  local all_lower = 0
+  for _, d in ipairs(runs or {}) do
+    local k, m = report.c_below_a(d, say)
+    if k == m then all_lower = all_lower + 1 end
+  end
+  local p = inference.sign_test(lower, n)
+  return ("Cycle C's first touch, each page timed, cost %s ns per %d KiB in the same repetitions, below cycle A's "
+    .. "in %d of %d%s; %s.")
+    :format(say.interval(say.row(doc, "C", "pass1")), doc.page_size // 1024, lower, n,
+      runs and (", and in every repetition %s"):format(say.held(all_lower, #runs)) or "",
+      p < 0.05 and ("why the two cycles differ is not explained (sign test p = %.2g)"):format(p)
+        or ("no difference between them shown (sign test p = %.2g)"):format(p))
+end
+
+-- THP, and the seed's page size: pass 1 with THP=always and THP=16K against
+-- the default run's.
+function report.thp_finding(default, always, k16, say)
+  local interval, vinterval, row, value = say.interval, say.vinterval, say.row, say.value
+  local f4k, f2m = row(default, "A", "pass1_faults").median, row(always, "A", "pass1_faults").median
+  local f16 = row(k16, "A", "pass1_faults").median
+  return ("With `THP=always` pass 1 took %d faults for the %d MiB (%d KiB pages obtained; %d times fewer "
+    .. "than with 4 KiB pages) and cost %s ns per 4 KiB of memory; within each repetition, %s times pass 2 "
+    .. "repeated. With `THP=16K` (the seed's page size): %d faults, %s ns per 4 KiB, %s times pass 2 repeated. "
+    .. "Each from one run, cycle A's pass 1. Whether a bigger page makes a first touch cheaper depends on the "
+    .. "cycle: %s With `THP=16K`, cycle C: %s ns per 4 KiB, below cycle A's in %d of %d repetitions.")
+    :format(f2m, always.bytes >> 20, value(always, "thp_page").x // 1024, f4k // f2m,
+      interval(row(always, "A", "pass1")), vinterval(value(always, "first_touch")), f16,
+      interval(row(k16, "A", "pass1")), vinterval(value(k16, "first_touch")),
+      report.c_sentence(always, say):gsub("^Cycle C's", "with `THP=always`, cycle C's"),
+      interval(row(k16, "C", "pass1")), report.c_below_a(k16, say))
+end
+
+-- 1, 3, 6, 7, 8 as "1, 3 and 6–8".
+local function rep_spans(reps)
+  local spans = {}
+  for _, r in ipairs(reps) do
+    local last = spans[#spans]
+    if last and last[2] == r - 1 then last[2] = r else spans[#spans + 1] = { r, r } end
+  end
+  return inference.spans(spans)
+end
+
+-- The run's other rows whose values put the same repetitions apart.
+local function same_apart(doc, r, lower, R)
+  local in_lower, out = {}, {}
+  for _, rep in ipairs(lower.reps) do in_lower[rep] = true end
+  for _, o in ipairs(doc.rows) do
+    if o ~= r and type(o.values) == "table" then
+      local a, b = { math.huge, -math.huge }, { math.huge, -math.huge }
+      for i, x in ipairs(o.values) do
+        local t = in_lower[i] and a or b
+        if type(x) == "number" then t[1], t[2] = math.min(t[1], x), math.max(t[2], x) end
+      end
+      if a[2] < b[1] or b[2] < a[1] then
+        out[#out + 1] = ("%s's \"%s\" (the lower group's repetitions from %s to %s, the upper's from %s to %s %s)")
+          :format(o.case, o.label, R(a[1]), R(a[2]), R(b[1]), R(b[2]), o.unit)
+      end
+    end
+  end
+  return out
+end
+
+-- One row's split into two groups (split, as the publishing wing's rule
+-- finds them), in words: the groups, where the table's median sits, what
+-- else in the run (faults, other rows, the regime test) goes with it.
+function report.split_finding(lead, doc, r, split, say)
+  local R = say.round
+  local lo, hi = split[1], split[2]
+  local unit = r.unit == "ns/page" and ("ns per %d KiB"):format(doc.page_size // 1024) or r.unit
+  local few = lo.n <= hi.n and lo or hi
+  local function side(g, with_unit)
+    return ("%d at a median of %s%s (from %s to %s%s)"):format(g.n, R(g.median), with_unit and " " .. unit or "",
+      R(g.min), R(g.max), g == few and "; repetitions " .. rep_spans(g.reps) or "")
+  end
+  local where = r.median < lo.min and "lies below both groups" or r.median <= lo.max and "lies within the lower group"
+    or r.median < hi.min and "falls between the groups" or r.median <= hi.max and "lies within the upper group"
+    or "lies above both groups"
+  local out = { ("%s, cycle %s's row \"%s\": its %d repetitions fall into two separated groups, %s and %s, %s times "
+    .. "apart where they are nearest. The table's median, %s, %s%s.")
+    :format(lead, r.case, r.label, #r.values, side(lo, true), side(hi, false), R(split.factor), say.interval(r), where,
+      (r.lo <= lo.max and r.hi >= hi.min) and ", and its interval spans the gap between them" or "") }
+  local same = same_apart(doc, r, lo, say.round)
+  out[#out + 1] = #same == 0 and "No other row of the run puts the same repetitions apart."
+    or ("Other rows of the run that put the same repetitions apart: %s; a coincidence or a common cause, which "
+      .. "one run cannot tell."):format(table.concat(same, "; "))
+  for _, f in ipairs(doc.rows) do
+    if f.case == r.case and f.column == r.column .. "_faults" and f.min == f.max then
+      out[#out + 1] = ("Every repetition took %d fault%s in it, in both groups alike."):format(f.min,
+        f.min == 1 and "" or "s")
+    end
+  end
+  out[#out + 1] = regimes.of(r.unit, r.values) and "The regime test (in time order) also finds a lasting shift in it."
+    or "The regime test (in time order) finds no lasting shift in it."
+  return table.concat(out, " ")
 end
 
 return report
