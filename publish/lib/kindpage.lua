@@ -4,7 +4,6 @@ local ev = require "evidence"
 local inference = require "inference"
 local kinds = require "kinds"
 local reports = require "reports"
-local stats = require "stats"
 local verdicts = require "verdicts"
 
 local R, interval, vinterval, load, row, value = ev.round, ev.interval, ev.vinterval, ev.load, ev.row, ev.value
@@ -87,43 +86,6 @@ function kindpage.kinds(root)
   return table.concat(out, "\n") .. "\n\n" .. table.concat(sentences, " "), factors
 end
 
--- slowpages.lua EXPERIMENT=period: what pass 2's slow pages follow, by THP
--- mode, each class with its share, and the share left not explained.
-function kindpage.period(doc, home)
-  local by, order = {}, {}
-  for _, v in ipairs(doc.values) do
-    if type(v.value) == "string" and v.value:match("^period_") and v.thp then
-      if not by[v.thp] then by[v.thp] = { classes = {}, guest = 0 }; order[#order + 1] = v.thp end
-      local m = by[v.thp]
-      if v.value == "period_total" then m.total = v
-      elseif v.value == "period_class" then m.classes[#m.classes + 1] = v
-      elseif v.value == "period_guest" then m.guest = m.guest + v.x
-      elseif v.value == "period_unexplained" then m.unexplained = v end
-    end
-  end
-  local parts = {}
-  for _, thp in ipairs(order) do
-    local m = by[thp]
-    if m.total and m.unexplained then
-      local named = stats.map(m.classes, function(c)
-        return ("%s, %s %% (its control went its way in %d of %d repetitions)"):format(c.class, R(c.x), c.agreed,
-          c.reps)
-      end)
-      parts[#parts + 1] = ("with THP=%s, of %d slow pages %s; guest events %s %%; not explained %s %% (the target: "
-        .. "at most 10 %%, %s)")
-        :format(thp, m.total.x, #named == 0 and "no class is named" or "named: " .. table.concat(named, "; "),
-          R(m.guest), R(m.unexplained.x), m.unexplained.x <= 10 and "met" or "not met")
-    end
-  end
-  return ("`slowpages.lua EXPERIMENT=period` (%d repetitions of one run; forward, samples shifted 4 bytes, backward, "
-    .. "stride 7, a 50 ms pause, the null walk (one page stored again and again) and a small set of pages walked "
-    .. "again and again, each walk with pass 3 over the same pages, shuffled in every repetition), pass "
-    .. "2's slow pages of the forward walk by what covers them, a class named only where its control removed, "
-    .. "moved or showed it (the null walk's and the small set's classes by rate, not page by page): %s.%s")
-    :format(row(doc, doc.rows[1].case, doc.rows[1].column).n, table.concat(parts, "; "),
-      home and (" The %s guest's slow pages were not re-measured with these walks."):format(home) or "")
-end
-
 -- The published run against each repeat, every row judged against the
 -- calibration of the published configuration kept beside them.
 local function repeats_judged(root, dir, runs)
@@ -157,52 +119,20 @@ local function repeats_judged(root, dir, runs)
 end
 
 -- A kind's own findings: its default runs, and actouch.lua, host.lua, its
--- calibration and the period run where published.
+-- calibration and the period run where published, each in its report's words.
 function kindpage.kind_findings(root, dir)
   local runs = ev.runs(root, dir)
-  local out = { reports.of("cycles").c_sentence(runs[1], ev, runs), repeats_judged(root, dir, runs) }
-  local function doc(name)
-    local path = ("%s/%s/exp-%s-results.json"):format(root, dir, name)
-    return read(path) and load(path)
+  local out = { reports.of("cycles").c_sentence(runs[1], ev, runs) }
+  local function add(text) out[#out + 1] = text end
+  local function found(name, script, finding, ...)
+    local path = ("%s/%s/%s.json"):format(root, dir, name)
+    if read(path) then add(reports.of(script)[finding](load(path), ev, ...)) end
   end
-  local ac = doc("actouch")
-  if ac then
-    local function effect(name, what)
-      local v = value(ac, name)
-      return ("%s changed it by a factor of %s (%s)"):format(what, vinterval(v), (v.lo <= 1 and v.hi >= 1)
-        and "an interval holding 1: no effect shown" or "an interval without 1")
-    end
-    out[#out + 1] = ("`actouch.lua` takes the cycles' two differences apart on fresh mappings, shuffled in every "
-      .. "repetition (%d repetitions of one run, time on the CPU): %s; %s.")
-      :format(row(ac, "plain (A)", "oncpu").n, effect("timed_over_plain", "timing every page as cycle C does"),
-        effect("after_munmap_over_fresh", "a munmap of another buffer just before (as cycle C has)"))
-  end
-  local cal_path = ("%s/%s/calibration-cycles.json"):format(root, dir)
-  for _, r in ipairs(read(cal_path) and load(cal_path).rows or {}) do
-    if r.case == "A" and r.column == "pass1" and type(r.explained) == "table" then
-      local cal, a = load(cal_path), r.adjust
-      local e = type(r.explained.canary) == "number" and r.explained.canary or nil
-      out[#out + 1] = ("`make calibrate` ([calibration.md](calibration.md), %d A/A runs of `cycles.lua %s`): pass 1's "
-        .. "run median varied by %s %% (sd of the logs) from run to run; %s, %s.")
-        :format(cal.runs, tostring(cal.config), R(100 * r.between_run_sd_log),
-          e and ("the canary explains %s %% of that spread (each run left out and predicted from the others)")
-            :format(R(100 * e)) or ("the canary explains none of it (%s)"):format(tostring(r.explained.canary)),
-          a and ("adjusted for the %s, %s %% remains, and compare.lua shows pass 1 adjusted beside the raw change")
-            :format(a.covariate, R(100 * a.sd_log)) or "too little for compare.lua to adjust pass 1")
-    end
-  end
-  local sp = doc("slowperiod")
-  if sp then out[#out + 1] = kindpage.period(sp, (kinds.published(root)[1] or {}).kind) end
-  local host = doc("host")
-  if host then
-    for _, v in ipairs(host.values) do
-      if v.value == "host_share_4K" then
-        out[#out + 1] = ("`host.lua`: of a 4 KiB first touch's time on the CPU, %s [%s, %s] %% lies outside the "
-          .. "guest kernel's account (%d repetitions of one run).")
-          :format(R(v.measured), R(v.lo), R(v.hi), v.n)
-      end
-    end
-  end
+  add(repeats_judged(root, dir, runs))
+  found("exp-actouch-results", "actouch", "finding")
+  found("calibration-cycles", "calibrate", "finding")
+  found("exp-slowperiod-results", "slowpages", "period_finding", (kinds.published(root)[1] or {}).kind)
+  found("exp-host-results", "host", "finding")
   return table.concat(out, " ")
 end
 

@@ -203,4 +203,44 @@ function report.finding(doc, say, dat)
       ("%s %% %s"):format(R(math.abs(cost.x)), cost.x >= 0 and "dearer" or "cheaper"))
 end
 
+-- slowpages.lua EXPERIMENT=period: what pass 2's slow pages follow, by THP
+-- mode, each class with its share, and the share left not explained; home:
+-- the kind whose slow pages were not re-measured so. say: the published
+-- pages' wording (round), given by whoever prints it.
+function report.period_finding(doc, say, home)
+  local R = say.round
+  local by, order = {}, {}
+  for _, v in ipairs(doc.values) do
+    if type(v.value) == "string" and v.value:match("^period_") and v.thp then
+      if not by[v.thp] then by[v.thp] = { classes = {}, guest = 0 }; order[#order + 1] = v.thp end
+      local m = by[v.thp]
+      if v.value == "period_total" then m.total = v
+      elseif v.value == "period_class" then m.classes[#m.classes + 1] = v
+      elseif v.value == "period_guest" then m.guest = m.guest + v.x
+      elseif v.value == "period_unexplained" then m.unexplained = v end
+    end
+  end
+  local parts = {}
+  for _, thp in ipairs(order) do
+    local m = by[thp]
+    if m.total and m.unexplained then
+      local named = stats.map(m.classes, function(c)
+        return ("%s, %s %% (its control went its way in %d of %d repetitions)"):format(c.class, R(c.x), c.agreed,
+          c.reps)
+      end)
+      parts[#parts + 1] = ("with THP=%s, of %d slow pages %s; guest events %s %%; not explained %s %% (the target: "
+        .. "at most 10 %%, %s)")
+        :format(thp, m.total.x, #named == 0 and "no class is named" or "named: " .. table.concat(named, "; "),
+          R(m.guest), R(m.unexplained.x), m.unexplained.x <= 10 and "met" or "not met")
+    end
+  end
+  return ("`slowpages.lua EXPERIMENT=period` (%d repetitions of one run; forward, samples shifted 4 bytes, backward, "
+    .. "stride 7, a 50 ms pause, the null walk (one page stored again and again) and a small set of pages walked "
+    .. "again and again, each walk with pass 3 over the same pages, shuffled in every repetition), pass "
+    .. "2's slow pages of the forward walk by what covers them, a class named only where its control removed, "
+    .. "moved or showed it (the null walk's and the small set's classes by rate, not page by page): %s.%s")
+    :format(doc.rows[1].n, table.concat(parts, "; "),
+      home and (" The %s guest's slow pages were not re-measured with these walks."):format(home) or "")
+end
+
 return report
