@@ -270,13 +270,21 @@ function ev.verdicts(root, runs, ftrun, dir)
   if not ftrun then return out end
   local paths = {}
   -- the repo's own paths, as the block shows them
-  for i, r in ipairs(runs) do paths[i] = sh(r.path:sub(#root + 2)) end
-  -- the options docs.lua was given stay its own (compare.lua refuses a knob it does not take)
-  local p = assert(io.popen(("cd %s && env -u CHECK -u ROOT CALIBRATIONS=%s %s compare.lua %s 2>&1"):format(
-    shell.path(root), cal and sh(folder) or "/nonexistent", ftrun, table.concat(paths, " "))))
-  out.text = p:read("a")
-  if not p:close() then error("publish: compare.lua failed: " .. (out.text:match("[^\n]*") or ""), 0) end
+  for i, r in ipairs(runs) do paths[i] = r.path:sub(#root + 2) end
+  out.text = ev.compare(root, ftrun, paths, cal and folder:sub(#root + 2) or "/nonexistent")
   return out
+end
+
+-- compare.lua's output on runs (paths from root) with CALIBRATIONS=folder;
+-- a warning it prints goes to stderr, not into the text (another ftrun's
+-- left settings would otherwise land in compare.txt).
+function ev.compare(root, ftrun, paths, folder)
+  -- the options docs.lua was given stay its own (compare.lua refuses a knob it does not take)
+  local p = assert(io.popen(("cd %s && env -u CHECK -u ROOT CALIBRATIONS=%s %s compare.lua %s"):format(
+    shell.path(root), sh(folder), ftrun, table.concat(stats.map(paths, sh), " "))))
+  local text = p:read("a")
+  if not p:close() then error("publish: compare.lua failed on " .. table.concat(paths, " "), 0) end
+  return text
 end
 
 local function significant(verdict)

@@ -20,7 +20,7 @@ local stats = require "stats"
 local summary = require "summary"
 local calreport = require "calreport"
 
-local read, ls, sh = ev.read, shell.list, shell.quote
+local read, ls = ev.read, shell.list
 local registry = {}
 
 -- A block is the text between <!-- ftrun claims NAME: begin --> and its end
@@ -174,14 +174,11 @@ end
 -- and machine) is kept.
 local function compare_txt(root, ftrun, dir)
   return function(old)
-    local paths = { sh(dir .. "/results.json") }
+    local paths = { dir .. "/results.json" }
     for _, d in ipairs(ls(root .. "/" .. dir .. "/repeats", "^%d")) do
-      paths[#paths + 1] = sh(("%s/repeats/%s/results.json"):format(dir, d))
+      paths[#paths + 1] = ("%s/repeats/%s/results.json"):format(dir, d)
     end
-    local c = assert(io.popen(("cd %s && env -u CHECK -u ROOT CALIBRATIONS=%s %s compare.lua %s 2>&1"):format(
-      shell.path(root), sh(dir .. "/calibrations"), ftrun, table.concat(paths, " "))))
-    local again = c:read("a")
-    c:close()
+    local again = ev.compare(root, ftrun, paths, dir .. "/calibrations")
     return (old or ""):match("^[^\n]*\n") .. again:gsub("^[^\n]*\n", "", 1)
   end
 end
