@@ -89,35 +89,10 @@ end
 local shell = require "shell"
 local ls, sh = shell.list, shell.quote
 
--- The published files under root's results/ whose names match pattern,
--- at any depth; results/runs/ (a user's own runs) and results/archive/ left out.
-local function published_files(root, pattern)
-  local out = {}
-  for _, path in ipairs(shell.find(root .. "/results", pattern)) do
-    local rel = path:sub(#root + 10)
-    if not rel:match("^runs/") and not rel:match("^archive/") then out[#out + 1] = path end
-  end
-  return out
-end
-
 -- The object a JSON file holds, or nil: no file, not JSON, or not an object.
 local function json_file(path)
   local ok, doc = decode(path, read(path) or "")
   return ok and type(doc) == "table" and doc or nil
-end
-
--- Every results JSON in dir, or published under root's results/ when dir
--- is nil, sorted: { path, file (from root), name, prefix, doc (or nil) }.
-local function published_runs(root, dir)
-  local out = {}
-  local paths = dir and stats.map(ls(dir, "results%.json$"), function(n) return dir .. "/" .. n end)
-    or published_files(root, "results%.json$")
-  table.sort(paths)
-  for _, path in ipairs(paths) do
-    out[#out + 1] = { path = path, file = path:sub(#root + 2), name = path:match("[^/]*$"),
-      prefix = path:sub(1, -#"results.json" - 1), doc = json_file(path) }
-  end
-  return out
 end
 
 -- Two separated groups among one row's repetitions, or nil: cut the sorted
@@ -318,8 +293,7 @@ end
 
 ev.interval, ev.vinterval, ev.ms, ev.load, ev.row, ev.value, ev.list, ev.count = interval, vinterval, ms, load, row,
   value, list, count
-ev.read, ev.json_file, ev.published_files, ev.published_runs, ev.cells_of = read, json_file, published_files,
-  published_runs, cells_of
+ev.read, ev.json_file, ev.cells_of = read, json_file, cells_of
 ev.verdict, ev.significant = verdict, significant
 
 return ev

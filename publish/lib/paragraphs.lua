@@ -67,37 +67,6 @@ function P.fill(c)
       verdict(c.v, "B fill"))
 end
 
--- A run's repetitions of one row on either side of its stall threshold, and
--- in how many of each the guest counted a CPU migration.
-local function stalls_migrated(doc, case, column)
-  local threshold, records = value(doc, "stall_threshold").x, {}
-  for _, c in ipairs(doc.reps) do if c.case == case then records = c.records end end
-  local out = { stalled = 0, with = 0, other = 0, other_with = 0 }
-  for i, x in ipairs(row(doc, case, column).values) do
-    local moved = (((records[i] or {}).noise or {}).migrations or 0) > 0 and 1 or 0
-    if x > threshold then out.stalled, out.with = out.stalled + 1, out.with + moved
-    else out.other, out.other_with = out.other + 1, out.other_with + moved end
-  end
-  local counted = value(doc, "stalls", "column", column).x
-  if out.stalled ~= counted then
-    error(("publish: %s: %s %s: %d repetitions above the threshold, the run counted %d stalls"):format(doc.path, case,
-      column, out.stalled, counted), 0)
-  end
-  return out
-end
-
--- What the guest counted in THP=always's stalled repetitions.
-local function stalls_always(root)
-  local doc = load(root .. "/results/thp-always-results.json")
-  local a, d = stalls_migrated(doc, "A", "pass2"), stalls_migrated(doc, "D", "touch2")
-  return (" With `THP=always` (its threshold at %s ns per page) pass 2 stalled in %d of %d repetitions and the "
-    .. "second touch in %d: the guest counted a CPU migration in %d of the %d stalled repetitions of cycle A and in "
-    .. "%d of its %d others, in %d of the %d stalled of cycle D and in %d of its %d others (a count covers the "
-    .. "repetition of the cycle, not the pass). Why they stalled is not explained.")
-    :format(R(value(doc, "stall_threshold").x), a.stalled, a.stalled + a.other, d.stalled, a.with, a.stalled,
-      a.other_with, a.other, d.with, d.stalled, d.other_with, d.other)
-end
-
 function P.stalls(c)
   local pub, n, runs = c.pub, c.n, c.runs
   local function stalls(d, column) return value(d, "stalls", "column", column) end
@@ -117,7 +86,7 @@ function P.stalls(c)
       held(count(runs, function(d) return row(d, "A", "pass2_faults").max == 0 and row(d, "D", "touch2_faults").max == 0
         end), n),
       interval(row(pub, "C", "pass2_slow_pct")), value(pub, "slow_ns").x, interval(row(pub, "C", "pass2_slow_mean")))
-    .. stalls_always(c.root)
+    .. " " .. cycles.stalls_finding(load(c.root .. "/results/thp-always-results.json"), ev)
 end
 
 function P.malloc(c)

@@ -142,16 +142,18 @@ local function run_files(root, dir, out, pasted)
     end }
   end
   local gnuplot = os.execute("command -v gnuplot >/dev/null 2>&1")
-  for _, run in ipairs(ev.published_runs(root, root .. "/" .. dir)) do
-    local prefix = run.name:sub(1, -#"results.json" - 1)
-    local ok, specs = pcall(plots.specs, run.doc, root .. "/" .. dir, prefix)
-    if not ok then error(("publish: %s: its plots cannot be made: %s"):format(run.file, tostring(specs)), 0) end
-    local stamp = "# " .. plots.text(provenance.describe(run.doc.provenance)) .. "\n"
+  local jsons = ls(root .. "/" .. dir, "results%.json$")
+  table.sort(jsons)
+  for _, name in ipairs(jsons) do
+    local prefix, doc = name:sub(1, -#"results.json" - 1), ev.json_file(root .. "/" .. dir .. "/" .. name)
+    local ok, specs = pcall(plots.specs, doc, root .. "/" .. dir, prefix)
+    if not ok then error(("publish: %s/%s: its plots cannot be made: %s"):format(dir, name, tostring(specs)), 0) end
+    local stamp = "# " .. plots.text(provenance.describe(doc.provenance)) .. "\n"
     local drawn -- gnuplot draws a run's plots in one go
     local function svg(path)
       if not drawn then
         drawn = {}
-        for _, f in ipairs(plots.render(run.doc, root .. "/" .. dir, prefix)) do drawn[f[1]] = f[2] end
+        for _, f in ipairs(plots.render(doc, root .. "/" .. dir, prefix)) do drawn[f[1]] = f[2] end
       end
       return drawn[path]
     end

@@ -504,6 +504,39 @@ function report.c_sentence(doc, say, runs)
         or ("no difference between them shown (sign test p = %.2g)"):format(p))
 end
 
+-- A run's repetitions of one row on either side of its stall threshold, and
+-- in how many of each the guest counted a CPU migration.
+local function stalls_migrated(doc, case, column, say)
+  local row, value = say.row, say.value
+  local threshold, records = value(doc, "stall_threshold").x, {}
+  for _, c in ipairs(doc.reps) do if c.case == case then records = c.records end end
+  local out = { stalled = 0, with = 0, other = 0, other_with = 0 }
+  for i, x in ipairs(row(doc, case, column).values) do
+    local moved = (((records[i] or {}).noise or {}).migrations or 0) > 0 and 1 or 0
+    if x > threshold then out.stalled, out.with = out.stalled + 1, out.with + moved
+    else out.other, out.other_with = out.other + 1, out.other_with + moved end
+  end
+  local counted = value(doc, "stalls", "column", column).x
+  if out.stalled ~= counted then
+    error(("publish: %s: %s %s: %d repetitions above the threshold, the run counted %d stalls"):format(doc.path, case,
+      column, out.stalled, counted), 0)
+  end
+  return out
+end
+
+-- What the guest counted in a run's stalled repetitions (the published
+-- pages quote THP=always's).
+function report.stalls_finding(doc, say)
+  local a, d = stalls_migrated(doc, "A", "pass2", say), stalls_migrated(doc, "D", "touch2", say)
+  return ("With `THP=%s` (its threshold at %s ns per page) pass 2 stalled in %d of %d repetitions and the "
+    .. "second touch in %d: the guest counted a CPU migration in %d of the %d stalled repetitions of cycle A and in "
+    .. "%d of its %d others, in %d of the %d stalled of cycle D and in %d of its %d others (a count covers the "
+    .. "repetition of the cycle, not the pass). Why they stalled is not explained.")
+    :format(tostring((doc.knobs or {}).THP), say.round(say.value(doc, "stall_threshold").x), a.stalled,
+      a.stalled + a.other, d.stalled, a.with, a.stalled, a.other_with, a.other, d.with, d.stalled, d.other_with,
+      d.other)
+end
+
 -- THP, and the seed's page size: pass 1 with THP=always and THP=16K against
 -- the default run's.
 function report.thp_finding(default, always, k16, say)
