@@ -6,128 +6,15 @@ local kindpage = require "kindpage"
 local reports = require "reports"
 local verdicts = require "verdicts"
 
-local R, interval, vinterval, ms, load, row, value = ev.round, ev.interval, ev.vinterval, ev.ms, ev.load, ev.row,
-  ev.value
-local list, count, held, read, verdict, significant, cells_of = ev.list, ev.count, ev.held, ev.read, ev.verdict,
-  ev.significant, ev.cells_of
+local R, interval, vinterval, load, row, value = ev.round, ev.interval, ev.vinterval, ev.load, ev.row, ev.value
+local list, count, held, read, significant, cells_of = ev.list, ev.count, ev.held, ev.read, ev.significant, ev.cells_of
 
 local cycles = reports.of("cycles")
 local paragraphs = {}
 
--- The seed's figures (macOS, 16 KiB pages), quoted from its write-up.
-paragraphs.SEED = { first_touch_ratio = 155, fill_ratio = 5.0 }
-
 -- One function a paragraph, each given the context c (c.pub the published
 -- run, c.others the repeats, c.v compare.lua's verdicts); order matters.
 local P = {}
-
-function P.first_touch(c)
-  local p1 = row(c.pub, "A", "pass1")
-  c.p1 = p1
-  c.one_fault = count(c.runs, function(d)
-    local r = row(d, "A", "pass1_faults")
-    return r.min == d.pages and r.max == d.pages
-  end)
-  return ("Pass 1 took one fault per page, %d faults for the %d MiB, in every repetition, %s. "
-    .. "Its median cost was **%s ns per %d KiB page** in the published run%s, the interval in brackets; "
-    .. "%s s to bring in the whole buffer at the median. %s. This is cycle A's pass 1, which every figure "
-    .. "called the first touch on this page quotes. %s")
-    :format(c.pages, c.mib, held(c.one_fault, c.n), interval(p1), c.kib, c.medians("A", "pass1"),
-      R(p1.median * c.pages / 1e9), verdict(c.v, "A pass1"), cycles.c_sentence(c.pub, ev, c.runs))
-end
-
-function P.headline_ratio(c)
-  c.ft_ratio = value(c.pub, "first_touch")
-  c.above = count(c.runs, function(d) return value(d, "first_touch").lo > 100 end)
-  local seed_in = count(c.runs, function(d)
-    local x = value(d, "first_touch")
-    return x.lo <= paragraphs.SEED.first_touch_ratio and paragraphs.SEED.first_touch_ratio <= x.hi
-  end)
-  return ("Taken within each repetition, pass 1 cost **%s times** pass 2 repeated in the "
-    .. "published run%s: more than a hundred later passes at the interval's lower end %s. The seed's %s lies "
-    .. "inside the interval %s. Pass 2 repeated: %s ns per page; %s.")
-    :format(vinterval(c.ft_ratio), c.vmedians("first_touch"), held(c.above, c.n), R(paragraphs.SEED.first_touch_ratio),
-      held(seed_in, c.n), interval(row(c.pub, "A", "pass2r")), verdict(c.v, "A pass2r"))
-end
-
-function P.fill(c)
-  local pub, n = c.pub, c.n
-  local fill = value(pub, "fill_bandwidth")
-  local fill_above = count(c.runs, function(d) return value(d, "fill_bandwidth").lo > 1 end)
-  local fresh = value(pub, "fresh_fill_time")
-  local fresh_below = count(c.runs, function(d) return value(d, "fresh_fill_time").hi < 1 end)
-  return ("Filling touched pages ran at %s GB/s, filling a fresh mapping (its %d faults inside) at %s "
-    .. "GB/s; within each repetition the touched fill was **%s times** the fresh one%s, above 1 %s "
-    .. "(the seed: %s). The fresh fill took %s of the time of pass 1 plus the touched fill%s: below 1 "
-    .. "(faulting while writing is cheaper than faulting first and writing after) %s. Touched fill: %s; "
-    .. "fresh fill: %s.")
-    :format(interval(row(pub, "A", "fill")), row(pub, "B", "fill_faults").median, interval(row(pub, "B", "fill")),
-      vinterval(fill), c.vmedians("fill_bandwidth"), held(fill_above, n), R(paragraphs.SEED.fill_ratio),
-      vinterval(fresh), c.vmedians("fresh_fill_time"), held(fresh_below, n), verdict(c.v, "A fill"),
-      verdict(c.v, "B fill"))
-end
-
-function P.stalls(c)
-  local pub, n, runs = c.pub, c.n, c.runs
-  local function stalls(d, column) return value(d, "stalls", "column", column) end
-  local threshold = value(pub, "stall_threshold")
-  local stalled = count(runs, function(d) return stalls(d, "pass2").x > 0 end)
-  local clean2r = count(runs, function(d) return stalls(d, "pass2r").x == 0 end)
-  return ("With the stall threshold at %s ns per page, pass 2 had a stalled repetition %s (%s of %d; "
-    .. "the worst at %s ns per page), the second touch after malloc %s (%s; the worst at %s), and pass 2 "
-    .. "repeated stayed below it in every repetition, %s. Passes 2 and the second touch took no counted fault "
-    .. "in any repetition %s. Cycle C: %s %% of "
-    .. "pass 2's pages took more than %d ns, %s ns on average.")
-    :format(R(threshold.x), held(stalled, n), list(runs, function(d) return tostring(stalls(d, "pass2").x) end),
-      stalls(pub, "pass2").of, list(runs, function(d) return R(stalls(d, "pass2").worst) end),
-      held(count(runs, function(d) return stalls(d, "touch2").x > 0 end), n),
-      list(runs, function(d) return tostring(stalls(d, "touch2").x) end),
-      list(runs, function(d) return R(stalls(d, "touch2").worst) end), held(clean2r, n),
-      held(count(runs, function(d) return row(d, "A", "pass2_faults").max == 0 and row(d, "D", "touch2_faults").max == 0
-        end), n),
-      interval(row(pub, "C", "pass2_slow_pct")), value(pub, "slow_ns").x, interval(row(pub, "C", "pass2_slow_mean")))
-    .. " " .. cycles.stalls_finding(load(c.root .. "/results/thp-always-results.json"), ev)
-end
-
-function P.malloc(c)
-  local pub, n, runs = c.pub, c.n, c.runs
-  local same = value(pub, "same_block")
-  local all_same = count(runs, function(d) local s = value(d, "same_block"); return s.x == s.of end)
-  -- every page faulted in once: all but one in the first touch, the other in the malloc call
-  c.minus_one = count(runs, function(d)
-    local r, m = row(d, "D", "touch1_faults"), row(d, "D", "malloc_faults")
-    return r.min == d.pages - 1 and r.max == d.pages - 1 and m.min == 1 and m.max == 1
-  end)
-  local mft = value(pub, "malloc_first_touch")
-  local tf, mf = row(pub, "D", "touch1_faults").median, row(pub, "D", "malloc_faults").median
-  c.contains_one = count(runs, function(d)
-    local x = value(d, "malloc_first_touch")
-    return x.lo <= 1 and 1 <= x.hi
-  end)
-  return ("malloc returned the address just freed in %d of %d repetitions of the published run, and in "
-    .. "every repetition, %s; the first touch after it took %d faults and the malloc call %d%s in every "
-    .. "repetition, %s, and cost **%s times** the first touch after mmap "
-    .. "in the same repetition%s, an interval holding 1 %s. free took %s ms. %s.")
-    :format(same.x, same.of, held(all_same, n), tf, mf,
-      tf + mf == c.pages and (" (one fault for each of the %d pages between them)"):format(c.pages) or "",
-      held(c.minus_one, n), vinterval(mft),
-      c.vmedians("malloc_first_touch"), held(c.contains_one, n), interval(ms(row(pub, "D", "free"))),
-      verdict(c.v, "D touch1"))
-end
-
-function P.munmap(c)
-  local mun = value(c.pub, "munmap_share")
-  return ("munmap returned the pages at %s ns per page, %s of what pass 1 cost per page%s.")
-    :format(interval(row(c.pub, "A", "munmap")), vinterval(mun), c.vmedians("munmap_share"))
-end
-
-function P.runner(c)
-  local own = value(c.pub, "own_time")
-  return ("The runner itself took %s %% of the published run's %s s (the rest: the timed windows, the "
-    .. "map and release calls and the read-backs)%s.")
-    :format(R(own.x), R(own.wall_ms / 1e3), #c.others == 0 and "" or (", %s %% in the repeats"):format(list(c.others,
-      function(d) return R(value(d, "own_time").x) end)))
-end
 
 -- compare.lua's table cut to what it found: every row significant in any
 -- comparison, and pass 1's.
@@ -162,7 +49,6 @@ end
 
 -- THP, and the seed's page size.
 function P.thp(c)
-  c.always = load(c.root .. "/results/thp-always-results.json")
   c.k16 = load(c.root .. "/results/thp-16K-results.json")
   c.f4k, c.f2m = row(c.pub, "A", "pass1_faults").median, row(c.always, "A", "pass1_faults").median
   return cycles.thp_finding(c.pub, c.always, c.k16, ev)
@@ -256,11 +142,9 @@ local function headline(c)
 end
 
 -- results/README.md's paragraphs, by marker name, in the order computed.
-local ORDER = { { "first-touch", P.first_touch }, { "headline-ratio", P.headline_ratio }, { "fill", P.fill },
-  { "stalls", P.stalls }, { "malloc", P.malloc }, { "munmap", P.munmap }, { "runner", P.runner },
-  { "compare", P.compare }, { "thp", P.thp }, { "bimodal", P.bimodal }, { "predictions", P.predictions },
-  { "attribution", P.attribution }, { "pagesize", P.pagesize }, { "recycle", P.recycle },
-  { "slowpages", P.slowpages } }
+local ORDER = { { "compare", P.compare }, { "thp", P.thp }, { "bimodal", P.bimodal },
+  { "predictions", P.predictions }, { "attribution", P.attribution }, { "pagesize", P.pagesize },
+  { "recycle", P.recycle }, { "slowpages", P.slowpages } }
 
 -- Every block, by file and marker name.
 -- compare_text: compare.lua's output on these runs where already made (results/repeats/compare.txt).
@@ -271,15 +155,8 @@ function paragraphs.compute(root, ftrun, compare_text)
   v.text = compare_text or v.text
   local c = { root = root, runs = runs, pub = pub, n = #runs, v = v,
     others = { table.unpack(runs, 2) }, pages = pub.pages, kib = pub.page_size // 1024, mib = pub.bytes >> 20 }
-  function c.medians(case, column)
-    return #c.others == 0 and "" or (" (%s in the repeats)"):format(list(c.others, function(d)
-      return R(row(d, case, column).median) end))
-  end
-  function c.vmedians(name)
-    return #c.others == 0 and "" or (" (%s in the repeats)"):format(list(c.others, function(d)
-      return R(value(d, name).x) end))
-  end
-  local R_ = {}
+  c.always = load(root .. "/results/thp-always-results.json")
+  local R_ = cycles.default_findings(c, ev)
   for _, p in ipairs(ORDER) do R_[p[1]] = p[2](c) end
   local factors
   R_.kinds, factors = kindpage.kinds(root)

@@ -537,6 +537,151 @@ function report.stalls_finding(doc, say)
       d.other)
 end
 
+-- The findings on the default runs, a paragraph each: c holds runs (the
+-- published run first, then its repeats) as pub, others and n, their size
+-- (pages, kib, mib), compare.lua's verdicts v and the THP=always run always;
+-- each paragraph leaves on c the counts later ones quote. say: the published
+-- pages' wording (round, interval, vinterval, held, count, list, ms, row,
+-- value, verdict), given by whoever prints them.
+local F = {}
+
+-- " (x, y in the repeats)": a row's or a value's medians in the repeats.
+local function medians(c, say, case, column)
+  return #c.others == 0 and "" or (" (%s in the repeats)"):format(say.list(c.others, function(d)
+    return say.round(say.row(d, case, column).median) end))
+end
+local function vmedians(c, say, name)
+  return #c.others == 0 and "" or (" (%s in the repeats)"):format(say.list(c.others, function(d)
+    return say.round(say.value(d, name).x) end))
+end
+
+-- The seed's figures (macOS, 16 KiB pages), quoted from its write-up.
+local SEED = { first_touch_ratio = 155, fill_ratio = 5.0 }
+
+function F.first_touch(c, say)
+  local p1 = say.row(c.pub, "A", "pass1")
+  c.p1 = p1
+  c.one_fault = say.count(c.runs, function(d)
+    local r = say.row(d, "A", "pass1_faults")
+    return r.min == d.pages and r.max == d.pages
+  end)
+  return ("Pass 1 took one fault per page, %d faults for the %d MiB, in every repetition, %s. "
+    .. "Its median cost was **%s ns per %d KiB page** in the published run%s, the interval in brackets; "
+    .. "%s s to bring in the whole buffer at the median. %s. This is cycle A's pass 1, which every figure "
+    .. "called the first touch on this page quotes. %s")
+    :format(c.pages, c.mib, say.held(c.one_fault, c.n), say.interval(p1), c.kib, medians(c, say, "A", "pass1"),
+      say.round(p1.median * c.pages / 1e9), say.verdict(c.v, "A pass1"), report.c_sentence(c.pub, say, c.runs))
+end
+
+function F.headline_ratio(c, say)
+  c.ft_ratio = say.value(c.pub, "first_touch")
+  c.above = say.count(c.runs, function(d) return say.value(d, "first_touch").lo > 100 end)
+  local seed_in = say.count(c.runs, function(d)
+    local x = say.value(d, "first_touch")
+    return x.lo <= SEED.first_touch_ratio and SEED.first_touch_ratio <= x.hi
+  end)
+  return ("Taken within each repetition, pass 1 cost **%s times** pass 2 repeated in the "
+    .. "published run%s: more than a hundred later passes at the interval's lower end %s. The seed's %s lies "
+    .. "inside the interval %s. Pass 2 repeated: %s ns per page; %s.")
+    :format(say.vinterval(c.ft_ratio), vmedians(c, say, "first_touch"), say.held(c.above, c.n),
+      say.round(SEED.first_touch_ratio), say.held(seed_in, c.n), say.interval(say.row(c.pub, "A", "pass2r")),
+      say.verdict(c.v, "A pass2r"))
+end
+
+function F.fill(c, say)
+  local pub, n = c.pub, c.n
+  local fill = say.value(pub, "fill_bandwidth")
+  local fill_above = say.count(c.runs, function(d) return say.value(d, "fill_bandwidth").lo > 1 end)
+  local fresh = say.value(pub, "fresh_fill_time")
+  local fresh_below = say.count(c.runs, function(d) return say.value(d, "fresh_fill_time").hi < 1 end)
+  return ("Filling touched pages ran at %s GB/s, filling a fresh mapping (its %d faults inside) at %s "
+    .. "GB/s; within each repetition the touched fill was **%s times** the fresh one%s, above 1 %s "
+    .. "(the seed: %s). The fresh fill took %s of the time of pass 1 plus the touched fill%s: below 1 "
+    .. "(faulting while writing is cheaper than faulting first and writing after) %s. Touched fill: %s; "
+    .. "fresh fill: %s.")
+    :format(say.interval(say.row(pub, "A", "fill")), say.row(pub, "B", "fill_faults").median,
+      say.interval(say.row(pub, "B", "fill")),
+      say.vinterval(fill), vmedians(c, say, "fill_bandwidth"), say.held(fill_above, n), say.round(SEED.fill_ratio),
+      say.vinterval(fresh), vmedians(c, say, "fresh_fill_time"), say.held(fresh_below, n), say.verdict(c.v, "A fill"),
+      say.verdict(c.v, "B fill"))
+end
+
+function F.stalls(c, say)
+  local pub, n, runs = c.pub, c.n, c.runs
+  local function stalls(d, column) return say.value(d, "stalls", "column", column) end
+  local threshold = say.value(pub, "stall_threshold")
+  local stalled = say.count(runs, function(d) return stalls(d, "pass2").x > 0 end)
+  local clean2r = say.count(runs, function(d) return stalls(d, "pass2r").x == 0 end)
+  return ("With the stall threshold at %s ns per page, pass 2 had a stalled repetition %s (%s of %d; "
+    .. "the worst at %s ns per page), the second touch after malloc %s (%s; the worst at %s), and pass 2 "
+    .. "repeated stayed below it in every repetition, %s. Passes 2 and the second touch took no counted fault "
+    .. "in any repetition %s. Cycle C: %s %% of "
+    .. "pass 2's pages took more than %d ns, %s ns on average.")
+    :format(say.round(threshold.x), say.held(stalled, n),
+      say.list(runs, function(d) return tostring(stalls(d, "pass2").x) end),
+      stalls(pub, "pass2").of, say.list(runs, function(d) return say.round(stalls(d, "pass2").worst) end),
+      say.held(say.count(runs, function(d) return stalls(d, "touch2").x > 0 end), n),
+      say.list(runs, function(d) return tostring(stalls(d, "touch2").x) end),
+      say.list(runs, function(d) return say.round(stalls(d, "touch2").worst) end), say.held(clean2r, n),
+      say.held(say.count(runs, function(d)
+        return say.row(d, "A", "pass2_faults").max == 0 and say.row(d, "D", "touch2_faults").max == 0 end), n),
+      say.interval(say.row(pub, "C", "pass2_slow_pct")), say.value(pub, "slow_ns").x,
+      say.interval(say.row(pub, "C", "pass2_slow_mean")))
+    .. " " .. report.stalls_finding(c.always, say)
+end
+
+function F.malloc(c, say)
+  local pub, n, runs = c.pub, c.n, c.runs
+  local same = say.value(pub, "same_block")
+  local all_same = say.count(runs, function(d) local s = say.value(d, "same_block"); return s.x == s.of end)
+  -- every page faulted in once: all but one in the first touch, the other in the malloc call
+  c.minus_one = say.count(runs, function(d)
+    local r, m = say.row(d, "D", "touch1_faults"), say.row(d, "D", "malloc_faults")
+    return r.min == d.pages - 1 and r.max == d.pages - 1 and m.min == 1 and m.max == 1
+  end)
+  local mft = say.value(pub, "malloc_first_touch")
+  local tf, mf = say.row(pub, "D", "touch1_faults").median, say.row(pub, "D", "malloc_faults").median
+  c.contains_one = say.count(runs, function(d)
+    local x = say.value(d, "malloc_first_touch")
+    return x.lo <= 1 and 1 <= x.hi
+  end)
+  return ("malloc returned the address just freed in %d of %d repetitions of the published run, and in "
+    .. "every repetition, %s; the first touch after it took %d faults and the malloc call %d%s in every "
+    .. "repetition, %s, and cost **%s times** the first touch after mmap "
+    .. "in the same repetition%s, an interval holding 1 %s. free took %s ms. %s.")
+    :format(same.x, same.of, say.held(all_same, n), tf, mf,
+      tf + mf == c.pages and (" (one fault for each of the %d pages between them)"):format(c.pages) or "",
+      say.held(c.minus_one, n), say.vinterval(mft),
+      vmedians(c, say, "malloc_first_touch"), say.held(c.contains_one, n),
+      say.interval(say.ms(say.row(pub, "D", "free"))),
+      say.verdict(c.v, "D touch1"))
+end
+
+function F.munmap(c, say)
+  local mun = say.value(c.pub, "munmap_share")
+  return ("munmap returned the pages at %s ns per page, %s of what pass 1 cost per page%s.")
+    :format(say.interval(say.row(c.pub, "A", "munmap")), say.vinterval(mun), vmedians(c, say, "munmap_share"))
+end
+
+function F.runner(c, say)
+  local own = say.value(c.pub, "own_time")
+  return ("The runner itself took %s %% of the published run's %s s (the rest: the timed windows, the "
+    .. "map and release calls and the read-backs)%s.")
+    :format(say.round(own.x), say.round(own.wall_ms / 1e3), #c.others == 0 and ""
+      or (", %s %% in the repeats"):format(say.list(c.others, function(d) return say.round(say.value(d, "own_time").x)
+      end)))
+end
+
+local DEFAULT = { { "first-touch", F.first_touch }, { "headline-ratio", F.headline_ratio }, { "fill", F.fill },
+  { "stalls", F.stalls }, { "malloc", F.malloc }, { "munmap", F.munmap }, { "runner", F.runner } }
+
+-- Every default-run paragraph by marker name, made in order.
+function report.default_findings(c, say)
+  local out = {}
+  for _, f in ipairs(DEFAULT) do out[f[1]] = f[2](c, say) end
+  return out
+end
+
 -- THP, and the seed's page size: pass 1 with THP=always and THP=16K against
 -- the default run's.
 function report.thp_finding(default, always, k16, say)
