@@ -5,6 +5,7 @@
 --       scratch copy and diff, check the seals and the figure rule; exit 1
 --   ./ftrun publish/docs.lua SEAL=DIR   write DIR/SHA256SUMS (make publish)
 -- The maintainers' alone: nothing in core/, runner/ or scripts/ requires it.
+local ev = require "evidence"
 local ft = require "ft"
 local knobs = require "knobs"
 local lint = require "lint"
@@ -71,10 +72,8 @@ for i, m in ipairs(made) do
     local h = assert(io.open(copy, "wb"))
     h:write(m.new)
     h:close()
-    local p = io.popen(("diff -u --label %s --label %s %s %s 2>&1"):format(shell.quote("a/" .. m.file),
+    diffs[#diffs + 1] = ev.output(("diff -u --label %s --label %s %s %s 2>&1"):format(shell.quote("a/" .. m.file),
       shell.quote("b/" .. m.file), m.old and shell.path(root .. "/" .. m.file) or "/dev/null", shell.path(copy)))
-    diffs[#diffs + 1] = p:read("a")
-    p:close()
     os.remove(copy)
   end
 end

@@ -89,6 +89,20 @@ end
 local shell = require "shell"
 local ls, sh = shell.list, shell.quote
 
+-- A command's standard output and whether it succeeded.
+function ev.output(cmd)
+  local p = assert(io.popen(cmd))
+  local text = p:read("a")
+  return text, p:close()
+end
+
+-- A command's output lines, empty ones kept (as a file's lines() gives them).
+function ev.lines(cmd)
+  local text, out = ev.output(cmd), {}
+  for l in (text:sub(-1) == "\n" and text or text .. "\n"):gmatch("([^\n]*)\n") do out[#out + 1] = l end
+  return out
+end
+
 -- The object a JSON file holds, or nil: no file, not JSON, or not an object.
 local function json_file(path)
   local ok, doc = decode(path, read(path) or "")
@@ -255,10 +269,9 @@ end
 -- left settings would otherwise land in compare.txt).
 function ev.compare(root, ftrun, paths, folder)
   -- the options docs.lua was given stay its own (compare.lua refuses a knob it does not take)
-  local p = assert(io.popen(("cd %s && env -u CHECK -u ROOT CALIBRATIONS=%s %s compare.lua %s"):format(
-    shell.path(root), sh(folder), ftrun, table.concat(stats.map(paths, sh), " "))))
-  local text = p:read("a")
-  if not p:close() then error("publish: compare.lua failed on " .. table.concat(paths, " "), 0) end
+  local text, ok = ev.output(("cd %s && env -u CHECK -u ROOT CALIBRATIONS=%s %s compare.lua %s"):format(
+    shell.path(root), sh(folder), ftrun, table.concat(stats.map(paths, sh), " ")))
+  if not ok then error("publish: compare.lua failed on " .. table.concat(paths, " "), 0) end
   return text
 end
 

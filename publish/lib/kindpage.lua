@@ -17,19 +17,8 @@ local function kind_figures(root, p)
   local f = { kind = p.kind, dir = p.dir, runs = ev.runs(root, p.dir) }
   f.pub, f.p1, f.p2r = f.runs[1], {}, {}
   for i, d in ipairs(f.runs) do f.p1[i], f.p2r[i] = row(d, "A", "pass1").values, row(d, "A", "pass2r").values end
-  local text = read(("%s/%s/exp-attribution-results.json"):format(root, p.dir))
-  if text then
-    local attr, stages = load(("%s/%s/exp-attribution-results.json"):format(root, p.dir)), {}
-    local case = "pass 1, 4 KiB pages"
-    for _, x in ipairs(attr.values) do
-      if x.value == "stage" and x.case == case and x.x > 0 then stages[#stages + 1] = x end
-    end
-    table.sort(stages, function(a, b) return a.x > b.x end)
-    local top = {}
-    for i = 1, math.min(3, #stages) do top[i] = ("%s %s %%"):format(stages[i].stage, R(stages[i].x)) end
-    f.attribution = ("its profile (attribution.lua, %s samples of a 4 KiB first touch) puts %s first")
-      :format(value(attr, "samples", "case", case).x, table.concat(top, ", "))
-  end
+  local path = ("%s/%s/exp-attribution-results.json"):format(root, p.dir)
+  f.attribution = read(path) and reports.of("attribution").top_stages(load(path), ev, "pass 1, 4 KiB pages")
   return f
 end
 

@@ -44,15 +44,13 @@ end
 
 -- The pages the rule reads: every *.md and *.1 git knows or would add.
 function lint.pages(root)
-  local p = assert(io.popen(("git -C %s ls-files --cached --others --exclude-standard -- '*.md' '*.1' 2>/dev/null")
-    :format(require("shell").quote(root))))
   local out = {}
-  for f in p:lines() do
+  for _, f in ipairs(require("evidence").lines(("git -C %s ls-files --cached --others --exclude-standard -- "
+    .. "'*.md' '*.1' 2>/dev/null"):format(require("shell").quote(root)))) do
     if not f:match("^results/") or f:match("README%.md$") and not f:match("^results/archive/") then
       out[#out + 1] = f
     end
   end
-  p:close()
   table.sort(out)
   return out
 end

@@ -2,6 +2,7 @@
 -- OPTIONS and EXAMPLES, from the tree: git ls-files, every script's --help
 -- (the scripts present, so a new script is in the man page after make docs)
 -- and the runner's --help.
+local ev = require "evidence"
 local shell = require "shell"
 local ls, sh = shell.list, shell.quote
 
@@ -30,17 +31,9 @@ reference.DIRS = {
   ["tests/fuzz"] = "the API fuzz (`make fuzz`)",
 }
 
-local function lines_of(cmd)
-  local p = assert(io.popen(cmd))
-  local out = {}
-  for l in p:lines() do out[#out + 1] = l end
-  p:close()
-  return out
-end
-
 -- The tracked files outside results/, by directory; results/ in one line.
 function reference.layout(root)
-  local files = lines_of("git -C " .. sh(root) .. " ls-files 2>/dev/null")
+  local files = ev.lines("git -C " .. sh(root) .. " ls-files 2>/dev/null")
   if #files == 0 then error("publish: " .. root .. " is not a git checkout: the layout lists its tracked files", 0) end
   local by_dir, dirs = {}, {}
   for _, f in ipairs(files) do
@@ -89,7 +82,7 @@ function reference.script_help(root, ftrun)
   for _, f in ipairs(ls(root .. "/scripts")) do
     if f:match("%.lua$") then
       -- stdout alone: a start-up warning on stderr is no part of the help
-      local help = lines_of(("%s %s --help 2>/dev/null"):format(ftrun, sh(root .. "/scripts/" .. f)))
+      local help = ev.lines(("%s %s --help 2>/dev/null"):format(ftrun, sh(root .. "/scripts/" .. f)))
       local s = { script = f, usage = help[1] or "", about = help[3], knobs = {} }
       local in_knobs = false
       for _, l in ipairs(help) do
@@ -165,7 +158,7 @@ end
 -- The man page's OPTIONS, from the runner's --help: "  -e CODE      run CODE".
 function reference.man_options(ftrun)
   local out, inside = {}, false
-  for _, l in ipairs(lines_of(ftrun .. " --help 2>/dev/null")) do
+  for _, l in ipairs(ev.lines(ftrun .. " --help 2>/dev/null")) do
     if l == "options:" then inside = true
     elseif inside and l == "" then break
     elseif inside then

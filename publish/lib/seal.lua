@@ -3,17 +3,13 @@
 -- publish wrote them, in <dir>/SHA256SUMS, sha256sum's own format; and
 -- results/archive/, files the code no longer makes, under its own. Files
 -- the registry makes are left out: make docs-check makes them again.
+local ev = require "evidence"
 local kinds = require "kinds"
 local shell = require "shell"
+local stats = require "stats"
 local read = require("textfile").read
 
 local seal = {}
-
-local function run(cmd)
-  local p = assert(io.popen(cmd))
-  local text = p:read("a")
-  return text, p:close()
-end
 
 -- The sealed directories: each published kind's and the archive.
 function seal.dirs(root)
@@ -46,9 +42,8 @@ end
 function seal.sums(root, dir, generated)
   local names = seal.files(root, dir, generated)
   if #names == 0 then return "" end
-  local quoted = {}
-  for i, n in ipairs(names) do quoted[i] = shell.path(n) end
-  local text, ok = run(("cd %s && sha256sum -- %s"):format(shell.path(root .. "/" .. dir), table.concat(quoted, " ")))
+  local text, ok = ev.output(("cd %s && sha256sum -- %s"):format(shell.path(root .. "/" .. dir),
+    table.concat(stats.map(names, shell.path), " ")))
   if not ok then error("publish: sha256sum failed in " .. dir, 0) end
   return (text:gsub("(%x+  )%./", "%1"))
 end
@@ -62,7 +57,7 @@ function seal.check(root, generated)
     if not sums then
       problems[#problems + 1] = dir .. "/SHA256SUMS: missing"
     else
-      local said = run(("cd %s && sha256sum --quiet -c SHA256SUMS 2>&1"):format(shell.path(root .. "/" .. dir)))
+      local said = ev.output(("cd %s && sha256sum --quiet -c SHA256SUMS 2>&1"):format(shell.path(root .. "/" .. dir)))
       for l in said:gmatch("[^\n]+") do
         if not l:match("^sha256sum: WARNING") then problems[#problems + 1] = dir .. "/" .. l end
       end

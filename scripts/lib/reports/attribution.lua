@@ -135,4 +135,18 @@ function report.finding(doc, say)
     :format(tostring(doc.knobs and doc.knobs.REPS or "?"), table.concat(lines, "\n"))
 end
 
+
+-- One case's three largest stages, as a clause of a kind's page. say: the
+-- published pages' wording (round, value), given by whoever prints it.
+function report.top_stages(doc, say, case)
+  local largest = {}
+  for _, x in ipairs(doc.values) do
+    if x.value == "stage" and x.case == case and x.x > 0 then largest[#largest + 1] = x end
+  end
+  table.sort(largest, function(a, b) return a.x > b.x end)
+  local top = {}
+  for i = 1, math.min(3, #largest) do top[i] = ("%s %s %%"):format(largest[i].stage, say.round(largest[i].x)) end
+  return ("its profile (attribution.lua, %s samples of a 4 KiB first touch) puts %s first")
+    :format(say.value(doc, "samples", "case", case).x, table.concat(top, ", "))
+end
 return report
