@@ -7,7 +7,6 @@
 local t = require "tap"
 package.path = ft.project_dir .. "/publish/lib/?.lua;" .. package.path
 local inference = require "inference"
-local json = require "json"
 local lint = require "lint"
 local reference = require "reference"
 local registry = require "registry"
@@ -101,16 +100,17 @@ t.is(#lint.page("It took 1.2 µs. <!-- figure: a run -->\n"), 0, "a marker on th
 t.is(#lint.page("Run `MIB=64 ns` and\n```\n64 MiB\n```\n"), 0, "code spans and fences are not prose")
 t.is(#lint.page("the fifteen runs were faster\n"), 0, "words are not scanned")
 
--- Conclusions over the committed JSON.
+-- Conclusions over the committed JSON, each found again here from the runs.
+local ev = require "evidence"
 local function matches(text, pattern, name) return t.ok(text:find(pattern) ~= nil, name, pattern) end
-local function load(path) return json.decode(t.read(ROOT .. "/" .. path) or "null") end
-local function row(doc, case, column)
-  for _, r in ipairs(doc.rows) do if r.case == case and r.column == column then return r end end
+local function load(path) return ev.load(ROOT .. "/" .. path) end
+local row, runs = ev.row, ev.runs(ROOT)
+local function values_of(doc, name) -- the run's values called name
+  local found = {}
+  for _, v in ipairs(doc.values) do if v.value == name then found[#found + 1] = v end end
+  return found
 end
-local runs = { load("results/results.json") }
-for d in t.run("ls -1 " .. q(ROOT .. "/results/repeats")):gmatch("(%d+T%d+Z)\n") do
-  runs[#runs + 1] = load("results/repeats/" .. d .. "/results.json")
-end
+local function any(xs, pred) return ev.count(xs, pred) > 0 end
 local counts, shown = {}, 0
 for i, d in ipairs(runs) do
   local a, c, lower = row(d, "A", "pass1").values, row(d, "C", "pass1").values, 0
@@ -126,12 +126,9 @@ t.like(head, shown == #runs and "for a reason not explained" or shown == 0 and "
 
 local trace = {}
 for _, path in ipairs { "results/exp-slowpages-results.json", "results/pvm/exp-slowpages-results.json" } do
-  for _, v in ipairs(load(path).values) do
-    if v.value == "trace_cost" and v.pass == 1 then trace[#trace + 1] = v.x end
-  end
+  for _, v in ipairs(values_of(load(path), "trace_cost")) do trace[#trace + 1] = v.pass == 1 and v.x or nil end
 end
-local dearer, cheaper = 0, 0
-for _, x in ipairs(trace) do if x > 0 then dearer = dearer + 1 elseif x < 0 then cheaper = cheaper + 1 end end
+local dearer, cheaper = ev.count(trace, function(x) return x > 0 end), ev.count(trace, function(x) return x < 0 end)
 t.ok(#trace >= 2, "the committed slowpages runs measure tracing's cost", tostring(#trace))
 -- an effect stated in --help: each direction word must hold on every committed run that measures it
 local EFFECTS = { ["cycles.lua CAUSES"] = { dearer = dearer == #trace, cheaper = cheaper == #trace } }
@@ -147,60 +144,57 @@ for _, s in ipairs(reference.script_help(copy, FTRUN)) do
     end
   end
 end
-local slow = registry.block(t.read(ROOT .. "/results/README.md") or "", "slowpages") or ""
-local kvm = load("results/exp-slowpages-results.json")
-for _, v in ipairs(kvm.values) do
-  if v.value == "trace_cost" and v.pass == 1 and v.thp == "never" then
-    matches(slow, "Tracing made pass 1 [%d.]+ %% " .. (v.x >= 0 and "dearer" or "cheaper"), "the slowpages finding's "
-      .. "direction is the run's")
+local results_md = t.read(ROOT .. "/results/README.md") or ""
+for _, v in ipairs(values_of(load("results/exp-slowpages-results.json"), "trace_cost")) do
+  if v.pass == 1 and v.thp == "never" then
+    matches(registry.block(results_md, "slowpages") or "", "Tracing made pass 1 [%d.]+ %% "
+      .. (v.x >= 0 and "dearer" or "cheaper"), "the slowpages finding's direction is the run's")
   end
 end
 
-local results_md = t.read(ROOT .. "/results/README.md") or ""
 local pop = load("results/exp-populate-results.json")
-local moved = row(pop, "MAP_POPULATE", "map_faults").min == pop.pages and row(pop, "MAP_POPULATE", "pass_faults").max == 0
+local moved = row(pop, "MAP_POPULATE", "map_faults").min == pop.pages
+  and row(pop, "MAP_POPULATE", "pass_faults").max == 0
 matches(results_md, "4%. MAP_POPULATE moves the faults into the mmap call: " .. (moved and "held" or "did not hold"),
   "prediction 4 as populate.lua's run gives it")
 local always = load("results/thp-always-results.json")
 local f4k, f2m = row(runs[1], "A", "pass1_faults").median, row(always, "A", "pass1_faults").median
 matches(results_md, "2%. With THP the fault count drops by 512: " .. (f4k // f2m == 512 and "held" or "did not hold"),
   "prediction 2 as the THP=always run gives it")
-local minus_one, holds_one, one_fault = 0, 0, 0
-for _, d in ipairs(runs) do
-  local touch, call, p1 = row(d, "D", "touch1_faults"), row(d, "D", "malloc_faults"), row(d, "A", "pass1_faults")
-  if touch.min == d.pages - 1 and touch.max == d.pages - 1 and call.min == 1 and call.max == 1 then
-    minus_one = minus_one + 1
-  end
-  for _, v in ipairs(d.values) do
-    if v.value == "malloc_first_touch" and v.lo <= 1 and v.hi >= 1 then holds_one = holds_one + 1 end
-  end
-  if p1.min == d.pages and p1.max == d.pages then one_fault = one_fault + 1 end
-end
-matches(results_md, "\n1%. A GiB takes %d+ faults with %d+ KiB pages: " .. (one_fault == #runs and "held" or "did not hold"),
+local function in_all(pred) return ev.count(runs, pred) == #runs end
+local one_fault = in_all(function(d)
+  local p1 = row(d, "A", "pass1_faults")
+  return p1.min == d.pages and p1.max == d.pages
+end)
+local minus_one = in_all(function(d)
+  local touch, call = row(d, "D", "touch1_faults"), row(d, "D", "malloc_faults")
+  return touch.min == d.pages - 1 and touch.max == d.pages - 1 and call.min == 1 and call.max == 1
+end)
+local holds_one = in_all(function(d)
+  return any(values_of(d, "malloc_first_touch"), function(v) return v.lo <= 1 and v.hi >= 1 end)
+end)
+matches(results_md, "\n1%. A GiB takes %d+ faults with %d+ KiB pages: " .. (one_fault and "held" or "did not hold"),
   "prediction 1 as the default runs give it")
-matches(results_md, "3%. glibc returns the block on free, [^:]*: " .. ((minus_one == #runs and holds_one == #runs)
-  and "held" or "held only in part"), "prediction 3 as the default runs give it")
+matches(results_md, "3%. glibc returns the block on free, [^:]*: " .. ((minus_one and holds_one) and "held"
+  or "held only in part"), "prediction 3 as the default runs give it")
 local rec = load("results/exp-recycle-results.json")
 local again = row(rec, "munmap, then a fresh mmap", "second_faults").min == rec.pages
   and row(rec, "madvise(MADV_DONTNEED)", "second_faults").min == rec.pages
 t.is(registry.block(results_md, "recycle"):find("(every page again, in every repetition)", 1, true) ~= nil, again,
   "recycle.lua: every page faults again after munmap and after MADV_DONTNEED, as its run gives it")
-local below = 0
-for _, d in ipairs(runs) do
-  for _, v in ipairs(d.values) do if v.value == "fresh_fill_time" and v.hi < 1 then below = below + 1 end end
-end
+local below = ev.count(runs, function(d)
+  return any(values_of(d, "fresh_fill_time"), function(v) return v.hi < 1 end)
+end)
 matches(results_md, "faulting while writing is cheaper than faulting first and writing after%) "
   .. (below == #runs and "in all " .. #runs .. " runs" or "in " .. below .. " of"), "the fill finding, run by run")
 local pvm = t.read(ROOT .. "/results/pvm/README.md") or ""
-for _, v in ipairs(load("results/pvm/exp-slowperiod-results.json").values) do
-  if v.value == "period_unexplained" then
-    matches(pvm, ("not explained %s %%%% %%(the target: at most 10 %%%%, %s%%)"):format(require("evidence").round(v.x)
-      :gsub("%.", "%%."), v.x <= 10 and "met" or "not met"), "the period's target, THP=" .. v.thp)
-  end
+for _, v in ipairs(values_of(load("results/pvm/exp-slowperiod-results.json"), "period_unexplained")) do
+  matches(pvm, ("not explained %s %%%% %%(the target: at most 10 %%%%, %s%%)"):format(ev.round(v.x):gsub("%.", "%%."),
+    v.x <= 10 and "met" or "not met"), "the period's target, THP=" .. v.thp)
 end
 -- README's hand sentence "a PVM guest ... pays several times more a first touch": the kinds' factor
-local factor = (t.read(ROOT .. "/README.md") or ""):match("the first touch cost [%d.]+ %[[%d., ]+%] ns, ([%d.]+) %[([%d.]+),")
-t.ok(factor and tonumber(select(2, (t.read(ROOT .. "/README.md") or ""):match(
-  "the first touch cost [%d.]+ %[[%d., ]+%] ns, ([%d.]+) %[([%d.]+),"))) >= 2,
+local lower_end = (t.read(ROOT .. "/README.md") or "")
+  :match("the first touch cost [%d.]+ %[[%d., ]+%] ns, [%d.]+ %[([%d.]+),")
+t.ok(tonumber(lower_end or "") and tonumber(lower_end) >= 2,
   "the PVM guest's first touch costs several times the KVM guest's (the factor's lower end is 2 or more)")
 t.done()
