@@ -205,15 +205,6 @@ function ev.runs(root, dir)
   return runs
 end
 
--- A markdown table line's cells, trimmed; nil for a line that is not one.
-local function cells_of(l)
-  if not l:match("^|.*|$") then return nil end
-  local out = {}
-  for c in l:sub(2, -2):gmatch("([^|]*)|?") do out[#out + 1] = c:match("^%s*(.-)%s*$") end
-  if out[#out] == "" then out[#out] = nil end
-  return out
-end
-
 -- The calibration kept beside the runs (dir/calibrations) that every run
 -- matches, never the reader's own $CALIBRATIONS: the cal and its folder.
 function ev.calibration(root, dir, runs)
@@ -306,7 +297,7 @@ end
 
 ev.interval, ev.vinterval, ev.ms, ev.load, ev.row, ev.value, ev.list, ev.count = interval, vinterval, ms, load, row,
   value, list, count
-ev.read, ev.json_file, ev.cells_of = read, json_file, cells_of
+ev.read, ev.json_file = read, json_file
 ev.verdict, ev.significant = verdict, significant
 
 return ev

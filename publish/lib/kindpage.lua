@@ -4,10 +4,9 @@ local ev = require "evidence"
 local inference = require "inference"
 local kinds = require "kinds"
 local reports = require "reports"
-local verdicts = require "verdicts"
 
 local R, interval, vinterval, load, row, value = ev.round, ev.interval, ev.vinterval, ev.load, ev.row, ev.value
-local count, read, verdict = ev.count, ev.read, ev.verdict
+local read = ev.read
 
 local kindpage = {}
 
@@ -80,31 +79,7 @@ end
 local function repeats_judged(root, dir, runs)
   if #runs < 2 then return nil end
   local v = ev.verdicts(root, runs, nil, dir)
-  if not v.cal then
-    return ("The %d repeats are not judged against the published run: `%s/calibrations/` holds no calibration of "
-      .. "the published configuration that every run matches (`make publish-kind` makes one)."):format(#runs - 1, dir)
-  end
-  local judged, called, seen = {}, {}, {}
-  for _, r in ipairs(v.rows) do if r.p then judged[#judged + 1] = r end end
-  for _, r in ipairs(judged) do
-    local k = r.case .. " " .. r.column
-    if verdicts.kind(r.verdict) == "different" and not seen[k] then
-      seen[k] = true
-      called[#called + 1] = ("%s in %d of %d"):format(k, count(v[k], function(x)
-        return verdicts.kind(x.verdict) == "different" end), #runs - 1)
-    end
-  end
-  local function n(kind) return count(judged, function(r) return verdicts.kind(r.verdict) == kind end) end
-  return ("The published run against each of its %d repeats, one run a side judged against the published "
-    .. "configuration's calibration (`%s`, %d A/A runs of `%s` made %s; a t test per row with the calibration's "
-    .. "run-to-run spread, Benjamini-Hochberg over each comparison's rows): of %d judged rows, %d called different, "
-    .. "%d the same within ±δ, %d undecided; pass 1: %s. Every one of these runs is of one tree and one "
-    .. "configuration, so a row called different is a false call: %s.")
-    :format(#runs - 1, v.cal.path:sub(#root + 2), v.cal.runs or 0, tostring(v.cal.script), tostring(v.cal.date),
-      #judged, n("different"), n("same"), n("undecided"),
-      (verdict(v, "A pass1"):gsub("^compare%.lua, the published run against each repeat: ", "")),
-      #called == 0 and "none was made" or table.concat(called, ", ")
-        .. "; the calibration's runs, made at another time, spread less than these did")
+  return reports.of("compare").repeats_finding(v, ev, dir, v.cal and v.cal.path:sub(#root + 2))
 end
 
 -- A kind's own findings: its default runs, and actouch.lua, host.lua, its

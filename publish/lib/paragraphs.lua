@@ -4,10 +4,9 @@
 local ev = require "evidence"
 local kindpage = require "kindpage"
 local reports = require "reports"
-local verdicts = require "verdicts"
 
 local R, interval, vinterval, load, row, value = ev.round, ev.interval, ev.vinterval, ev.load, ev.row, ev.value
-local list, count, held, read, significant, cells_of = ev.list, ev.count, ev.held, ev.read, ev.significant, ev.cells_of
+local list, held, read = ev.list, ev.held, ev.read
 
 local cycles = reports.of("cycles")
 local paragraphs = {}
@@ -16,35 +15,11 @@ local paragraphs = {}
 -- run, c.others the repeats, c.v compare.lua's verdicts); order matters.
 local P = {}
 
--- compare.lua's table cut to what it found: every row significant in any
--- comparison, and pass 1's.
+-- compare.lua's table cut to what it found, by compare.lua's report.
 function P.compare(c)
-  local keep, shown = {}, 0
-  for _, r in ipairs(c.v.rows) do
-    if significant(r.verdict) then shown = shown + 1 end
-    if significant(r.verdict) or (r.case == "A" and r.column == "pass1") then
-      keep[r.case .. " " .. r.column] = true
-    end
-  end
-  local lines = {}
-  for l in c.v.text:gmatch("[^\n]+") do
-    local cells = cells_of(l)
-    if l:match("^old: ") or l:match("^new: ") or l:match("^geomean")
-      or (cells and keep[cells[1] .. " " .. tostring(cells[2])])
-      or (cells_of(l) or {})[1] == "case" then
-      lines[#lines + 1] = l
-    end
-  end
-  local unjudged = count(c.v.rows, function(r) return verdicts.kind(r.verdict) == "unjudged" end)
-  local constant = count(c.v.rows, function(r) return r.verdict:match("^= %(one value%)") ~= nil end)
-  local found = ("%d with a significant change; of the %d rows over the comparisons, %d could not be judged (%s), "
-    .. "so they say nothing on whether the runs differ, and %d held one value"):format(shown, #c.v.rows, unjudged,
-      c.v.cal and "the calibration has no spread for them" or "one run a side, and no calibration applies", constant)
-  return ("`%s./ftrun compare.lua results/results.json results/repeats/*/results.json`, cut to pass 1's "
-    .. "rows and every row with a significant change: %s (the whole output: "
-    .. "`results/repeats/compare.txt`):\n\n"
-    .. "```\n%s\n```"):format(c.v.cal and "CALIBRATIONS=results/calibrations " or "", found,
-      table.concat(lines, "\n"))
+  return reports.of("compare").cut_finding(c.v, ev, ("`%s./ftrun compare.lua results/results.json "
+    .. "results/repeats/*/results.json`"):format(c.v.cal and "CALIBRATIONS=results/calibrations " or ""),
+    "results/repeats/compare.txt")
 end
 
 -- THP, and the seed's page size.
