@@ -5,8 +5,7 @@ local ev = require "evidence"
 local kindpage = require "kindpage"
 local reports = require "reports"
 
-local R, interval, vinterval, load, row, value = ev.round, ev.interval, ev.vinterval, ev.load, ev.row, ev.value
-local list, held, read = ev.list, ev.held, ev.read
+local load, row, held, read = ev.load, ev.row, ev.held, ev.read
 
 local cycles = reports.of("cycles")
 local paragraphs = {}
@@ -78,44 +77,6 @@ function P.slowpages(c)
   return finding(c, "slowpages", c.root .. "/results/exp-slowpages-pass2-thp-never-causes.dat")
 end
 
--- README.md's headline: the sentence, the machine, and a column per run.
-local function headline(c)
-  local pub, runs, n = c.pub, c.runs, c.n
-  local m = pub.machine or {}
-  local machine = ("Measured on %s (%s CPUs, hypervisor %s), kernel %s, %d KiB pages, THP %s, %s NUMA node(s), "
-    .. "clocksource %s."):format(tostring(m.cpu), tostring(m.cpus), tostring(m.hypervisor), tostring(m.kernel), c.kib,
-    tostring(m.thp_enabled), tostring(m.numa_nodes), tostring(m.clocksource))
-  local text = ("On this machine the first touch of a page cost **%s ns** (median [95 %% interval], %d KiB "
-    .. "pages, %d MiB, %d repetitions, cycle A), **%s times** a later pass over the same page, taken within each "
-    .. "repetition. The ratio's lower end was above a hundred %s; the absolute cost moves with the host "
-    .. "(pass 1's medians: %s ns). Cycle C, which times each page, measured %s ns in the same repetitions; %s.")
-    :format(interval(c.p1), c.kib, c.mib, c.p1.n, vinterval(c.ft_ratio), held(c.above, n), list(runs, function(d)
-      return R(row(d, "A", "pass1").median) end), interval(row(pub, "C", "pass1")), cycles.c_against_a(runs, ev))
-  local function cells(f)
-    local out = {}
-    for i, d in ipairs(runs) do out[i] = f(d) end
-    return table.concat(out, " | ")
-  end
-  local head = { "| row | unit | " .. cells(function(d)
-    return (d == pub and "published run, %s UTC" or "repeat, %s UTC"):format(tostring(d.date):match("T(%d+:%d+)"))
-  end)
-    .. " |", "|---|---|" .. ("---|"):rep(n) }
-  local function trow(label, unit, f)
-    head[#head + 1] = ("| %s | %s | %s |"):format(label, unit, cells(f))
-  end
-  trow("pass 1: first touch", "ns/page", function(d) return interval(row(d, "A", "pass1")) end)
-  trow("pass 2 repeated", "ns/page", function(d) return interval(row(d, "A", "pass2r")) end)
-  trow("pass 1 / pass 2 repeated", "ratio", function(d) return vinterval(value(d, "first_touch")) end)
-  trow("fill of touched pages", "GB/s", function(d) return interval(row(d, "A", "fill")) end)
-  trow("fill of a fresh mapping", "GB/s", function(d) return interval(row(d, "B", "fill")) end)
-  trow("munmap", "ns/page", function(d) return interval(row(d, "A", "munmap")) end)
-  for _, k in ipairs(c.kinds) do
-    text = text .. (" On a %s guest (`%s/`) the first touch cost %s ns, %s times this %s guest's.")
-      :format(k.kind, k.dir, interval(k.median), vinterval(k.p1), k.home)
-  end
-  return text .. " " .. machine .. "\n\n" .. table.concat(head, "\n")
-end
-
 -- results/README.md's paragraphs, by marker name, in the order computed.
 local ORDER = { { "compare", P.compare }, { "thp", P.thp }, { "bimodal", P.bimodal },
   { "predictions", P.predictions }, { "attribution", P.attribution }, { "pagesize", P.pagesize },
@@ -136,7 +97,7 @@ function paragraphs.compute(root, ftrun, compare_text)
   local factors
   R_.kinds, factors = kindpage.kinds(root)
   c.kinds = factors
-  local out = { ["results/README.md"] = R_, ["README.md"] = { headline = headline(c) } }
+  local out = { ["results/README.md"] = R_, ["README.md"] = { headline = cycles.headline(c, ev) } }
   out.kinds = R_.kinds
   return out
 end

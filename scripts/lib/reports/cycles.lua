@@ -682,6 +682,46 @@ function report.default_findings(c, say)
   return out
 end
 
+-- README.md's headline: the sentence, the machine, and a column per run;
+-- c.kinds: other kinds' factors against this one's first touch.
+function report.headline(c, say)
+  local pub, runs, n = c.pub, c.runs, c.n
+  local m = pub.machine or {}
+  local machine = ("Measured on %s (%s CPUs, hypervisor %s), kernel %s, %d KiB pages, THP %s, %s NUMA node(s), "
+    .. "clocksource %s."):format(tostring(m.cpu), tostring(m.cpus), tostring(m.hypervisor), tostring(m.kernel), c.kib,
+    tostring(m.thp_enabled), tostring(m.numa_nodes), tostring(m.clocksource))
+  local text = ("On this machine the first touch of a page cost **%s ns** (median [95 %% interval], %d KiB "
+    .. "pages, %d MiB, %d repetitions, cycle A), **%s times** a later pass over the same page, taken within each "
+    .. "repetition. The ratio's lower end was above a hundred %s; the absolute cost moves with the host "
+    .. "(pass 1's medians: %s ns). Cycle C, which times each page, measured %s ns in the same repetitions; %s.")
+    :format(say.interval(c.p1), c.kib, c.mib, c.p1.n, say.vinterval(c.ft_ratio), say.held(c.above, n),
+      say.list(runs, function(d) return say.round(say.row(d, "A", "pass1").median) end),
+      say.interval(say.row(pub, "C", "pass1")), report.c_against_a(runs, say))
+  local function cells(f)
+    local out = {}
+    for i, d in ipairs(runs) do out[i] = f(d) end
+    return table.concat(out, " | ")
+  end
+  local head = { "| row | unit | " .. cells(function(d)
+    return (d == pub and "published run, %s UTC" or "repeat, %s UTC"):format(tostring(d.date):match("T(%d+:%d+)"))
+  end)
+    .. " |", "|---|---|" .. ("---|"):rep(n) }
+  local function trow(label, unit, f)
+    head[#head + 1] = ("| %s | %s | %s |"):format(label, unit, cells(f))
+  end
+  trow("pass 1: first touch", "ns/page", function(d) return say.interval(say.row(d, "A", "pass1")) end)
+  trow("pass 2 repeated", "ns/page", function(d) return say.interval(say.row(d, "A", "pass2r")) end)
+  trow("pass 1 / pass 2 repeated", "ratio", function(d) return say.vinterval(say.value(d, "first_touch")) end)
+  trow("fill of touched pages", "GB/s", function(d) return say.interval(say.row(d, "A", "fill")) end)
+  trow("fill of a fresh mapping", "GB/s", function(d) return say.interval(say.row(d, "B", "fill")) end)
+  trow("munmap", "ns/page", function(d) return say.interval(say.row(d, "A", "munmap")) end)
+  for _, k in ipairs(c.kinds) do
+    text = text .. (" On a %s guest (`%s/`) the first touch cost %s ns, %s times this %s guest's.")
+      :format(k.kind, k.dir, say.interval(k.median), say.vinterval(k.p1), k.home)
+  end
+  return text .. " " .. machine .. "\n\n" .. table.concat(head, "\n")
+end
+
 -- THP, and the seed's page size: pass 1 with THP=always and THP=16K against
 -- the default run's.
 function report.thp_finding(default, always, k16, say)
