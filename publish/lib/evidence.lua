@@ -266,38 +266,11 @@ function ev.compare(root, ftrun, paths, folder)
   return text
 end
 
-local function significant(verdict)
-  return verdicts.kind(verdict) == "different"
-end
-
--- "compare.lua, the published run against each repeat: no significant
--- difference (p 0.137; p 0.0613)".
-local function verdict(v, key)
-  local rows = v[key]
-  if v.pairs == 0 then return "one run: nothing to compare" end
-  if not rows then error("publish: compare.lua has no row " .. key, 0) end
-  local same = count(rows, function(r)
-    local kind = verdicts.kind(r.verdict)
-    return kind == "same" or kind == "undecided"
-  end)
-  local unjudged = count(rows, function(r) return verdicts.kind(r.verdict) == "unjudged" end)
-  local details = {}
-  for _, r in ipairs(rows) do
-    local p = r.p and "p " .. R(r.p) or "no p"
-    details[#details + 1] = significant(r.verdict)
-      and ("%s, %s"):format(r.verdict:gsub("(%d+%.?%d*)", function(n) return R(tonumber(n)) end), p)
-      or r.verdict:match("^%?") and r.verdict or p
-  end
-  local phrase = unjudged == #rows and "not judged"
-    or same == #rows and "no significant difference"
-    or same + unjudged == 0 and "a significant difference"
-    or ("no significant difference in %d of %d"):format(same, #rows)
-  return ("compare.lua, the published run against each repeat: %s (%s)"):format(phrase, table.concat(details, "; "))
-end
+-- compare.lua's verdicts on one row ("A pass1"), in its report's words.
+function ev.verdict(v, key) return reports.of("compare").verdict(v, key, ev) end
 
 ev.interval, ev.vinterval, ev.ms, ev.load, ev.row, ev.value, ev.list, ev.count = interval, vinterval, ms, load, row,
   value, list, count
 ev.read, ev.json_file = read, json_file
-ev.verdict, ev.significant = verdict, significant
 
 return ev

@@ -1,6 +1,6 @@
--- The results pages' paragraphs and README's headline, each a function of
--- the committed runs: every conclusion a sentence states ("held", "lower in
--- N of M", "not explained", "dearer") is chosen here from the data.
+-- The results pages' paragraphs and README's headline from the committed
+-- runs: each script's report chooses its conclusions ("held", "lower in N of
+-- M", "not explained", "dearer") from the data; this file loads and orders them.
 local ev = require "evidence"
 local kindpage = require "kindpage"
 local reports = require "reports"

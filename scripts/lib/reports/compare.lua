@@ -1,8 +1,8 @@
 -- compare.lua's report: what it found on a published run against its
 -- repeats, worded for the published pages. v: compare.lua's verdicts, as the
 -- publishing wing gathers them (rows, pairs, cal, text, and each "case
--- column" pair by pair); say: the pages' wording (count, significant,
--- verdict), given by whoever prints them.
+-- column" pair by pair); say: the pages' wording (count, round), given by
+-- whoever prints them.
 local verdicts = require "verdicts"
 
 local report = {}
@@ -16,14 +16,43 @@ local function cells_of(l)
   return out
 end
 
+local function significant(verdict)
+  return verdicts.kind(verdict) == "different"
+end
+
+-- One row's verdicts, pair by pair, as "compare.lua, the published run
+-- against each repeat: no significant difference (p 0.137; p 0.0613)".
+function report.verdict(v, key, say)
+  local rows = v[key]
+  if v.pairs == 0 then return "one run: nothing to compare" end
+  if not rows then error("publish: compare.lua has no row " .. key, 0) end
+  local same = say.count(rows, function(r)
+    local kind = verdicts.kind(r.verdict)
+    return kind == "same" or kind == "undecided"
+  end)
+  local unjudged = say.count(rows, function(r) return verdicts.kind(r.verdict) == "unjudged" end)
+  local details = {}
+  for _, r in ipairs(rows) do
+    local p = r.p and "p " .. say.round(r.p) or "no p"
+    details[#details + 1] = significant(r.verdict)
+      and ("%s, %s"):format(r.verdict:gsub("(%d+%.?%d*)", function(n) return say.round(tonumber(n)) end), p)
+      or r.verdict:match("^%?") and r.verdict or p
+  end
+  local phrase = unjudged == #rows and "not judged"
+    or same == #rows and "no significant difference"
+    or same + unjudged == 0 and "a significant difference"
+    or ("no significant difference in %d of %d"):format(same, #rows)
+  return ("compare.lua, the published run against each repeat: %s (%s)"):format(phrase, table.concat(details, "; "))
+end
+
 -- compare.lua's table cut to what it found: every row significant in any
 -- comparison, and pass 1's; command: how it was run, whole: where its whole
 -- output is kept.
 function report.cut_finding(v, say, command, whole)
   local keep, shown = {}, 0
   for _, r in ipairs(v.rows) do
-    if say.significant(r.verdict) then shown = shown + 1 end
-    if say.significant(r.verdict) or (r.case == "A" and r.column == "pass1") then
+    if significant(r.verdict) then shown = shown + 1 end
+    if significant(r.verdict) or (r.case == "A" and r.column == "pass1") then
       keep[r.case .. " " .. r.column] = true
     end
   end
@@ -71,7 +100,7 @@ function report.repeats_finding(v, say, dir, cal_file)
     .. "configuration, so a row called different is a false call: %s.")
     :format(v.pairs, cal_file, v.cal.runs or 0, tostring(v.cal.script), tostring(v.cal.date),
       #judged, n("different"), n("same"), n("undecided"),
-      (say.verdict(v, "A pass1"):gsub("^compare%.lua, the published run against each repeat: ", "")),
+      (report.verdict(v, "A pass1", say):gsub("^compare%.lua, the published run against each repeat: ", "")),
       #called == 0 and "none was made" or table.concat(called, ", ")
         .. "; the calibration's runs, made at another time, spread less than these did")
 end
