@@ -47,7 +47,7 @@ RUNNER  := main repl ft ft_aux ft_buffer ft_memfd ft_samples ft_timer ft_system 
 OBJS    := $(CORE:%=$(BUILD)/core/%.o) $(RUNNER:%=$(BUILD)/runner/%.o)
 DEPS    := $(BUILD)/.packages
 
-.PHONY: all run test bench bench-tools publish publish-kind calibrate-published judge-repeats claims repeats plots fuzz lint clean packages calibrate install uninstall numa numa-publish
+.PHONY: all run test bench bench-tools publish publish-kind calibrate-published judge-repeats docs docs-check repeats plots fuzz lint clean packages calibrate install uninstall numa numa-publish
 
 all: $(BIN) $(ASM)
 
@@ -149,10 +149,10 @@ EXPERIMENTS := thp populate zeropage placement scaling recycle coldness pagesize
 export ALLOW_DIRTY
 # Then REPEATS more default runs replace results/repeats/ (the claims rest
 # on runs of one tree), calibrate-published measures how far such runs
-# differ by chance, judge-repeats judges them with it, claims.lua writes
-# every claim of results/README.md and README.md's headline from the JSON,
-# and SEAL= keeps the sha256 of every file the publish wrote in
-# results/SHA256SUMS (lib/seal.lua), which the claims check holds them to.
+# differ by chance, judge-repeats judges them with it, make docs writes
+# every generated page and block from the JSON (publish/), and SEAL= keeps
+# the sha256 of every measurement the publish wrote in results/SHA256SUMS,
+# which make docs-check holds them to.
 REPEATS ?= 2
 KIND_DIR = ./$(BIN) -e 'local d, why = require("kinds").here(require("ft").project_dir) \
 	  io.write(d or "") if not d then io.stderr:write("ftrun: cannot publish: ", why, "\n") os.exit(2) end'
@@ -172,13 +172,13 @@ publish: all $(REF) bench-tools
 	rm -rf results/repeats
 	for i in $$(seq $(REPEATS)); do $(MAKE) --no-print-directory repeats || exit 1; sleep 1; done
 	$(MAKE) --no-print-directory calibrate-published judge-repeats
-	./$(BIN) claims.lua
-	d=$$($(KIND_DIR)) && ./$(BIN) claims.lua SEAL=$$d
+	$(MAKE) --no-print-directory docs
+	d=$$($(KIND_DIR)) && ./$(BIN) publish/docs.lua SEAL=$$d
 
 # A machine of another kind than results/ was published on (lib/kinds.lua)
 # publishes its own set into results/<kind>/ (its default run, the THP
 # runs, KIND_EXPERIMENTS, REPEATS repeats) and never touches results/'s
-# files, bench/README.md or results/numa/; claims.lua then puts the kinds
+# files, bench/README.md or results/numa/; make docs then puts the kinds
 # side by side. Its calibration.md (make calibrate's A/A figures) goes
 # beside its runs.
 KIND_EXPERIMENTS := host actouch attribution slowpages
@@ -199,12 +199,16 @@ publish-kind: all
 	d=$$($(KIND_DIR)) && rm -rf $$d/repeats && for i in $$(seq $(REPEATS)); do \
 	  $(MAKE) --no-print-directory repeats || exit 1; sleep 1; done
 	$(MAKE) --no-print-directory calibrate-published judge-repeats
-	./$(BIN) claims.lua
-	d=$$($(KIND_DIR)) && ./$(BIN) claims.lua SEAL=$$d
+	$(MAKE) --no-print-directory docs
+	d=$$($(KIND_DIR)) && ./$(BIN) publish/docs.lua SEAL=$$d
 
-# The claims alone, from the committed JSON (CHECK=1 in tests/claims.lua).
-claims: all
-	./$(BIN) claims.lua
+# Every generated document (publish/lib/registry.lua) made again from the
+# committed measurements; docs-check makes them into a scratch copy and
+# diffs, checks results/**/SHA256SUMS and the figure rule (tests/publish.lua).
+docs: all
+	./$(BIN) publish/docs.lua
+docs-check: all
+	./$(BIN) publish/docs.lua CHECK=1
 
 # One more default run for the claims, kept in results/repeats/ (a machine of another
 # kind: results/<kind>/repeats/, beside its published run) with
@@ -238,8 +242,8 @@ plots: all
 # make install PREFIX=/usr/local DESTDIR=: the executable in bin/, its
 # scripts and their Lua library in share/ftrun/scripts/ (where the runner
 # looks, relative to its own directory), the man page in share/man/man1/,
-# the scripting reference its SEE ALSO names in share/doc/ftrun/. claims.lua
-# and its library stay behind: they rewrite this checkout's documents.
+# the scripting reference its SEE ALSO names in share/doc/ftrun/. publish/
+# stays behind: it rewrites this checkout's documents.
 PREFIX  ?= /usr/local
 INSTALL_BIN   = $(DESTDIR)$(PREFIX)/bin
 INSTALL_SHARE = $(DESTDIR)$(PREFIX)/share/ftrun
@@ -254,12 +258,11 @@ define check_install_paths
 	    "(a blank or a shell character would split or change the install paths)" >&2; exit 2;; esac
 endef
 INSTALL_DOC   = $(DESTDIR)$(PREFIX)/share/doc/ftrun
-MAINTAINER_SCRIPTS := scripts/claims.lua scripts/lib/claims.lua
 install: $(BIN)
 	$(check_install_paths)
 	install -d $(INSTALL_BIN) $(INSTALL_SHARE)/scripts $(INSTALL_MAN) $(INSTALL_DOC)
 	install -m 755 $(BIN) $(INSTALL_BIN)/ftrun
-	for f in $(filter-out $(MAINTAINER_SCRIPTS),$(shell find scripts -name '*.lua')); do \
+	for f in $(shell find scripts -name '*.lua'); do \
 	  install -D -m 644 $$f $(INSTALL_SHARE)/$$f || exit 1; done
 	install -m 644 doc/ftrun.1 $(INSTALL_MAN)/ftrun.1
 	install -m 644 doc/ft.md $(INSTALL_DOC)/ft.md
@@ -323,7 +326,7 @@ $(LINT_TOOLS):
 	@mkdir -p $(@D) && touch $@
 
 lint: | $(LINT_TOOLS) $(DEPS)
-	luacheck --no-color -q scripts tests bench numa
+	luacheck --no-color -q scripts tests bench numa publish
 	# one compiler per file, as many at once as there are CPUs
 	for cc in gcc clang; do \
 	  printf '%s\n' core/*.c runner/*.c bench/ref.c | \

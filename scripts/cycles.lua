@@ -44,7 +44,7 @@ local h = harness.start({ script = "cycles", about = "the benchmark's cycles A-D
     { name = "SLOW_NS", kind = "count", default = 200, ab = true, desc = "cycle C: a page slower than this counts" },
     { name = "CAUSES", kind = "flag", default = false,
       desc = "1: cycle C's passes traced (ft.trace) and each slow page given its cause; off by default, "
-        .. "tracing makes a first touch dearer (slowpages.lua measures by how much)" },
+        .. "tracing changes what a first touch costs; slowpages.lua measures by how much" },
     { name = "STALL_NS", kind = "count_or_auto", default = "auto",
       desc = "a fault-free pass averaging more ns per page than this is a stall; "
         .. "auto: pass 2 repeated's min + 2.5 % of pass 1's min" },

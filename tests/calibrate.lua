@@ -20,23 +20,10 @@ local row
 for _, r in ipairs(cal and cal.rows or {}) do if r.case == "A" and r.column == "pass1" then row = r end end
 t.ok(row and row.between_run_sd_log > 0 and row.df == 5, "with pass 1's run-to-run spread and its df")
 t.like(t.read(dir .. "/calibration.md") or "", "| A pass1 | ", "and the table beside it")
--- the page is rendered from the figures the file keeps, so a hand edit of either is found
-local calreport, claims = require "calreport", require "claims"
+-- the page is rendered from the figures the file keeps (make docs-check makes it again)
+local calreport = require "calreport"
 t.is(cal and cal.report and calreport.render(cal.report), t.read(dir .. "/calibration.md"),
   "calibration.md is what the file's figures render")
-local root = dir .. "/root"
-os.execute(("mkdir -p %s/results && cp %s/calibration.md %s/calibration-cycles.json %s/results/"):format(q(root),
-  q(dir), q(dir), q(root)))
-local function calibration_problems()
-  local found = {}
-  for _, p in ipairs(claims.pasted(root)) do if p:find("calibration", 1, true) then found[#found + 1] = p end end
-  return table.concat(found, "\n")
-end
-t.is(calibration_problems(), "", "claims finds nothing wrong with the copy")
-local page = t.read(root .. "/results/calibration.md") or ""
-t.write(root .. "/results/calibration.md", (page:gsub("| A pass1 | (%d)", "| A pass1 | 9%1", 1)))
-t.like(calibration_problems(), "results/calibration.md differs from what its calibration file's figures render",
-  "a figure edited by hand in calibration.md is found")
 t.like(out, "| row | canary | reported | steal | clock | adjusted for |", "what the machine's state explains")
 t.ok(row and type(row.explained) == "table" and row.explained.canary ~= nil,
   "and the file keeps each covariate's share, or why it has none", row and json.encode(row.explained or {}))

@@ -5,6 +5,7 @@
 -- project whose results/ was published on KVM, from a KVM and a PVM machine
 -- given through FTRUN_MACHINE_ROOT (so every machine tests both).
 local t = require "tap"
+package.path = ft.project_dir .. "/publish/lib/?.lua;" .. package.path -- the publish wing's page makers
 local kinds = require "kinds"
 local json = require "json"
 local runfiles = require "runfiles"
@@ -45,7 +46,7 @@ local listed = {}
 for _, p in ipairs(kinds.published(dir)) do listed[#listed + 1] = p.kind .. "=" .. p.dir end
 t.is(table.concat(listed, " "), "KVM=results PVM=results/pvm", "the kinds published, results/'s first")
 
--- the kinds side by side (claims.kinds): each kind's figures and the factor between them
+-- the kinds side by side (publish/lib/kindpage.lua): each kind's figures and the factor between them
 local function run_doc(hypervisor, p1, p2r)
   local function r(column, values, case)
     local sorted = { table.unpack(values) }
@@ -61,7 +62,7 @@ local function run_doc(hypervisor, p1, p2r)
 end
 t.write(dir .. "/results/results.json", run_doc("KVMKVMKVM", { 1800, 1810, 1820 }, { 15, 15, 15 }))
 t.write(dir .. "/results/pvm/results.json", run_doc("PVM", { 12600, 12670, 12740 }, { 15, 15, 15 }))
-local text, factors = require("claims").kinds(dir)
+local text, factors = require("kindpage").kinds(dir)
 t.like(text, "- **KVM guest** (`results/`", "the KVM guest's line")
 t.like(text, "- **PVM guest** (`results/pvm/`", "the PVM guest's line")
 t.like(text, "A first touch on the PVM guest cost **7.00 [", "the factor, from the medians (12670 / 1810)")
@@ -74,7 +75,7 @@ t.write(dir .. "/results/pvm/exp-actouch-results.json", json.encode { rows = {
   { value = "after_munmap_over_fresh", x = 0.93, lo = 0.9, hi = 0.95 } } })
 t.write(dir .. "/results/pvm/exp-host-results.json", json.encode { rows = {}, values = {
   { value = "host_share_4K", x = 41, measured = 41.2, lo = 38, hi = 44, n = 12 } } })
-local found = require("claims").kind_findings(dir, "results/pvm")
+local found = require("kindpage").kind_findings(dir, "results/pvm")
 t.like(found, "below cycle A's in 2 of 3", "cycle C against A, repetition by repetition")
 t.like(found, "timing every page as cycle C does changed it by a factor of 1.00 [0.990, 1.02] (an interval holding 1: "
   .. "no effect shown)", "actouch: the timer's effect, none shown")
@@ -84,10 +85,10 @@ t.like(found, "41.2 [38.0, 44.0] % lies outside the guest kernel's account (12 r
 local small = json.decode(t.read(dir .. "/results/pvm/results.json"))
 small.knobs = { MIB = 4 }
 t.write(dir .. "/results/pvm/results.json", json.encode(small))
-t.like((require("claims").kinds(dir)), "differ in MIB (4 against nil), so no factor between them is computed",
+t.like((require("kindpage").kinds(dir)), "differ in MIB (4 against nil), so no factor between them is computed",
   "runs of other knobs: no factor, and why")
 os.execute("rm -rf " .. q(dir .. "/results/pvm"))
-t.like((require("claims").kinds(dir)), "Runs of one machine kind are published (KVM)", "one kind: said so")
+t.like((require("kindpage").kinds(dir)), "Runs of one machine kind are published (KVM)", "one kind: said so")
 os.execute("rm -rf " .. q(dir))
 
 -- Whole publishes in a stand-in project: the executable copied (its directory is the
@@ -185,12 +186,12 @@ out, code = t.run(("cd / && FTRUN_MACHINE_ROOT=%s %s %s"):format(q(odd), q(proje
 t.is(code, 2, "a kind named repeats: exit 2", out)
 t.like(out, "cannot name a directory of results/ (repeats/ is taken", "naming the directory")
 
--- claims: a repeat of another kind beside a kind's published run is refused
+-- publish: a repeat of another kind beside a kind's published run is refused
 os.execute(("mkdir -p %s/results/pvm/repeats/20990101T000000Z && cp %s/results/cycles-A-results.json "
   .. "%s/results/pvm/repeats/20990101T000000Z/results.json && cp %s/results/pvm/cycles-A-results.json "
   .. "%s/results/pvm/results.json"):format(q(project), q(project), q(project), q(project), q(project)))
-local ok, err = pcall(require("claims").runs, project, "results/pvm")
-t.ok(not ok, "claims: a KVM repeat beside PVM's published run is refused")
+local ok, err = pcall(require("evidence").runs, project, "results/pvm")
+t.ok(not ok, "publish: a KVM repeat beside PVM's published run is refused")
 t.like(tostring(err), "was made on KVM, the published run beside it on PVM", "naming both kinds")
 -- and a repeat of the same kind with other knobs: not pooled into the kind's figures
 local repeat_json = project .. "/results/pvm/repeats/20990101T000000Z/results.json"
@@ -198,8 +199,8 @@ local other = require("json").decode(t.read(project .. "/results/pvm/results.jso
 other.knobs = other.knobs or {}
 other.knobs.MIB = 12345
 t.write(repeat_json, require("json").encode(other))
-ok, err = pcall(require("claims").runs, project, "results/pvm")
-t.ok(not ok, "claims: a repeat with another MIB beside the published run is refused")
+ok, err = pcall(require("evidence").runs, project, "results/pvm")
+t.ok(not ok, "publish: a repeat with another MIB beside the published run is refused")
 t.like(tostring(err), "was run with MIB=12345, the published run beside it with MIB=", "naming the knob")
 os.execute("rm -rf " .. q(project))
 t.done()

@@ -2,7 +2,8 @@
 -- every tracked file (results/ aside, described in one line) and no other;
 -- no runner/ file is over 600 lines; no circle among runner/'s files, by
 -- #include and by the functions one file calls that another defines; no
--- library shared in scripts/lib/ names a script or matches a case name.
+-- library shared in scripts/lib/ names a script or matches a case name;
+-- nothing in core/, runner/ or scripts/ requires or names publish/.
 -- Each rule is also run on a made-up tree that breaks it.
 local t = require "tap"
 local q = t.quote
@@ -73,7 +74,7 @@ do
   local missing, extra, results = layout_gaps(files, text("README.md"))
   t.ok(missing ~= nil, "README.md has its layout block", extra)
   missing, extra = missing or {}, extra or {}
-  local regenerate = "\n(`make claims` regenerates README.md's layout block from git ls-files)"
+  local regenerate = "\n(`make docs` regenerates README.md's layout block from git ls-files)"
   t.ok(#missing == 0, "README's layout names every tracked file outside results/",
     #missing > 0 and table.concat(missing, "\n") .. regenerate or nil)
   t.ok(#extra == 0, "and names no file git does not track", #extra > 0 and table.concat(extra, "\n") .. regenerate or nil)
@@ -385,6 +386,32 @@ do -- a string becomes a shell word in one place (shell.quote), and no script li
   t.is(table.concat(faults, "\n"), "", "no hand-written shell quoting or ls listing outside scripts/lib/shell.lua")
   t.is(#shell_faults("x.lua", [[local q = "'" .. s:gsub("'", "'\\''") .. "'"
 local p = io.popen("ls -1 " .. d)]]), 2, "the rule finds both in a made-up file")
+end
+
+-- publish/ is the maintainers' wing: the product neither requires its modules nor runs it.
+local function publish_users(sources, modules)
+  local out = {}
+  for path, src in pairs(sources) do
+    for _, m in ipairs(modules) do
+      for _, form in ipairs { 'require "' .. m .. '"', "require '" .. m .. "'", 'require("' .. m .. '")' } do
+        if src:find(form, 1, true) then out[#out + 1] = path .. ": " .. form end
+      end
+    end
+    if src:find("publish/", 1, true) then out[#out + 1] = path .. ": names publish/" end
+  end
+  table.sort(out)
+  return out
+end
+do
+  local modules, sources = {}, {}
+  for _, f in ipairs(under("^publish/lib/[%w_]+%.lua$")) do modules[#modules + 1] = f:match("([%w_]+)%.lua$") end
+  for _, f in ipairs(files) do
+    if f:match("^core/") or f:match("^runner/") or f:match("^scripts/") then sources[f] = text(f) end
+  end
+  t.ok(#modules > 3, "publish/lib's modules found", table.concat(modules, " "))
+  t.is(table.concat(publish_users(sources, modules), "\n"), "", "nothing in core/, runner/ or scripts/ requires publish/")
+  t.is(table.concat(publish_users({ ["scripts/x.lua"] = 'local r = require "registry"' }, { "registry" }), ""),
+    'scripts/x.lua: require "registry"', "and a made-up script that does is found")
 end
 
 t.done()

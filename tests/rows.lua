@@ -49,7 +49,7 @@ end
 t.ok(#want > 0, "tests/rows.txt lists the rows")
 -- A script new to scripts/ is in no line of the list: say how to write it again.
 local REGENERATE = "write the list again from this machine's runs: ROWS_WRITE=1 FTRUN=./ftrun "
-  .. "FTRUN_ASM=core/kernels_O2.s prove --exec ./ftrun tests/rows.lua; then run make claims, which "
+  .. "FTRUN_ASM=core/kernels_O2.s prove --exec ./ftrun tests/rows.lua; then run make docs, which "
   .. "regenerates the man page's list of scripts (and README.md's layout)"
 local listed, unlisted = {}, {}
 for _, line in ipairs(want) do listed[line:match("^(.-) | ") or ""] = true end

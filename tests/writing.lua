@@ -2,7 +2,7 @@
 -- misspelt column stops the run after its first repetition, an error raised
 -- inside scripts/lib/ on a script's behalf names the script's line first,
 -- the ratios a script takes are shown, and the tests that a new file in
--- scripts/ breaks name `make claims`.
+-- scripts/ breaks name `make docs`.
 local t = require "tap"
 local q = t.quote
 
@@ -70,11 +70,11 @@ end
 
 do -- a new file in scripts/: the tests it breaks say what regenerates the documents
   local root = require("ft").project_dir
-  t.like(t.read(root .. "/tests/layout.lua") or "", "`make claims` regenerates README.md's layout block",
-    "tests/layout.lua names make claims when a file is missing from README's layout")
-  t.like(t.read(root .. "/tests/docs.lua") or "", "`make claims` regenerates the man page's SCRIPTS",
-    "tests/docs.lua names make claims when a script's man entry is missing or stale")
-  t.like(t.read(root .. "/doc/ft.md") or "", "A script kept in `scripts/` itself is part of the documents: run `make claims`",
+  t.like(t.read(root .. "/tests/layout.lua") or "", "`make docs` regenerates README.md's layout block",
+    "tests/layout.lua names make docs when a file is missing from README's layout")
+  t.like(t.read(root .. "/tests/docs.lua") or "", "`make docs` regenerates the man page's SCRIPTS",
+    "tests/docs.lua names make docs when a script's man entry is missing or stale")
+  t.like(t.read(root .. "/doc/ft.md") or "", "A script kept in `scripts/` itself is part of the documents: run `make docs`",
     "doc/ft.md says what a script in scripts/ needs")
 end
 

@@ -1,5 +1,5 @@
 -- make calibrate's page (calibration.md), rendered from the figures bench/calibrate.lua keeps
--- in its calibration file (`report`), so that claims.lua can render it again from that file
+-- in its calibration file (`report`), so that make docs can render it again from that file
 -- and find any hand edit of the page. f holds plain numbers and strings only.
 local covariates = require "covariates"
 local inference = require "inference"

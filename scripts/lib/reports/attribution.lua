@@ -114,4 +114,39 @@ function report.table(raw)
   return table.concat(out, "\n") .. "\n"
 end
 
+
+-- The finding: every case's stage shares, as its values give them. say: the
+-- published pages' wording (round, value), given by whoever prints it.
+function report.finding(doc, say)
+  local shares, order = {}, {}
+  for _, x in ipairs(doc.values) do
+    if x.value == "stage" then
+      if not shares[x.case] then shares[x.case] = {}; order[#order + 1] = x.case end
+      if x.x > 0 then table.insert(shares[x.case], ("%s %s %%"):format(x.stage, say.round(x.x))) end
+    end
+  end
+  local lines = {}
+  for _, case in ipairs(order) do
+    lines[#lines + 1] = ("- %s (%d samples): %s"):format(case, say.value(doc, "samples", "case", case).x,
+      table.concat(shares[case], ", "))
+  end
+  return ("The share of each stage in each case's samples, pooled over the %s repetitions of one run "
+    .. "(cpu-clock samples, so time with interrupts off lands where they come back on):\n\n%s")
+    :format(tostring(doc.knobs and doc.knobs.REPS or "?"), table.concat(lines, "\n"))
+end
+
+
+-- One case's three largest stages, as a clause of a kind's page. say: the
+-- published pages' wording (round, value), given by whoever prints it.
+function report.top_stages(doc, say, case)
+  local largest = {}
+  for _, x in ipairs(doc.values) do
+    if x.value == "stage" and x.case == case and x.x > 0 then largest[#largest + 1] = x end
+  end
+  table.sort(largest, function(a, b) return a.x > b.x end)
+  local top = {}
+  for i = 1, math.min(3, #largest) do top[i] = ("%s %s %%"):format(largest[i].stage, say.round(largest[i].x)) end
+  return ("its profile (attribution.lua, %s samples of a 4 KiB first touch) puts %s first")
+    :format(say.value(doc, "samples", "case", case).x, table.concat(top, ", "))
+end
 return report

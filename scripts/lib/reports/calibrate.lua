@@ -79,4 +79,24 @@ function report.output(cal, path, median)
 end
 
 
+-- The finding from a calibration file cal (kept as calibration.md beside
+-- it): how much pass 1's run median varied and what the canary explains, or
+-- nil. say: the published pages' wording (round), given by whoever prints it.
+function report.finding(cal, say)
+  local R = say.round
+  for _, r in ipairs(cal.rows) do
+    if r.case == "A" and r.column == "pass1" and type(r.explained) == "table" then
+      local a = r.adjust
+      local e = type(r.explained.canary) == "number" and r.explained.canary or nil
+      return ("`make calibrate` ([calibration.md](calibration.md), %d A/A runs of `cycles.lua %s`): pass 1's "
+        .. "run median varied by %s %% (sd of the logs) from run to run; %s, %s.")
+        :format(cal.runs, tostring(cal.config), R(100 * r.between_run_sd_log),
+          e and ("the canary explains %s %% of that spread (each run left out and predicted from the others)")
+            :format(R(100 * e)) or ("the canary explains none of it (%s)"):format(tostring(r.explained.canary)),
+          a and ("adjusted for the %s, %s %% remains, and compare.lua shows pass 1 adjusted beside the raw change")
+            :format(a.covariate, R(100 * a.sd_log)) or "too little for compare.lua to adjust pass 1")
+    end
+  end
+end
+
 return report

@@ -2,9 +2,11 @@
 -- the JSON and cycle C's samples beside it), and the histogram and samples
 -- helpers the script uses to leave cycle C's data for them.
 local ft = require "ft"
+local inference = require "inference"
 local json = require "json"
 local pagesizes = require "pagesizes"
 local plots = require "plots"
+local regimes = require "regimes"
 local slowrun = require "slowrun"
 local stats = require "stats"
 local summary = require "summary"
@@ -446,6 +448,360 @@ function report.table(raw)
   end
   for _, line in ipairs(slowrun.tables(ix)) do put(line) end -- CAUSES=1: cycle C's slow pages by cause
   return summary.tail(ix, out)
+end
+
+-- The findings the published pages state from cycles.lua's runs, for them
+-- and a user's own runs. say: the published pages' wording (round, interval,
+-- vinterval, held, row, value), given by whoever prints them.
+
+-- Cycle C's first touch against cycle A's in the same repetitions (the
+-- headline quotes cycle A, untimed per page; C times each page): in how many
+-- repetitions C was lower, of how many.
+function report.c_below_a(doc, say)
+  local a, cc = say.row(doc, "A", "pass1").values, say.row(doc, "C", "pass1").values
+  local lower, n = 0, 0
+  for i = 1, math.min(#a, #cc) do
+    if type(a[i]) == "number" and type(cc[i]) == "number" then
+      n = n + 1
+      if cc[i] < a[i] then lower = lower + 1 end
+    end
+  end
+  return lower, n
+end
+
+-- Cycle C against cycle A in each run, as the published run's count with the
+-- repeats' beside it, and what a sign test per run lets one conclude.
+function report.c_against_a(runs, say)
+  local counts, held_in = {}, 0
+  for i, d in ipairs(runs) do
+    local lower, n = report.c_below_a(d, say)
+    counts[i] = ("%d of %d"):format(lower, n)
+    if inference.sign_test(lower, n) < 0.05 and lower > n / 2 then held_in = held_in + 1 end
+  end
+  local repeats = #runs > 1 and ("; in the repeats %s"):format(table.concat(counts, " and ", 2)) or ""
+  local conclusion = held_in == #runs and "lower by a sign test in every run, for a reason not explained"
+    or held_in == 0 and "no difference held_in by a sign test in any run"
+    or ("lower by a sign test in %d of the %d runs only, so not a difference that carries from run to run")
+      :format(held_in, #runs)
+  return ("in the published run C was lower in %s repetitions%s: %s"):format(counts[1], repeats, conclusion)
+end
+
+-- Cycle C's first touch against cycle A's in one run (and, given runs, in
+-- how many of them C was lower in every repetition).
+function report.c_sentence(doc, say, runs)
+  local lower, n = report.c_below_a(doc, say)
+  local all_lower = 0
+  for _, d in ipairs(runs or {}) do
+    local k, m = report.c_below_a(d, say)
+    if k == m then all_lower = all_lower + 1 end
+  end
+  local p = inference.sign_test(lower, n)
+  return ("Cycle C's first touch, each page timed, cost %s ns per %d KiB in the same repetitions, below cycle A's "
+    .. "in %d of %d%s; %s.")
+    :format(say.interval(say.row(doc, "C", "pass1")), doc.page_size // 1024, lower, n,
+      runs and (", and in every repetition %s"):format(say.held(all_lower, #runs)) or "",
+      p < 0.05 and ("why the two cycles differ is not explained (sign test p = %.2g)"):format(p)
+        or ("no difference between them shown (sign test p = %.2g)"):format(p))
+end
+
+-- A run's repetitions of one row on either side of its stall threshold, and
+-- in how many of each the guest counted a CPU migration.
+local function stalls_migrated(doc, case, column, say)
+  local row, value = say.row, say.value
+  local threshold, records = value(doc, "stall_threshold").x, {}
+  for _, c in ipairs(doc.reps) do if c.case == case then records = c.records end end
+  local out = { stalled = 0, with = 0, other = 0, other_with = 0 }
+  for i, x in ipairs(row(doc, case, column).values) do
+    local moved = (((records[i] or {}).noise or {}).migrations or 0) > 0 and 1 or 0
+    if x > threshold then out.stalled, out.with = out.stalled + 1, out.with + moved
+    else out.other, out.other_with = out.other + 1, out.other_with + moved end
+  end
+  local counted = value(doc, "stalls", "column", column).x
+  if out.stalled ~= counted then
+    error(("publish: %s: %s %s: %d repetitions above the threshold, the run counted %d stalls"):format(doc.path, case,
+      column, out.stalled, counted), 0)
+  end
+  return out
+end
+
+-- What the guest counted in a run's stalled repetitions (the published
+-- pages quote THP=always's).
+function report.stalls_finding(doc, say)
+  local a, d = stalls_migrated(doc, "A", "pass2", say), stalls_migrated(doc, "D", "touch2", say)
+  return ("With `THP=%s` (its threshold at %s ns per page) pass 2 stalled in %d of %d repetitions and the "
+    .. "second touch in %d: the guest counted a CPU migration in %d of the %d stalled repetitions of cycle A and in "
+    .. "%d of its %d others, in %d of the %d stalled of cycle D and in %d of its %d others (a count covers the "
+    .. "repetition of the cycle, not the pass). Why they stalled is not explained.")
+    :format(tostring((doc.knobs or {}).THP), say.round(say.value(doc, "stall_threshold").x), a.stalled,
+      a.stalled + a.other, d.stalled, a.with, a.stalled, a.other_with, a.other, d.with, d.stalled, d.other_with,
+      d.other)
+end
+
+-- The findings on the default runs, a paragraph each: c holds runs (the
+-- published run first, then its repeats) as pub, others and n, their size
+-- (pages, kib, mib), compare.lua's verdicts v and the THP=always run always;
+-- each paragraph leaves on c the counts later ones quote. say: the published
+-- pages' wording (round, interval, vinterval, held, count, list, ms, row,
+-- value, verdict), given by whoever prints them.
+local F = {}
+
+-- " (x, y in the repeats)": a row's or a value's medians in the repeats.
+local function medians(c, say, case, column)
+  return #c.others == 0 and "" or (" (%s in the repeats)"):format(say.list(c.others, function(d)
+    return say.round(say.row(d, case, column).median) end))
+end
+local function vmedians(c, say, name)
+  return #c.others == 0 and "" or (" (%s in the repeats)"):format(say.list(c.others, function(d)
+    return say.round(say.value(d, name).x) end))
+end
+
+-- The seed's figures (macOS, 16 KiB pages), quoted from its write-up.
+local SEED = { first_touch_ratio = 155, fill_ratio = 5.0 }
+
+function F.first_touch(c, say)
+  local p1 = say.row(c.pub, "A", "pass1")
+  c.p1 = p1
+  c.one_fault = say.count(c.runs, function(d)
+    local r = say.row(d, "A", "pass1_faults")
+    return r.min == d.pages and r.max == d.pages
+  end)
+  return ("Pass 1 took one fault per page, %d faults for the %d MiB, in every repetition, %s. "
+    .. "Its median cost was **%s ns per %d KiB page** in the published run%s, the interval in brackets; "
+    .. "%s s to bring in the whole buffer at the median. %s. This is cycle A's pass 1, which every figure "
+    .. "called the first touch on this page quotes. %s")
+    :format(c.pages, c.mib, say.held(c.one_fault, c.n), say.interval(p1), c.kib, medians(c, say, "A", "pass1"),
+      say.round(p1.median * c.pages / 1e9), say.verdict(c.v, "A pass1"), report.c_sentence(c.pub, say, c.runs))
+end
+
+function F.headline_ratio(c, say)
+  c.ft_ratio = say.value(c.pub, "first_touch")
+  c.above = say.count(c.runs, function(d) return say.value(d, "first_touch").lo > 100 end)
+  local seed_in = say.count(c.runs, function(d)
+    local x = say.value(d, "first_touch")
+    return x.lo <= SEED.first_touch_ratio and SEED.first_touch_ratio <= x.hi
+  end)
+  return ("Taken within each repetition, pass 1 cost **%s times** pass 2 repeated in the "
+    .. "published run%s: more than a hundred later passes at the interval's lower end %s. The seed's %s lies "
+    .. "inside the interval %s. Pass 2 repeated: %s ns per page; %s.")
+    :format(say.vinterval(c.ft_ratio), vmedians(c, say, "first_touch"), say.held(c.above, c.n),
+      say.round(SEED.first_touch_ratio), say.held(seed_in, c.n), say.interval(say.row(c.pub, "A", "pass2r")),
+      say.verdict(c.v, "A pass2r"))
+end
+
+function F.fill(c, say)
+  local pub, n = c.pub, c.n
+  local fill = say.value(pub, "fill_bandwidth")
+  local fill_above = say.count(c.runs, function(d) return say.value(d, "fill_bandwidth").lo > 1 end)
+  local fresh = say.value(pub, "fresh_fill_time")
+  local fresh_below = say.count(c.runs, function(d) return say.value(d, "fresh_fill_time").hi < 1 end)
+  return ("Filling touched pages ran at %s GB/s, filling a fresh mapping (its %d faults inside) at %s "
+    .. "GB/s; within each repetition the touched fill was **%s times** the fresh one%s, above 1 %s "
+    .. "(the seed: %s). The fresh fill took %s of the time of pass 1 plus the touched fill%s: below 1 "
+    .. "(faulting while writing is cheaper than faulting first and writing after) %s. Touched fill: %s; "
+    .. "fresh fill: %s.")
+    :format(say.interval(say.row(pub, "A", "fill")), say.row(pub, "B", "fill_faults").median,
+      say.interval(say.row(pub, "B", "fill")),
+      say.vinterval(fill), vmedians(c, say, "fill_bandwidth"), say.held(fill_above, n), say.round(SEED.fill_ratio),
+      say.vinterval(fresh), vmedians(c, say, "fresh_fill_time"), say.held(fresh_below, n), say.verdict(c.v, "A fill"),
+      say.verdict(c.v, "B fill"))
+end
+
+function F.stalls(c, say)
+  local pub, n, runs = c.pub, c.n, c.runs
+  local function stalls(d, column) return say.value(d, "stalls", "column", column) end
+  local threshold = say.value(pub, "stall_threshold")
+  local stalled = say.count(runs, function(d) return stalls(d, "pass2").x > 0 end)
+  local clean2r = say.count(runs, function(d) return stalls(d, "pass2r").x == 0 end)
+  return ("With the stall threshold at %s ns per page, pass 2 had a stalled repetition %s (%s of %d; "
+    .. "the worst at %s ns per page), the second touch after malloc %s (%s; the worst at %s), and pass 2 "
+    .. "repeated stayed below it in every repetition, %s. Passes 2 and the second touch took no counted fault "
+    .. "in any repetition %s. Cycle C: %s %% of "
+    .. "pass 2's pages took more than %d ns, %s ns on average.")
+    :format(say.round(threshold.x), say.held(stalled, n),
+      say.list(runs, function(d) return tostring(stalls(d, "pass2").x) end),
+      stalls(pub, "pass2").of, say.list(runs, function(d) return say.round(stalls(d, "pass2").worst) end),
+      say.held(say.count(runs, function(d) return stalls(d, "touch2").x > 0 end), n),
+      say.list(runs, function(d) return tostring(stalls(d, "touch2").x) end),
+      say.list(runs, function(d) return say.round(stalls(d, "touch2").worst) end), say.held(clean2r, n),
+      say.held(say.count(runs, function(d)
+        return say.row(d, "A", "pass2_faults").max == 0 and say.row(d, "D", "touch2_faults").max == 0 end), n),
+      say.interval(say.row(pub, "C", "pass2_slow_pct")), say.value(pub, "slow_ns").x,
+      say.interval(say.row(pub, "C", "pass2_slow_mean")))
+    .. " " .. report.stalls_finding(c.always, say)
+end
+
+function F.malloc(c, say)
+  local pub, n, runs = c.pub, c.n, c.runs
+  local same = say.value(pub, "same_block")
+  local all_same = say.count(runs, function(d) local s = say.value(d, "same_block"); return s.x == s.of end)
+  -- every page faulted in once: all but one in the first touch, the other in the malloc call
+  c.minus_one = say.count(runs, function(d)
+    local r, m = say.row(d, "D", "touch1_faults"), say.row(d, "D", "malloc_faults")
+    return r.min == d.pages - 1 and r.max == d.pages - 1 and m.min == 1 and m.max == 1
+  end)
+  local mft = say.value(pub, "malloc_first_touch")
+  local tf, mf = say.row(pub, "D", "touch1_faults").median, say.row(pub, "D", "malloc_faults").median
+  c.contains_one = say.count(runs, function(d)
+    local x = say.value(d, "malloc_first_touch")
+    return x.lo <= 1 and 1 <= x.hi
+  end)
+  return ("malloc returned the address just freed in %d of %d repetitions of the published run, and in "
+    .. "every repetition, %s; the first touch after it took %d faults and the malloc call %d%s in every "
+    .. "repetition, %s, and cost **%s times** the first touch after mmap "
+    .. "in the same repetition%s, an interval holding 1 %s. free took %s ms. %s.")
+    :format(same.x, same.of, say.held(all_same, n), tf, mf,
+      tf + mf == c.pages and (" (one fault for each of the %d pages between them)"):format(c.pages) or "",
+      say.held(c.minus_one, n), say.vinterval(mft),
+      vmedians(c, say, "malloc_first_touch"), say.held(c.contains_one, n),
+      say.interval(say.ms(say.row(pub, "D", "free"))),
+      say.verdict(c.v, "D touch1"))
+end
+
+function F.munmap(c, say)
+  local mun = say.value(c.pub, "munmap_share")
+  return ("munmap returned the pages at %s ns per page, %s of what pass 1 cost per page%s.")
+    :format(say.interval(say.row(c.pub, "A", "munmap")), say.vinterval(mun), vmedians(c, say, "munmap_share"))
+end
+
+function F.runner(c, say)
+  local own = say.value(c.pub, "own_time")
+  return ("The runner itself took %s %% of the published run's %s s (the rest: the timed windows, the "
+    .. "map and release calls and the read-backs)%s.")
+    :format(say.round(own.x), say.round(own.wall_ms / 1e3), #c.others == 0 and ""
+      or (", %s %% in the repeats"):format(say.list(c.others, function(d) return say.round(say.value(d, "own_time").x)
+      end)))
+end
+
+local DEFAULT = { { "first-touch", F.first_touch }, { "headline-ratio", F.headline_ratio }, { "fill", F.fill },
+  { "stalls", F.stalls }, { "malloc", F.malloc }, { "munmap", F.munmap }, { "runner", F.runner } }
+
+-- Every default-run paragraph by marker name, made in order.
+function report.default_findings(c, say)
+  local out = {}
+  for _, f in ipairs(DEFAULT) do out[f[1]] = f[2](c, say) end
+  return out
+end
+
+-- README.md's headline: the sentence, the machine, and a column per run;
+-- c.kinds: other kinds' factors against this one's first touch.
+function report.headline(c, say)
+  local pub, runs, n = c.pub, c.runs, c.n
+  local m = pub.machine or {}
+  local machine = ("Measured on %s (%s CPUs, hypervisor %s), kernel %s, %d KiB pages, THP %s, %s NUMA node(s), "
+    .. "clocksource %s."):format(tostring(m.cpu), tostring(m.cpus), tostring(m.hypervisor), tostring(m.kernel), c.kib,
+    tostring(m.thp_enabled), tostring(m.numa_nodes), tostring(m.clocksource))
+  local text = ("On this machine the first touch of a page cost **%s ns** (median [95 %% interval], %d KiB "
+    .. "pages, %d MiB, %d repetitions, cycle A), **%s times** a later pass over the same page, taken within each "
+    .. "repetition. The ratio's lower end was above a hundred %s; the absolute cost moves with the host "
+    .. "(pass 1's medians: %s ns). Cycle C, which times each page, measured %s ns in the same repetitions; %s.")
+    :format(say.interval(c.p1), c.kib, c.mib, c.p1.n, say.vinterval(c.ft_ratio), say.held(c.above, n),
+      say.list(runs, function(d) return say.round(say.row(d, "A", "pass1").median) end),
+      say.interval(say.row(pub, "C", "pass1")), report.c_against_a(runs, say))
+  local function cells(f)
+    local out = {}
+    for i, d in ipairs(runs) do out[i] = f(d) end
+    return table.concat(out, " | ")
+  end
+  local head = { "| row | unit | " .. cells(function(d)
+    return (d == pub and "published run, %s UTC" or "repeat, %s UTC"):format(tostring(d.date):match("T(%d+:%d+)"))
+  end)
+    .. " |", "|---|---|" .. ("---|"):rep(n) }
+  local function trow(label, unit, f)
+    head[#head + 1] = ("| %s | %s | %s |"):format(label, unit, cells(f))
+  end
+  trow("pass 1: first touch", "ns/page", function(d) return say.interval(say.row(d, "A", "pass1")) end)
+  trow("pass 2 repeated", "ns/page", function(d) return say.interval(say.row(d, "A", "pass2r")) end)
+  trow("pass 1 / pass 2 repeated", "ratio", function(d) return say.vinterval(say.value(d, "first_touch")) end)
+  trow("fill of touched pages", "GB/s", function(d) return say.interval(say.row(d, "A", "fill")) end)
+  trow("fill of a fresh mapping", "GB/s", function(d) return say.interval(say.row(d, "B", "fill")) end)
+  trow("munmap", "ns/page", function(d) return say.interval(say.row(d, "A", "munmap")) end)
+  for _, k in ipairs(c.kinds) do
+    text = text .. (" On a %s guest (`%s/`) the first touch cost %s ns, %s times this %s guest's.")
+      :format(k.kind, k.dir, say.interval(k.median), say.vinterval(k.p1), k.home)
+  end
+  return text .. " " .. machine .. "\n\n" .. table.concat(head, "\n")
+end
+
+-- THP, and the seed's page size: pass 1 with THP=always and THP=16K against
+-- the default run's.
+function report.thp_finding(default, always, k16, say)
+  local interval, vinterval, row, value = say.interval, say.vinterval, say.row, say.value
+  local f4k, f2m = row(default, "A", "pass1_faults").median, row(always, "A", "pass1_faults").median
+  local f16 = row(k16, "A", "pass1_faults").median
+  return ("With `THP=always` pass 1 took %d faults for the %d MiB (%d KiB pages obtained; %d times fewer "
+    .. "than with 4 KiB pages) and cost %s ns per 4 KiB of memory; within each repetition, %s times pass 2 "
+    .. "repeated. With `THP=16K` (the seed's page size): %d faults, %s ns per 4 KiB, %s times pass 2 repeated. "
+    .. "Each from one run, cycle A's pass 1. Whether a bigger page makes a first touch cheaper depends on the "
+    .. "cycle: %s With `THP=16K`, cycle C: %s ns per 4 KiB, below cycle A's in %d of %d repetitions.")
+    :format(f2m, always.bytes >> 20, value(always, "thp_page").x // 1024, f4k // f2m,
+      interval(row(always, "A", "pass1")), vinterval(value(always, "first_touch")), f16,
+      interval(row(k16, "A", "pass1")), vinterval(value(k16, "first_touch")),
+      report.c_sentence(always, say):gsub("^Cycle C's", "with `THP=always`, cycle C's"),
+      interval(row(k16, "C", "pass1")), report.c_below_a(k16, say))
+end
+
+-- 1, 3, 6, 7, 8 as "1, 3 and 6–8".
+local function rep_spans(reps)
+  local spans = {}
+  for _, r in ipairs(reps) do
+    local last = spans[#spans]
+    if last and last[2] == r - 1 then last[2] = r else spans[#spans + 1] = { r, r } end
+  end
+  return inference.spans(spans)
+end
+
+-- The run's other rows whose values put the same repetitions apart.
+local function same_apart(doc, r, lower, R)
+  local in_lower, out = {}, {}
+  for _, rep in ipairs(lower.reps) do in_lower[rep] = true end
+  for _, o in ipairs(doc.rows) do
+    if o ~= r and type(o.values) == "table" then
+      local a, b = { math.huge, -math.huge }, { math.huge, -math.huge }
+      for i, x in ipairs(o.values) do
+        local t = in_lower[i] and a or b
+        if type(x) == "number" then t[1], t[2] = math.min(t[1], x), math.max(t[2], x) end
+      end
+      if a[2] < b[1] or b[2] < a[1] then
+        out[#out + 1] = ("%s's \"%s\" (the lower group's repetitions from %s to %s, the upper's from %s to %s %s)")
+          :format(o.case, o.label, R(a[1]), R(a[2]), R(b[1]), R(b[2]), o.unit)
+      end
+    end
+  end
+  return out
+end
+
+-- One row's split into two groups (split, as the publishing wing's rule
+-- finds them), in words: the groups, where the table's median sits, what
+-- else in the run (faults, other rows, the regime test) goes with it.
+function report.split_finding(lead, doc, r, split, say)
+  local R = say.round
+  local lo, hi = split[1], split[2]
+  local unit = r.unit == "ns/page" and ("ns per %d KiB"):format(doc.page_size // 1024) or r.unit
+  local few = lo.n <= hi.n and lo or hi
+  local function side(g, with_unit)
+    return ("%d at a median of %s%s (from %s to %s%s)"):format(g.n, R(g.median), with_unit and " " .. unit or "",
+      R(g.min), R(g.max), g == few and "; repetitions " .. rep_spans(g.reps) or "")
+  end
+  local where = r.median < lo.min and "lies below both groups" or r.median <= lo.max and "lies within the lower group"
+    or r.median < hi.min and "falls between the groups" or r.median <= hi.max and "lies within the upper group"
+    or "lies above both groups"
+  local out = { ("%s, cycle %s's row \"%s\": its %d repetitions fall into two separated groups, %s and %s, %s times "
+    .. "apart where they are nearest. The table's median, %s, %s%s.")
+    :format(lead, r.case, r.label, #r.values, side(lo, true), side(hi, false), R(split.factor), say.interval(r), where,
+      (r.lo <= lo.max and r.hi >= hi.min) and ", and its interval spans the gap between them" or "") }
+  local same = same_apart(doc, r, lo, say.round)
+  out[#out + 1] = #same == 0 and "No other row of the run puts the same repetitions apart."
+    or ("Other rows of the run that put the same repetitions apart: %s; a coincidence or a common cause, which "
+      .. "one run cannot tell."):format(table.concat(same, "; "))
+  for _, f in ipairs(doc.rows) do
+    if f.case == r.case and f.column == r.column .. "_faults" and f.min == f.max then
+      out[#out + 1] = ("Every repetition took %d fault%s in it, in both groups alike."):format(f.min,
+        f.min == 1 and "" or "s")
+    end
+  end
+  out[#out + 1] = regimes.of(r.unit, r.values) and "The regime test (in time order) also finds a lasting shift in it."
+    or "The regime test (in time order) finds no lasting shift in it."
+  return table.concat(out, " ")
 end
 
 return report

@@ -53,4 +53,42 @@ set key outside right top
 plot ]] .. table.concat(using, ", \\\n  "), 1100, 600)
 end
 
+
+-- The finding, prediction 5 (neither a free/malloc round trip nor a policy
+-- set afterwards moves placed pages): from the multi-node guest's run
+-- (guest true, make numa-publish), else from a run on this machine.
+function report.finding(doc, _, guest)
+  if not guest then
+    local nodes = doc.machine and doc.machine.numa_nodes
+    return ("%s (placement.lua ran on %s NUMA node%s)."):format(nodes == 1 and "not decidable here, every "
+      .. "page is on the one node whoever touches it" or "see placement.lua's table", tostring(nodes),
+      nodes == 1 and "" or "s")
+  end
+  local function find(pattern, column)
+    for _, r in ipairs(doc.rows) do
+      if r.case:find(pattern) and r.column == column then return r.median end
+    end
+    error(("publish: %s has no row matching '%s' %s"):format(doc.path, pattern, column), 0)
+  end
+  local pages = doc.pages
+  local stay, moved = find("without move flags", "node_0"), find("with MPOL_MF_MOVE", "node_1")
+  local kept, faults = find("^pool: a mapping", "node_0"), find("^pool: a mapping", "reuse_faults")
+  local reset = find("^pool: a mapping", "after_node_1")
+  local mkept, mfirst = find("malloc block", "node_0"), find("malloc block", "first_on_A")
+  local mreset = find("malloc block", "after_node_1")
+  local split0, split1 = find("split over", "node_0"), find("split over", "node_1")
+  local decided = stay == pages and moved == pages and kept == pages and faults == 0 and mkept == mfirst
+  local m = doc.machine or {}
+  return ("%s in a %s-node qemu guest (TCG, kernel %s; results/numa/, %d pages of 4 KiB, one run): "
+    .. "mbind to another node without move flags left %d of %d pages where the first touch put them, with "
+    .. "MPOL_MF_MOVE it moved %d; a mapping reused from a CPU of the other node took %d faults and kept %d of %d "
+    .. "pages on its first toucher's node, and after MADV_DONTNEED the reuser's node got %d; a malloc block glibc "
+    .. "handed back kept %d of the %d its first toucher had placed (%d on the reuser's node after MADV_DONTNEED). "
+    .. "Two pinned threads put %d and %d pages on their own nodes. `make numa` runs the same checks, adapted to "
+    .. "each layout, in its other default layouts too (four nodes, two nodes of unequal memory, a node without "
+    .. "memory); only this guest's run is committed.")
+    :format(decided and "held" or "did not hold", tostring(m.numa_nodes), tostring(m.kernel), pages, stay, pages,
+      moved, faults, kept, pages, reset, mkept, mfirst, mreset, split0, split1)
+end
+
 return report

@@ -3,7 +3,9 @@
 -- and precision, the fault in time and tracing's cost.
 local plots = require "plots"
 local slowrun = require "slowrun"
+local stats = require "stats"
 local summary = require "summary"
+local textfile = require "textfile"
 local units = require "units"
 
 local report = {}
@@ -145,6 +147,100 @@ end
 function report.plots(list, doc, dir, prefix)
   plots.generic(list, doc, dir, prefix)
   slowrun.page_maps(list, doc, prefix)
+end
+
+
+-- The finding on the seed's open question, pass 2's slow pages, by the
+-- guest's events in their windows; dat: the run's pass-2 causes plot data,
+-- each cause's pages with their ns. say: the published pages' wording
+-- (round), given by whoever prints it.
+function report.finding(doc, say, dat)
+  local R = say.round
+  local function spv(name, want)
+    for _, item in ipairs(doc.values) do
+      local ok = item.value == name
+      for k, x in pairs(want) do ok = ok and item[k] == x end
+      if ok then return item end
+    end
+    error(("publish: %s has no value %s"):format(doc.path, name), 0)
+  end
+  local slow2 = spv("slow_pages", { case = "THP=never", pass = 2 })
+  -- the plot data's ns, since the JSON's median_ns takes the lower middle value of an even count
+  local ns, cause = {}, nil
+  for l in (textfile.read(dat) or error("publish: " .. dat .. ": cannot read it", 0)):gmatch("[^\n]+") do
+    local name = l:match("^# (.-): page index, ns, repetition$")
+    if name then cause = name; ns[cause] = {}
+    elseif cause and not l:match("^#") then ns[cause][#ns[cause] + 1] = tonumber(l:match("^%S+%s+(%S+)")) end
+  end
+  local shares, lower = {}, {}
+  for _, item in ipairs(doc.values) do
+    if item.value == "slow_share" and item.case == "THP=never" and item.pass == 2 then
+      local mine = ns[item.cause]
+      if not mine or #mine ~= item.pages then
+        error(("publish: %s: %s holds %s pages, the JSON %d"):format(dat, item.cause, mine and #mine or "no",
+          item.pages), 0)
+      end
+      local median = stats.median(mine)
+      shares[#shares + 1] = ("%s %s %% (%d pages, median %s ns)"):format(item.cause, R(item.x), item.pages,
+        R(median))
+      if median ~= item.median_ns then
+        lower[#lower + 1] = ("%.0f ns for the %s"):format(item.median_ns, item.cause)
+      end
+    end
+  end
+  local note = #lower == 0 and "" or (" The run's table gives %s: the lower of the two middle values; the "
+    .. "median here is their mean, as everywhere else on this page."):format(table.concat(lower, ", "))
+  local runs2 = spv("runs", { case = "THP=never", pass = 2 })
+  local cost = spv("trace_cost", { thp = "never", pass = 1 })
+  return ("Pass 2 after pass 1 (THP never, %d MiB, %d repetitions of one run): %d of %d page stores "
+    .. "(%s %%) took more than %d ns, with %d events lost. By the guest's events in their windows: %s.%s Of the %d "
+    .. "runs of slow pages that span two pages or more, %d have one cause throughout. The cause `host` is a "
+    .. "pass's, not a page's: every slow page without a guest event is called `host` when the steal counter moved "
+    .. "during its pass. Tracing made pass 1 %s than the untraced case interleaved with it (median of the "
+    .. "per-repetition ratios). `cycles.lua` traces its cycle C only with `CAUSES=1`.")
+    :format(doc.bytes >> 20, slow2.reps, slow2.x, slow2.reps * doc.pages, R(100 * slow2.x / (slow2.reps * doc.pages)),
+      slow2.slow_ns, slow2.lost, table.concat(shares, "; "), note, runs2.multi, runs2.single_cause,
+      ("%s %% %s"):format(R(math.abs(cost.x)), cost.x >= 0 and "dearer" or "cheaper"))
+end
+
+-- slowpages.lua EXPERIMENT=period: what pass 2's slow pages follow, by THP
+-- mode, each class with its share, and the share left not explained; home:
+-- the kind whose slow pages were not re-measured so. say: the published
+-- pages' wording (round), given by whoever prints it.
+function report.period_finding(doc, say, home)
+  local R = say.round
+  local by, order = {}, {}
+  for _, v in ipairs(doc.values) do
+    if type(v.value) == "string" and v.value:match("^period_") and v.thp then
+      if not by[v.thp] then by[v.thp] = { classes = {}, guest = 0 }; order[#order + 1] = v.thp end
+      local m = by[v.thp]
+      if v.value == "period_total" then m.total = v
+      elseif v.value == "period_class" then m.classes[#m.classes + 1] = v
+      elseif v.value == "period_guest" then m.guest = m.guest + v.x
+      elseif v.value == "period_unexplained" then m.unexplained = v end
+    end
+  end
+  local parts = {}
+  for _, thp in ipairs(order) do
+    local m = by[thp]
+    if m.total and m.unexplained then
+      local named = stats.map(m.classes, function(c)
+        return ("%s, %s %% (its control went its way in %d of %d repetitions)"):format(c.class, R(c.x), c.agreed,
+          c.reps)
+      end)
+      parts[#parts + 1] = ("with THP=%s, of %d slow pages %s; guest events %s %%; not explained %s %% (the target: "
+        .. "at most 10 %%, %s)")
+        :format(thp, m.total.x, #named == 0 and "no class is named" or "named: " .. table.concat(named, "; "),
+          R(m.guest), R(m.unexplained.x), m.unexplained.x <= 10 and "met" or "not met")
+    end
+  end
+  return ("`slowpages.lua EXPERIMENT=period` (%d repetitions of one run; forward, samples shifted 4 bytes, backward, "
+    .. "stride 7, a 50 ms pause, the null walk (one page stored again and again) and a small set of pages walked "
+    .. "again and again, each walk with pass 3 over the same pages, shuffled in every repetition), pass "
+    .. "2's slow pages of the forward walk by what covers them, a class named only where its control removed, "
+    .. "moved or showed it (the null walk's and the small set's classes by rate, not page by page): %s.%s")
+    :format(doc.rows[1].n, table.concat(parts, "; "),
+      home and (" The %s guest's slow pages were not re-measured with these walks."):format(home) or "")
 end
 
 return report

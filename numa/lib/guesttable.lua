@@ -1,7 +1,7 @@
 -- The NUMA guest's table (numa/check.lua writes it into guest.md): every
 -- case's page counts per node, fault counts and counts, one column per
 -- such row of placement.lua's JSON, the repetitions' values side by side
--- and no times (TCG's mean nothing). claims.lua makes it again from the
+-- and no times (TCG's mean nothing). numa/check.lua makes it from the
 -- published JSON, so a page count edited by hand in guest.md shows.
 local guesttable = {}
 
