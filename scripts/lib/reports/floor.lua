@@ -1,0 +1,99 @@
+-- floor.lua's report: the floor (zeroing + the cheapest fault that sets one
+-- PTE) taken within each repetition, its split into the kernel's entry and
+-- exit and the rest of the fault, and a plot of every case's median with
+-- its interval. The cases are found by their params, never their names.
+local plots = require "plots"
+local stats = require "stats"
+local units = require "units"
+
+local report = {}
+
+-- The cases that ran whose params have every field of want.
+local function cases_where(h, want)
+  local out = {}
+  for _, c in ipairs(h.cases) do
+    local p, all = c.params or {}, not c.unsupported and #c.records > 0
+    for k, v in pairs(want) do all = all and p[k] == v end
+    if all then out[#out + 1] = c end
+  end
+  return out
+end
+
+-- Sums of r.ns over cases, repetition by repetition (the cases ran in the
+-- same repetitions, so drift over the run falls on every part alike).
+local function per_rep_sum(cases)
+  local n = math.huge
+  for _, c in ipairs(cases) do n = math.min(n, #c.records) end
+  local sums = {}
+  for i = 1, n do
+    local s = 0
+    for _, c in ipairs(cases) do s = s + c.records[i].ns end
+    sums[i] = s
+  end
+  return sums
+end
+
+local function median_of(c)
+  return stats.median(stats.map(c.records, function(r) return r.ns end))
+end
+
+local function cell(d) return ("%s [%s, %s]"):format(units.cell(d.median, "ns"), units.cell(d.lo, "ns"),
+  units.cell(d.hi, "ns")) end
+
+-- The fault among the candidates with the lowest median over the run: the
+-- choice is made once for the run, not repetition by repetition, which
+-- would take the lower of two noisy figures and bias the floor down.
+local function cheapest(list)
+  table.sort(list, function(a, b) return median_of(a) < median_of(b) end)
+  return list[1]
+end
+
+function report.derive(h)
+  local zero = cases_where(h, { part = "zero", floor = true })[1]
+  local fault = cheapest(cases_where(h, { part = "fault", floor = true }))
+  local entry = cases_where(h, { part = "entry" })[1]
+  if not (zero and fault) then
+    h:note("No floor: " .. (zero and "no fault case ran" or "rep stosb into cold memory did not run here") .. ".")
+    return
+  end
+  local d = stats.describe(per_rep_sum { zero, fault })
+  h:value("floor", d.median, "ns", { { "lo", d.lo }, { "hi", d.hi }, { "n", d.n }, { "per_bytes", 4096 },
+    { "zero_case", zero.name }, { "fault_case", fault.name }, { "zero", median_of(zero) },
+    { "fault", median_of(fault) }, { "entry", entry and median_of(entry) or nil } })
+  h:note(("The floor: %s ns per 4 KiB (median [95 %% interval] over %d repetitions of the sum within each), "
+    .. "zeroing (%s) plus the cheapest fault that sets one PTE (%s)."):format(cell(d), d.n, zero.name, fault.name))
+  local warm = cases_where(h, { part = "zero", method = zero.params.method, where = "warm" })[1]
+  if warm then
+    local w = stats.describe(per_rep_sum { warm, fault })
+    h:value("floor_warm", w.median, "ns", { { "lo", w.lo }, { "hi", w.hi }, { "n", w.n }, { "zero_case", warm.name } })
+    h:note(("With the page's lines already in cache (%s) it would be %s ns."):format(warm.name, cell(w)))
+  end
+  local whole = cases_where(h, { part = "whole" })[1]
+  if whole then
+    local over = {}
+    local floors = per_rep_sum { zero, fault }
+    for i = 1, math.min(#floors, #whole.records) do over[i] = whole.records[i].ns / floors[i] end
+    local o = stats.describe(over)
+    h:value("first_touch_over_floor", o.median, "ratio", { { "lo", o.lo }, { "hi", o.hi }, { "n", o.n },
+      { "first_touch", median_of(whole) } })
+    h:note(("A first touch of 4 KiB pages in the same repetitions, %s ns per page, is %.2f [%.2f, %.2f] times the "
+      .. "floor (the ratio within each repetition)."):format(units.cell(median_of(whole), "ns"), o.median, o.lo, o.hi))
+  end
+  if entry then
+    local minus = {}
+    local n = math.min(#fault.records, #entry.records)
+    for i = 1, n do minus[i] = fault.records[i].ns - entry.records[i].ns end
+    local m = stats.describe(minus)
+    h:value("fault_beyond_entry", m.median, "ns", { { "lo", m.lo }, { "hi", m.hi }, { "n", m.n } })
+    h:note(("Of the fault, the kernel's entry and exit (%s) is %s ns; the rest, the handler's lookup and the PTE "
+      .. "update with the exception's own delivery, %s ns."):format(entry.name, units.cell(median_of(entry), "ns"),
+      cell(m)))
+  end
+end
+
+function report.plots(list, doc, _, prefix)
+  plots.bars(list, doc, prefix, { "ns" }, "ns per operation",
+    "the floor's parts: ns per 4 KiB zeroed, per fault, per system call (" .. doc.run .. ")")
+end
+
+return report
