@@ -1,0 +1,207 @@
+-- account.lua: the account of a first touch for one kind of machine, from
+-- committed results alone, running nothing: the measured first touch
+-- (pass 1 of cycles.lua's cycle A) split into the floor (floor.lua), the
+-- guest kernel's bookkeeping (attribution.lua's stages beyond zeroing and
+-- the trap), the host (host.lua's share outside the guest kernel, where a
+-- run of it is there) and the measurement's own cost, with what is left
+-- "not accounted". Writes one markdown table and one waterfall plot.
+--   ./ftrun account.lua RUN_DIR [FLOOR=floor-results.json] [OUT=dir]
+local account = require "explain.account"
+local json = require "json"
+local knobs = require "knobs"
+local plots = require "plots"
+local shell = require "shell"
+local stats = require "stats"
+local textfile = require "textfile"
+
+local SCRIPT = "account.lua"
+local SPEC = {
+  { name = "RUN_DIR", kind = "path", default = "(none: required)",
+    desc = "one kind's results directory: results.json, exp-attribution-results.json, maybe "
+      .. "exp-host-results.json and thp-16K-results.json (also the first argument)" },
+  { name = "FLOOR", kind = "path", default = "RUN_DIR/exp-floor-results.json",
+    desc = "floor.lua's results JSON" },
+  { name = "OUT", kind = "path", default = "(none: the table on stdout only)",
+    desc = "directory the table (account.md) and the waterfall (account-waterfall.{dat,gp,svg}) go to" },
+}
+local ABOUT = "The account of a 4 KiB first touch on one kind of machine, from its committed results: the\n"
+  .. "floor, the guest kernel's bookkeeping, the host, the measurement's own cost, and what is not\n"
+  .. "accounted, in one table and one waterfall plot. Runs nothing."
+
+local args = { ... }
+if args[1] and not args[1]:find("=", 1, true) and not args[1]:match("^%-") then args[1] = "RUN_DIR=" .. args[1] end
+local cfg = knobs.setup(SCRIPT, ABOUT, SPEC, {}, args)
+local function fail(msg) knobs.fail(SCRIPT, msg) end
+if not cfg.given.RUN_DIR then fail("RUN_DIR: expected a directory (./ftrun account.lua RUN_DIR, or --help)") end
+local DIR = cfg.RUN_DIR
+for _, k in ipairs { "RUN_DIR", "OUT" } do
+  local d = cfg.given[k] and io.open(cfg[k] .. "/.")
+  if cfg.given[k] and not d then fail(("%s=%s: not a directory"):format(k, cfg[k])) end
+  if d then d:close() end
+end
+local FLOOR = cfg.given.FLOOR and cfg.FLOOR or DIR .. "/exp-floor-results.json"
+
+-- A results JSON, or nil when optional and absent; a file that is there
+-- and no results JSON stops the run.
+local function load(path, optional)
+  local text = textfile.read(path)
+  if not text then
+    if optional then return nil end
+    fail(("%s: cannot read it (a results JSON is needed here)"):format(path))
+  end
+  local doc, why = json.decode(text)
+  if type(doc) ~= "table" or type(doc.rows) ~= "table" then
+    fail(("%s: not a results JSON with rows: %s"):format(path, tostring(why or "no rows")))
+  end
+  doc.path = path
+  return doc
+end
+
+local function row(doc, case, column)
+  for _, r in ipairs(doc.rows) do
+    if r.case == case and r.column == column then return r end
+  end
+end
+local function need_row(doc, case, column)
+  return row(doc, case, column) or fail(("%s: no row for case %q, column %q"):format(doc.path, case, column))
+end
+local function value(doc, name)
+  for _, v in ipairs(doc.values or {}) do if v.value == name then return v end end
+end
+-- The first case whose params hold every field of want.
+local function case_where(doc, want)
+  for _, c in ipairs(doc.reps or {}) do
+    local p, all = c.params or {}, not c.unsupported
+    for k, v in pairs(want) do all = all and p[k] == v end
+    if all then return c.case end
+  end
+end
+local function fig(r) return { median = r.median, lo = r.lo, hi = r.hi } end
+
+local cycles = load(DIR .. "/results.json")
+local attribution = load(DIR .. "/exp-attribution-results.json")
+local host = load(DIR .. "/exp-host-results.json", true)
+local floor = load(FLOOR)
+local sixteen = load(DIR .. "/thp-16K-results.json", true)
+
+local m = cycles.machine or {}
+local KIND = m.shadow_page_tables and ("PVM guest (%s)"):format(m.kernel or "?")
+  or ("%s guest (%s)"):format(tostring(m.hypervisor or "?"):gsub("KVMKVMKVM", "KVM"), m.kernel or "?")
+local fm = floor.machine or {}
+local FLOOR_KIND = fm.shadow_page_tables and "PVM" or tostring(fm.hypervisor or "?"):gsub("KVMKVMKVM", "KVM")
+
+-- The whole: cycle A's pass 1, which must be 4 KiB pages (its page value).
+local page = value(cycles, "thp_page")
+if cycles.page_size ~= 4096 or (page and page.x ~= 4096) then
+  fail(("%s: cycle A's pass 1 is not in 4 KiB pages (page size %s, folio %s)"):format(cycles.path,
+    tostring(cycles.page_size), tostring(page and page.x)))
+end
+local whole = fig(need_row(cycles, "A", "pass1"))
+local pass2 = need_row(cycles, "A", "pass2")
+
+-- A profiled case's stages: the per-repetition sum of keys' shares, as a
+-- share of all its samples, or (of_kernel) of its kernel samples.
+local function stage_sum(case, keys, of_kernel)
+  local per = {}
+  for _, k in ipairs(keys) do
+    for i, v in ipairs(need_row(attribution, case, "st_" .. k).values) do per[i] = (per[i] or 0) + v end
+  end
+  if of_kernel then
+    for i, v in ipairs(need_row(attribution, case, "st_user").values) do per[i] = per[i] * 100 / (100 - v) end
+  end
+  local d = stats.describe(per)
+  return { median = d.median, lo = d.lo, hi = d.hi }
+end
+local PASS1, ZERO_PAGE = "pass 1, 4 KiB pages", "read fault onto the zero page"
+local BOOK = { "pte", "alloc", "memcg", "lock", "tlb", "ungrouped" }
+local book, user = stage_sum(PASS1, BOOK, true), stage_sum(PASS1, { "user" })
+local profiled = stage_sum(PASS1, { "zero", "entry" }, true)
+
+-- Outside the guest kernel: host.lua's share where it ran on this kind, else the profile's user share.
+local outside, host_case
+if host then
+  host_case = case_where(host, { fresh = true, page = "4K" })
+  local r = host_case and row(host, host_case, "beside_pct")
+  -- a share is in [0, 100]: host.lua's clocks can put it just outside (its report says so)
+  local function clamp(v) return math.min(100, math.max(0, v)) end
+  if r then outside = { median = clamp(r.median), lo = clamp(r.lo), hi = clamp(r.hi) } end
+end
+
+local fv = value(floor, "floor") or fail(("%s: no floor value (did rep stosb and a fault case run?)"):format(FLOOR))
+-- The floor's fault, when it is the zero-page read fault the profile also took: its own pass
+-- through the bookkeeping stages, taken off the first touch's.
+local fault, fault_book
+local zero_fault = case_where(floor, { part = "fault", kind = "zero_page" })
+if fv.fault_case == zero_fault and row(attribution, ZERO_PAGE, "st_pte") then
+  fault, fault_book = fig(need_row(floor, fv.fault_case, "ns")), stage_sum(ZERO_PAGE, BOOK)
+end
+local acc = account.compute { whole = whole, floor = { median = fv.x, lo = fv.lo, hi = fv.hi },
+  outside_pct = outside or user, book_pct = book, own = fig(pass2), fault = fault, fault_book_pct = fault_book }
+
+local function pct(f) return ("%.1f [%.1f, %.1f] %%"):format(f.median, f.lo, f.hi) end
+local function date(doc) return tostring(doc.date or "?"):sub(1, 10) end
+local sources = {
+  floor = ("floor.lua %s, %s guest%s: %s + %s"):format(date(floor), FLOOR_KIND,
+    FLOOR_KIND == (m.shadow_page_tables and "PVM" or "KVM") and "" or ", **not this kind**",
+    fv.zero_case, fv.fault_case),
+  book = ("attribution.lua %s: stages %s, %s of the kernel's samples, of the guest kernel's part%s"):format(
+    date(attribution), table.concat(BOOK, ", "), pct(book), fault and (", less the floor's fault's own %s of its "
+    .. "samples in them (%s, profiled)"):format(pct(fault_book), ZERO_PAGE) or ", the floor's fault's own share in "
+    .. "them not taken off (no profile of it)"),
+  host = outside and ("host.lua %s (%s): outside the guest kernel, %s of the whole, less the loop"):format(
+    date(host), host_case, pct(outside)) or ("attribution.lua: user-mode samples, %s, less the loop; no host.lua run "
+    .. "on this kind, so the host's time is not told apart from the guest's"):format(pct(user)),
+  own = ("cycles.lua: cycle A's pass 2, the same loop over present pages (%d faults)"):format(
+    need_row(cycles, "A", "pass2_faults").median),
+}
+local labels = { host = outside and "the host (outside the guest kernel, beyond the loop)"
+  or "user mode beyond the loop (host time not told apart)" }
+local controls = {
+  floor = "each of its entries' control (floor.lua's table)",
+  book = ("the profile's zeroing and trap, %s of the kernel's samples, are what the floor stands for"):format(
+    pct(profiled)),
+  host = outside and ("the profile's user share, %s, measures the same by samples"):format(pct(user)) or "",
+  own = "no fault in the pass (its faults column)",
+}
+
+local refs = {}
+for _, r in ipairs(account.REFERENCES) do
+  local here
+  if r.bytes == 4096 then
+    here = ("%.0f ns (%.2f×)"):format(whole.median, whole.median / r.ns)
+  elseif sixteen then
+    local sp = value(sixteen, "thp_page")
+    local p1 = row(sixteen, "A", "pass1")
+    if sp and sp.x == r.bytes and p1 then
+      here = ("%.0f ns per 16 KiB folio (4 × %.0f ns per 4 KiB page, thp-16K run)"):format(p1.median * 4, p1.median)
+    end
+  end
+  refs[#refs + 1] = { what = r.what, ns = r.ns, bytes = r.bytes, source = r.source, here = here }
+end
+
+local md = account.markdown(acc, { kind = KIND, labels = labels, sources = sources, controls = controls,
+  references = refs,
+  whole_source = ("cycles.lua %s: cycle A, pass 1 (%d faults)"):format(date(cycles),
+    need_row(cycles, "A", "pass1_faults").median),
+  whole_control = "one fault per 4 KiB page" })
+md = md .. ("\nThe floor is %.0f ns per 4 KiB; the measured first touch is %.2f times it. Not accounted: %.0f ns, "
+  .. "%.1f %% of the whole. Intervals are bounds over the inputs' intervals, from runs made at different times; "
+  .. "the shares are of the guest's part of the whole.\n"):format(acc.parts[1].median,
+  whole.median / acc.parts[1].median, acc.residue.median, acc.residue_pct)
+io.write(md)
+
+if cfg.given.OUT then
+  local name = "account-waterfall"
+  local data, body = account.waterfall(acc)
+  local list = {}
+  plots.add(list, name, "the account of a 4 KiB first touch: " .. KIND, data, body:gsub("%$DAT", name .. ".dat"),
+    900, 500)
+  for _, f in ipairs { { "account.md", md }, { name .. ".dat", list[1].data }, { name .. ".gp", list[1].script } } do
+    local h = assert(io.open(cfg.OUT .. "/" .. f[1], "w"))
+    h:write(f[2])
+    h:close()
+  end
+  if not os.execute(("cd %s && gnuplot %s.gp"):format(shell.quote(cfg.OUT), name)) then
+    io.stderr:write(SCRIPT .. ": gnuplot failed or is missing: the .dat and .gp are written, the SVG is not\n")
+  end
+end
