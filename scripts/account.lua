@@ -186,7 +186,7 @@ local md = account.markdown(acc, { kind = KIND, labels = labels, sources = sourc
   whole_control = "one fault per 4 KiB page" })
 md = md .. ("\nThe floor is %.0f ns per 4 KiB; the measured first touch is %.2f times it. Not accounted: %.0f ns, "
   .. "%.1f %% of the whole. Intervals are bounds over the inputs' intervals, from runs made at different times; "
-  .. "the shares are of the guest's part of the whole.\n"):format(acc.parts[1].median,
+  .. "each profile share is taken of the part of the whole it describes.\n"):format(acc.parts[1].median,
   whole.median / acc.parts[1].median, acc.residue.median, acc.residue_pct)
 io.write(md)
 

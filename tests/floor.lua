@@ -1,0 +1,151 @@
+-- The floor and the account: ft.zero_blocks, ft.minor_faults and
+-- ft.syscalls (their misuse an error, a CPU without the instruction a
+-- refusal, the faults counted one per page); floor.lua's floor is the sum
+-- of its parts within each repetition; the account's arithmetic gives the
+-- planted residue, through account.lua on planted results JSON.
+local t = require "tap"
+local ft = require "ft"
+local json = require "json"
+local q = t.quote
+
+do -- misuse of the bindings is an error naming what was wrong
+  t.errors(function() ft.zero_blocks("memset", "cold", 1) end, "invalid option 'memset'", "an unknown method")
+  t.errors(function() ft.zero_blocks("rep_stosb", "tepid", 1) end, "invalid option 'tepid'", "an unknown state")
+  t.errors(function() ft.zero_blocks("rep_stosb", "warm", 0) end,
+    "count must be a positive number of 4 KiB blocks, got 0", "count 0")
+  t.errors(function() ft.zero_blocks("rep_stosb", "warm", (1 << 24) + 1) end, "at most 16777216", "a count too large")
+  t.errors(function() ft.zero_blocks("rep_stosb", "warm", 1.5) end, "number has no integer representation", "count 1.5")
+  t.errors(function() ft.zero_blocks("rep_stosb", "warm") end, "number expected, got no value", "no count")
+  t.errors(function() ft.zero_blocks("rep_stosb", "warm", 1, 2) end, "too many arguments", "an extra argument")
+  t.errors(function() ft.minor_faults("anon", 1) end, "invalid option 'anon'", "an unknown fault kind")
+  t.errors(function() ft.minor_faults("zero_page", -3) end, "pages must be a positive number of pages, got -3",
+    "negative pages")
+  t.errors(function() ft.minor_faults("zero_page") end, "number expected, got no value", "no page count")
+  t.errors(function() ft.syscalls(0) end, "count must be a positive number of system calls, got 0", "no calls")
+  t.errors(function() ft.syscalls("many") end, "number expected, got string", "a count that is no number")
+end
+
+do -- what they measure
+  local cpuinfo = t.read("/proc/cpuinfo") or ""
+  local x86 = cpuinfo:find("\nflags%s*:") ~= nil and (t.run("uname -m") or ""):find("x86_64") ~= nil
+  for _, m in ipairs { "rep_stosb", "clzero", "movnti" } do
+    local has = x86 and (m ~= "clzero" or cpuinfo:find("%f[%w]clzero%f[%W]") ~= nil)
+    local ns, why, errno = ft.zero_blocks(m, "warm", 16)
+    if has then
+      t.ok(math.type(ns) == "integer" and ns > 0, m .. ": 16 warm blocks take some ns", why)
+      local cold = ft.zero_blocks(m, "cold", 64)
+      t.ok(math.type(cold) == "integer" and cold > 0, m .. ": 64 cold blocks too")
+    else
+      t.is(ns, nil, m .. ": not available on this CPU is a refusal")
+      t.is(errno, 95, "with ENOTSUP")
+      t.like(why or "", m .. ": not available", "naming the method")
+    end
+  end
+  for _, kind in ipairs { "zero_page", "shmem_write" } do
+    local r = assert(ft.minor_faults(kind, 64))
+    t.is(r.faults, 64, kind .. ": one fault per page, counted by getrusage")
+    t.ok(r.ns > 0 and r.pages == 64, kind .. ": timed")
+  end
+  local r = assert(ft.minor_faults("shmem_read", 64))
+  t.ok(r.faults >= 1 and r.faults <= 64, "shmem_read: faults between 1 and one per page (fault-around)", r.faults)
+  local f0 = ft.faults()
+  t.ok(ft.syscalls(1000) > 0, "1000 system calls take some ns")
+  t.is(ft.faults() - f0, 0, "and no fault")
+end
+
+do -- floor.lua: runs, and its floor is the sum of zeroing and fault within each repetition
+  local dir = t.tmpdir()
+  local out, code = t.ftrun_run(("floor.lua QUICK=1 MIB=16 REPS=3 RESULTS=%s"):format(q(dir)))
+  t.is(code, 0, "floor.lua QUICK=1 exits 0", out)
+  local doc = json.decode(t.read(dir .. "/quick-floor-results.json") or "null") or { reps = {}, values = {} }
+  local floor, by = nil, {}
+  for _, v in ipairs(doc.values) do if v.value == "floor" then floor = v end end
+  for _, c in ipairs(doc.reps) do by[c.case] = c end
+  local zero, fault = floor and by[floor.zero_case], floor and by[floor.fault_case]
+  if not t.ok(floor and zero and fault, "the floor value names its zeroing and fault cases") then t.done() end
+  local sums = {}
+  for i = 1, #zero.records do sums[i] = zero.records[i].ns + fault.records[i].ns end
+  table.sort(sums)
+  t.ok(math.abs(floor.x - sums[2]) < 1e-6 * floor.x, "the floor is the median of the sums within each repetition",
+    ("%g against %g"):format(floor.x, sums[2]))
+  t.is(zero.params.method, "rep_stosb", "its zeroing is the kernel's rep stosb")
+  t.is(fault.params.part, "fault", "its fault is a one-PTE fault case")
+  for _, c in ipairs(doc.reps) do
+    if not c.unsupported and c.params.part == "fault" and c.params.kind ~= "shmem_read" then
+      t.is(c.records[1].control, 1, c.case .. ": its control held (one fault per page)")
+    end
+  end
+  local summary = t.read(dir .. "/quick-floor-summary.md") or ""
+  t.like(summary, "times the floor (the ratio within each repetition)", "the first touch over the floor is said")
+  t.like(summary, "Control (held in", "each entry's control is said")
+  local _, bad = t.ftrun_run(("floor.lua MIB=0 RESULTS=%s"):format(q(dir)))
+  t.is(bad, 2, "MIB=0 is refused with exit 2")
+end
+
+-- Planted results: a whole of 2000 ns, a profile with 10 % user samples, bookkeeping stages 54 %
+-- of all (60 % of the kernel's), a zero-page fault of 500 ns with 40 % of its samples in them,
+-- a 20 ns loop. Parts: bookkeeping 1800 * 0.6 - 500 * 0.4 = 880, outside 200 - 20 = 180, own 20:
+-- 1080 + the floor. A floor of 920 adds up; one of 720 leaves 200 not accounted.
+local function planted(dir, floor_ns)
+  local function r(case, column, v) return { case = case, column = column, median = v, lo = v, hi = v, values = { v, v, v } } end
+  t.write(dir .. "/results.json", json.encode { page_size = 4096, date = "2026-12-07T00:00:00Z",
+    machine = { hypervisor = "KVMKVMKVM" }, values = { { value = "thp_page", x = 4096 } },
+    rows = { r("A", "pass1", 2000), r("A", "pass1_faults", 262144), r("A", "pass2", 20), r("A", "pass2_faults", 0) } })
+  local rows = {}
+  local stages = { "pass 1, 4 KiB pages", { entry = 16, pte = 40, alloc = 10, zero = 20, memcg = 4, lock = 0, tlb = 0,
+    counting = 0, user = 10, ungrouped = 0 } }
+  local fault = { "read fault onto the zero page", { entry = 40, pte = 30, alloc = 0, zero = 0, memcg = 0, lock = 10,
+    tlb = 0, counting = 0, user = 20, ungrouped = 0 } }
+  for _, s in ipairs { stages, fault } do
+    for k, v in pairs(s[2]) do rows[#rows + 1] = r(s[1], "st_" .. k, v) end
+  end
+  t.write(dir .. "/exp-attribution-results.json", json.encode { date = "2026-12-07T00:00:00Z", rows = rows })
+  local fc = "minor fault, zero page (read)"
+  t.write(dir .. "/floor.json", json.encode { date = "2026-12-07T00:00:00Z", machine = { hypervisor = "KVMKVMKVM" },
+    values = { { value = "floor", x = floor_ns, lo = floor_ns, hi = floor_ns, zero_case = "zero", fault_case = fc } },
+    reps = { { case = fc, params = { part = "fault", kind = "zero_page" } } }, rows = { r(fc, "ns", 500) } })
+end
+
+for _, plant in ipairs { { 920, "0 [0, 0]", "within ±10 %" }, { 720, "200 [200, 200]", "within ±10 %" },
+  { 520, "400 [400, 400]", "beyond ±10 %" } } do
+  local dir = t.tmpdir()
+  planted(dir, plant[1])
+  local out, code = t.ftrun_run(("account.lua %s FLOOR=%s OUT=%s"):format(q(dir), q(dir .. "/floor.json"), q(dir)))
+  t.is(code, 0, ("account.lua on planted results, floor %d ns, exits 0"):format(plant[1]), out)
+  t.like(out, "| **not accounted** | " .. plant[2] .. " |", ("a floor of %d ns leaves %s not accounted"):format(
+    plant[1], plant[2]))
+  t.like(out, plant[3], "and says whether it is within ±10 % of the whole")
+  t.like(out, "| guest kernel bookkeeping | 880 [880, 880] |", "bookkeeping less the floor's fault's own share")
+  t.like(t.read(dir .. "/account.md") or "", "Published elsewhere, not measured here", "the table, with its references")
+  t.ok(t.read(dir .. "/account-waterfall.gp"), "and the waterfall's gnuplot script")
+end
+
+do -- the arithmetic's intervals are bounds over the inputs', and its inputs are checked
+  local account = require "explain.account"
+  local function f(m, lo, hi) return { median = m, lo = lo or m, hi = hi or m } end
+  local acc = account.compute { whole = f(2000, 1900, 2100), floor = f(920), outside_pct = f(10), book_pct = f(60),
+    own = f(20), fault = f(500), fault_book_pct = f(40) }
+  t.ok(math.abs(acc.residue.median) < 1e-9, "parts that add up leave nothing", acc.residue.median)
+  -- residue = whole * 0.9 * 0.4 - 920 + 200 - 20 + ... : linear in the whole, 0.36 per ns
+  t.ok(math.abs(acc.residue.lo + 36) < 1e-9 and math.abs(acc.residue.hi - 36) < 1e-9,
+    "the whole's ±100 ns moves the residue by ±36 ns", ("[%g, %g]"):format(acc.residue.lo, acc.residue.hi))
+  t.errors(function() account.compute { whole = f(1), floor = f(1), outside_pct = f(1), book_pct = f(1) } end,
+    "own must be a figure", "a missing part is an error")
+  t.errors(function() account.compute { whole = f(5, 6, 7), floor = f(1), outside_pct = f(1), book_pct = f(1),
+    own = f(1) } end, "are not in order", "an interval that does not hold its median")
+  t.errors(function() account.compute { whole = f(1), floor = f(1), outside_pct = f(1), book_pct = f(1), own = f(1),
+    fault = f(1) } end, "go together", "a fault without its profile")
+end
+
+do -- account.lua refuses what it cannot read
+  local dir = t.tmpdir()
+  local _, code = t.ftrun_run(("account.lua %s"):format(q(dir .. "/none")))
+  t.is(code, 2, "a RUN_DIR that is not a directory: exit 2")
+  t.write(dir .. "/results.json", "not json")
+  local out
+  out, code = t.ftrun_run(("account.lua %s FLOOR=%s"):format(q(dir), q(dir .. "/results.json")))
+  t.is(code, 2, "a results.json that is not JSON: exit 2")
+  t.like(out, "not a results JSON", "and says so")
+end
+
+t.done()
