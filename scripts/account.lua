@@ -5,7 +5,7 @@
 -- the trap), the host (host.lua's share outside the guest kernel, where a
 -- run of it is there) and the measurement's own cost, with what is left
 -- "not accounted". Writes one markdown table and one waterfall plot.
---   ./ftrun account.lua RUN_DIR [FLOOR=floor-results.json] [OUT=dir]
+--   ./ftrun account.lua RUN_DIR [FLOOR_JSON=floor-results.json] [ACCOUNT_OUT=dir]
 local account = require "explain.account"
 local json = require "json"
 local knobs = require "knobs"
@@ -19,9 +19,9 @@ local SPEC = {
   { name = "RUN_DIR", kind = "path", default = "(none: required)",
     desc = "one kind's results directory: results.json, exp-attribution-results.json, maybe "
       .. "exp-host-results.json and thp-16K-results.json (also the first argument)" },
-  { name = "FLOOR", kind = "path", default = "RUN_DIR/exp-floor-results.json",
+  { name = "FLOOR_JSON", kind = "path", default = "RUN_DIR/exp-floor-results.json",
     desc = "floor.lua's results JSON" },
-  { name = "OUT", kind = "path", default = "(none: the table on stdout only)",
+  { name = "ACCOUNT_OUT", kind = "path", default = "(none: the table on stdout only)",
     desc = "directory the table (account.md) and the waterfall (account-waterfall.{dat,gp,svg}) go to" },
 }
 local ABOUT = "The account of a 4 KiB first touch on one kind of machine, from its committed results: the\n"
@@ -34,12 +34,12 @@ local cfg = knobs.setup(SCRIPT, ABOUT, SPEC, {}, args)
 local function fail(msg) knobs.fail(SCRIPT, msg) end
 if not cfg.given.RUN_DIR then fail("RUN_DIR: expected a directory (./ftrun account.lua RUN_DIR, or --help)") end
 local DIR = cfg.RUN_DIR
-for _, k in ipairs { "RUN_DIR", "OUT" } do
+for _, k in ipairs { "RUN_DIR", "ACCOUNT_OUT" } do
   local d = cfg.given[k] and io.open(cfg[k] .. "/.")
   if cfg.given[k] and not d then fail(("%s=%s: not a directory"):format(k, cfg[k])) end
   if d then d:close() end
 end
-local FLOOR = cfg.given.FLOOR and cfg.FLOOR or DIR .. "/exp-floor-results.json"
+local FLOOR = cfg.given.FLOOR_JSON and cfg.FLOOR_JSON or DIR .. "/exp-floor-results.json"
 
 -- A results JSON, or nil when optional and absent; a file that is there
 -- and no results JSON stops the run.
@@ -190,18 +190,18 @@ md = md .. ("\nThe floor is %.0f ns per 4 KiB; the measured first touch is %.2f 
   whole.median / acc.parts[1].median, acc.residue.median, acc.residue_pct)
 io.write(md)
 
-if cfg.given.OUT then
+if cfg.given.ACCOUNT_OUT then
   local name = "account-waterfall"
   local data, body = account.waterfall(acc)
   local list = {}
   plots.add(list, name, "the account of a 4 KiB first touch: " .. KIND, data, body:gsub("%$DAT", name .. ".dat"),
     900, 500)
   for _, f in ipairs { { "account.md", md }, { name .. ".dat", list[1].data }, { name .. ".gp", list[1].script } } do
-    local h = assert(io.open(cfg.OUT .. "/" .. f[1], "w"))
+    local h = assert(io.open(cfg.ACCOUNT_OUT .. "/" .. f[1], "w"))
     h:write(f[2])
     h:close()
   end
-  if not os.execute(("cd %s && gnuplot %s.gp"):format(shell.quote(cfg.OUT), name)) then
+  if not os.execute(("cd %s && gnuplot %s.gp"):format(shell.quote(cfg.ACCOUNT_OUT), name)) then
     io.stderr:write(SCRIPT .. ": gnuplot failed or is missing: the .dat and .gp are written, the SVG is not\n")
   end
 end

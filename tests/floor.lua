@@ -110,7 +110,8 @@ for _, plant in ipairs { { 920, "0 [0, 0]", "within ±10 %" }, { 720, "200 [200,
   { 520, "400 [400, 400]", "beyond ±10 %" } } do
   local dir = t.tmpdir()
   planted(dir, plant[1])
-  local out, code = t.ftrun_run(("account.lua %s FLOOR=%s OUT=%s"):format(q(dir), q(dir .. "/floor.json"), q(dir)))
+  local out, code = t.ftrun_run(("account.lua %s FLOOR_JSON=%s ACCOUNT_OUT=%s"):format(q(dir), q(dir .. "/floor.json"),
+    q(dir)))
   t.is(code, 0, ("account.lua on planted results, floor %d ns, exits 0"):format(plant[1]), out)
   t.like(out, "| **not accounted** | " .. plant[2] .. " |", ("a floor of %d ns leaves %s not accounted"):format(
     plant[1], plant[2]))
@@ -143,7 +144,7 @@ do -- account.lua refuses what it cannot read
   t.is(code, 2, "a RUN_DIR that is not a directory: exit 2")
   t.write(dir .. "/results.json", "not json")
   local out
-  out, code = t.ftrun_run(("account.lua %s FLOOR=%s"):format(q(dir), q(dir .. "/results.json")))
+  out, code = t.ftrun_run(("account.lua %s FLOOR_JSON=%s"):format(q(dir), q(dir .. "/results.json")))
   t.is(code, 2, "a results.json that is not JSON: exit 2")
   t.like(out, "not a results JSON", "and says so")
 end
