@@ -77,6 +77,17 @@ static void zero_block(enum ft_zero_method method, unsigned char *p)
 }
 #endif
 
+/* Whether bytes more of memory fit in what is free now: a region larger
+ * would push the machine into reclaim or the OOM killer, which is no
+ * measurement of zeroing or faults. */
+static int fits(size_t bytes)
+{
+	long free_pages = sysconf(_SC_AVPHYS_PAGES), psz = sysconf(_SC_PAGESIZE);
+	if (free_pages <= 0 || psz <= 0)
+		return 0; /* unknown: the mapping will say */
+	return bytes / (size_t)psz < (size_t)free_pages ? 0 : ENOMEM;
+}
+
 /* An anonymous region of bytes with every page present. MADV_HUGEPAGE
  * where THP allows it: the kernel zeroes through its direct map, whose
  * huge pages spare it a TLB miss per 4 KiB; a refusal leaves 4 KiB pages. */
@@ -102,6 +113,9 @@ int ft_zero_blocks(enum ft_zero_method method, int cold, size_t count, int64_t *
 		return err;
 #if defined(__x86_64__)
 	size_t bytes = cold ? count * FT_FLOOR_BLOCK : FT_FLOOR_BLOCK;
+	err = fits(bytes);
+	if (err)
+		return err;
 	unsigned char *p = region(bytes, &err);
 	if (!p)
 		return err;
@@ -131,7 +145,7 @@ int ft_zero_blocks(enum ft_zero_method method, int cold, size_t count, int64_t *
  * zeroes. */
 static int fill_file(int fd, size_t bytes)
 {
-	static unsigned char ones[65536];
+	unsigned char ones[16384];
 	memset(ones, 1, sizeof ones);
 	for (size_t off = 0; off < bytes;) {
 		size_t n = bytes - off < sizeof ones ? bytes - off : sizeof ones;
@@ -205,7 +219,9 @@ int ft_minor_faults(enum ft_minor_kind kind, size_t pages, int64_t *ns, int64_t 
 		return EINVAL;
 	size_t bytes = pages * (size_t)psz;
 	struct ft_memfd m = { .fd = -1 };
-	int err = 0;
+	int err = fits(bytes);
+	if (err)
+		return err;
 	unsigned char *p = fault_region(kind, bytes, &m, &err);
 	if (p) {
 		err = touch_pages(kind, p, pages, (size_t)psz, ns, faults);

@@ -48,6 +48,15 @@ do -- what they measure
   end
   local r = assert(ft.minor_faults("shmem_read", 64))
   t.ok(r.faults >= 1 and r.faults <= 64, "shmem_read: faults between 1 and one per page (fault-around)", r.faults)
+  local free_kib = ft.meminfo().MemFree
+  if free_kib < (64 << 20) then -- 2^24 blocks of 4 KiB: 64 GiB
+    local ns, why, errno = ft.zero_blocks("rep_stosb", "cold", 1 << 24)
+    t.ok(ns == nil and errno == 12, "a cold region beyond the free memory is a refusal (ENOMEM), not an OOM", why)
+    local r2, why2, errno2 = ft.minor_faults("shmem_write", 1 << 24)
+    t.ok(r2 == nil and errno2 == 12, "so is a memfd beyond it", why2)
+  else
+    t.skip("a region beyond the free memory", "more than 64 GiB free")
+  end
   local f0 = ft.faults()
   t.ok(ft.syscalls(1000) > 0, "1000 system calls take some ns")
   t.is(ft.faults() - f0, 0, "and no fault")
