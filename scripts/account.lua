@@ -4,7 +4,9 @@
 -- guest kernel's bookkeeping (attribution.lua's stages beyond zeroing and
 -- the trap), the host (host.lua's share outside the guest kernel, where a
 -- run of it is there) and the measurement's own cost, with what is left
--- "not accounted". Writes one markdown table and one waterfall plot.
+-- "not accounted". The floor enters as floor.lua's share of a first touch
+-- timed in its own repetitions, applied to the whole, where both are of the
+-- same kind of machine. Writes one markdown table and one waterfall plot.
 --   ./ftrun account.lua RUN_DIR [FLOOR_JSON=floor-results.json] [ACCOUNT_OUT=dir]
 local account = require "explain.account"
 local json = require "json"
@@ -135,15 +137,28 @@ local zero_fault = case_where(floor, { part = "fault", kind = "zero_page" })
 if fv.fault_case == zero_fault and row(attribution, ZERO_PAGE, "st_pte") then
   fault, fault_book = fig(need_row(floor, fv.fault_case, "ns")), stage_sum(ZERO_PAGE, BOOK)
 end
-local acc = account.compute { whole = whole, floor = { median = fv.x, lo = fv.lo, hi = fv.hi },
+-- The floor as floor.lua measured it beside a first touch in the same repetitions: its share of
+-- that first touch (the ratio within each repetition), applied to the whole. Runs made days
+-- apart on a busy machine move every figure together; the ratio is what holds across runs. A
+-- floor from another kind of machine has no ratio to this kind's first touch: taken as it is.
+local SAME_KIND = FLOOR_KIND == (m.shadow_page_tables and "PVM" or "KVM")
+local over = SAME_KIND and value(floor, "first_touch_over_floor") or nil
+local floor_part = { median = fv.x, lo = fv.lo, hi = fv.hi }
+if over then
+  floor_part = { median = whole.median / over.x, lo = whole.median / over.hi, hi = whole.median / over.lo }
+  local scale = whole.median / over.first_touch
+  if fault then fault = { median = fault.median * scale, lo = fault.lo * scale, hi = fault.hi * scale } end
+end
+local acc = account.compute { whole = whole, floor = floor_part,
   outside_pct = outside or user, book_pct = book, own = fig(pass2), fault = fault, fault_book_pct = fault_book }
 
 local function pct(f) return ("%.1f [%.1f, %.1f] %%"):format(f.median, f.lo, f.hi) end
 local function date(doc) return tostring(doc.date or "?"):sub(1, 10) end
 local sources = {
-  floor = ("floor.lua %s, %s guest%s: %s + %s"):format(date(floor), FLOOR_KIND,
-    FLOOR_KIND == (m.shadow_page_tables and "PVM" or "KVM") and "" or ", **not this kind**",
-    fv.zero_case, fv.fault_case),
+  floor = ("floor.lua %s, %s guest%s: %s + %s, %.0f [%.0f, %.0f] ns%s"):format(date(floor), FLOOR_KIND,
+    SAME_KIND and "" or ", **not this kind**: its ns as measured there",
+    fv.zero_case, fv.fault_case, fv.x, fv.lo, fv.hi, over and (", 1/%.2f [%.2f, %.2f] of a first touch in the same "
+    .. "repetitions (%.0f ns): that share of the whole"):format(over.x, over.lo, over.hi, over.first_touch) or ""),
   book = ("attribution.lua %s: stages %s, %s of the kernel's samples, of the guest kernel's part%s"):format(
     date(attribution), table.concat(BOOK, ", "), pct(book), fault and (", less the floor's fault's own %s of its "
     .. "samples in them (%s, profiled)"):format(pct(fault_book), ZERO_PAGE) or ", the floor's fault's own share in "
@@ -173,7 +188,9 @@ for _, r in ipairs(account.REFERENCES) do
     local sp = value(sixteen, "thp_page")
     local p1 = row(sixteen, "A", "pass1")
     if sp and sp.x == r.bytes and p1 then
-      here = ("%.0f ns per 16 KiB folio (4 × %.0f ns per 4 KiB page, thp-16K run)"):format(p1.median * 4, p1.median)
+      local per = r.bytes // (sixteen.page_size or 4096)
+      here = ("%.0f ns per %d KiB folio (%d × %.0f ns per page, thp-16K run of %s)"):format(p1.median * per,
+        r.bytes // 1024, per, p1.median, date(sixteen))
     end
   end
   refs[#refs + 1] = { what = r.what, ns = r.ns, bytes = r.bytes, source = r.source, here = here }
