@@ -201,10 +201,13 @@ local md = account.markdown(acc, { kind = KIND, labels = labels, sources = sourc
   whole_source = ("cycles.lua %s: cycle A, pass 1 (%d faults)"):format(date(cycles),
     need_row(cycles, "A", "pass1_faults").median),
   whole_control = "one fault per 4 KiB page" })
-md = md .. ("\nThe floor is %.0f ns per 4 KiB; the measured first touch is %.2f times it. Not accounted: %.0f ns, "
-  .. "%.1f %% of the whole. Intervals are bounds over the inputs' intervals, from runs made at different times; "
-  .. "each profile share is taken of the part of the whole it describes.\n"):format(acc.parts[1].median,
-  whole.median / acc.parts[1].median, acc.residue.median, acc.residue_pct)
+local floor_said = over and ("The floor, floor.lua's share of a first touch in its own run applied to this "
+  .. "whole, is %.0f ns per 4 KiB (measured alone: %.0f [%.0f, %.0f] ns, %s)"):format(acc.parts[1].median, fv.x,
+  fv.lo, fv.hi, date(floor)) or ("The floor is %.0f ns per 4 KiB as measured alone (%s)"):format(fv.x, date(floor))
+md = md .. ("\n%s; the measured first touch is %.2f times it. Not accounted: %.0f ns, %.1f %% of the whole. Intervals "
+  .. "are bounds over the inputs' intervals, from runs made at different times; each profile share is taken of the "
+  .. "part of the whole it describes.\n"):format(floor_said, whole.median / acc.parts[1].median, acc.residue.median,
+  acc.residue_pct)
 io.write(md)
 
 if cfg.given.ACCOUNT_OUT then
