@@ -60,6 +60,9 @@ local function zeroing(r, p)
 end
 
 local function faulting(r, p)
+  if p.kind == "zero_page" and h.machine.zero_page == false then -- the read fault would allocate and zero a page
+    return false, ("this kernel withholds the zero page (%s)"):format(h.machine.zero_page_why or "?")
+  end
   local res = assert(ft.minor_faults(p.kind, h.pages))
   r:work(res.ns)
   r.ns, r.faults = res.ns / res.pages, res.faults
@@ -113,7 +116,8 @@ end
 
 -- The entries. params.part says what an entry stands for in the floor
 -- (lib/reports/floor.lua reads it): zero, fault (floor = true: a candidate
--- for its trap and PTE update), entry, whole (the first touch); sentence gets the median [lo, hi].
+-- for its trap and PTE update), entry, whole (the first touch); sentence
+-- gets the median [lo, hi].
 local ENTRIES = {}
 local METHOD_TEXT = { rep_stosb = "rep stosb (clear_page_erms)", clzero = "clzero (one cache line per instruction)",
   movnti = "movnti (non-temporal 8-byte stores)" }
