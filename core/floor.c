@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include "counters.h"
+#include "interrupt.h"
 #include "memfd.h"
 #include "now.h"
 
@@ -25,6 +26,11 @@
 const char *const ft_zero_method_names[] = { "rep_stosb", "clzero", "movnti", NULL };
 
 #define LINE 64
+
+/* Operations between two looks at the interrupt flag: a SIGINT (or a
+ * task's stop) ends a loop within about a millisecond, and the look, one
+ * load per chunk, costs nothing against the chunk it ends. */
+#define POLL_EVERY 256
 
 int ft_zero_available(enum ft_zero_method method, const char **why)
 {
@@ -99,8 +105,15 @@ static unsigned char *region(size_t bytes, int *err)
 		return NULL;
 	}
 	(void)madvise(p, bytes, MADV_HUGEPAGE);
-	memset(p, 1, bytes);
-	return p;
+	enum { STEP = 64 << 20 }; /* a look at the interrupt flag per 64 MiB written */
+	for (size_t off = 0; off < bytes && !ft_should_stop(); off += STEP)
+		memset((unsigned char *)p + off, 1, bytes - off < STEP ? bytes - off : STEP);
+	if (ft_should_stop()) {
+		munmap(p, bytes);
+		*err = EINTR;
+		return NULL;
+	}
+	return (unsigned char *)p;
 }
 
 int ft_zero_blocks(enum ft_zero_method method, int cold, size_t count, int64_t *ns)
@@ -120,19 +133,26 @@ int ft_zero_blocks(enum ft_zero_method method, int cold, size_t count, int64_t *
 	if (!p)
 		return err;
 	int64_t t0;
+	size_t i = 0;
 	if (cold) { /* region() wrote every line in address order: block i was last written a region ago */
 		t0 = ft_now_ns();
-		for (size_t i = 0; i < count; i++)
+		for (; i < count; i++) {
+			if (i % POLL_EVERY == 0 && ft_should_stop())
+				break;
 			zero_block(method, p + i * FT_FLOOR_BLOCK);
+		}
 	} else {
 		zero_block(method, p);
 		t0 = ft_now_ns();
-		for (size_t i = 0; i < count; i++)
+		for (; i < count; i++) {
+			if (i % POLL_EVERY == 0 && ft_should_stop())
+				break;
 			zero_block(method, p);
+		}
 	}
 	*ns = ft_now_ns() - t0;
 	munmap(p, bytes);
-	return 0;
+	return i < count ? EINTR : 0;
 #else
 	(void)cold;
 	(void)ns;
@@ -148,6 +168,8 @@ static int fill_file(int fd, size_t bytes)
 	unsigned char ones[16384];
 	memset(ones, 1, sizeof ones);
 	for (size_t off = 0; off < bytes;) {
+		if (ft_should_stop())
+			return EINTR;
 		size_t n = bytes - off < sizeof ones ? bytes - off : sizeof ones;
 		ssize_t w = pwrite(fd, ones, n, (off_t)off);
 		if (w < 0)
@@ -196,15 +218,24 @@ static int touch_pages(enum ft_minor_kind kind, volatile unsigned char *p, size_
 	if (err)
 		return err;
 	unsigned sum = 0;
+	size_t i = 0;
 	int64_t t0 = ft_now_ns();
 	if (kind == FT_MINOR_SHMEM_WRITE) {
-		for (size_t i = 0; i < pages; i++)
+		for (; i < pages; i++) {
+			if (i % POLL_EVERY == 0 && ft_should_stop())
+				break;
 			p[i * psz] = 2;
+		}
 	} else {
-		for (size_t i = 0; i < pages; i++)
+		for (; i < pages; i++) {
+			if (i % POLL_EVERY == 0 && ft_should_stop())
+				break;
 			sum += p[i * psz];
+		}
 	}
 	*ns = ft_now_ns() - t0;
+	if (i < pages)
+		return EINTR;
 	__asm__ volatile("" : : "r"(sum)); /* the reads are used */
 	err = ft_thread_usage(&after);
 	if (!err)
@@ -235,9 +266,13 @@ int ft_syscalls(size_t count, int64_t *ns)
 {
 	if (count == 0)
 		return EINVAL;
+	size_t i = 0;
 	int64_t t0 = ft_now_ns();
-	for (size_t i = 0; i < count; i++)
+	for (; i < count; i++) {
+		if (i % POLL_EVERY == 0 && ft_should_stop())
+			break;
 		(void)syscall(SYS_getppid);
+	}
 	*ns = ft_now_ns() - t0;
-	return 0;
+	return i < count ? EINTR : 0;
 }

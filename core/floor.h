@@ -3,7 +3,8 @@
  * bookkeeping around them. Measured C only: each function times a loop of
  * many operations and returns the total, so the clock's own cost is spread
  * over them. Functions return 0 or an errno value (ENOTSUP: this CPU lacks
- * the instruction). */
+ * the instruction; EINTR: a SIGINT or the task's stop ended the loop, which
+ * looks at the flag every few hundred operations, core/interrupt.h). */
 #ifndef FT_FLOOR_H
 #define FT_FLOOR_H
 

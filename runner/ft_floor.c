@@ -4,7 +4,10 @@
  * is an error. */
 #include <lauxlib.h>
 
+#include <errno.h>
+
 #include "../core/floor.h"
+#include "../core/interrupt.h"
 #include "ft_aux.h"
 #include "ft_openers.h"
 
@@ -35,6 +38,8 @@ static int l_zero_blocks(lua_State *L)
 		return ft_fail(L, err, "%s: not available: %s", ft_zero_method_names[method], why);
 	int64_t ns = 0;
 	err = ft_zero_blocks(method, cold, count, &ns);
+	if (err == EINTR && ft_should_stop())
+		return ft_stopped_error(L);
 	if (err)
 		return ft_fail_errno(L, err, "zeroing %d blocks of 4 KiB (%s) failed", (int)count,
 			ft_zero_method_names[method]);
@@ -53,6 +58,8 @@ static int l_minor_faults(lua_State *L)
 	size_t pages = check_count(L, 2, "pages must be a positive number of pages");
 	int64_t ns = 0, faults = 0;
 	int err = ft_minor_faults(kind, pages, &ns, &faults);
+	if (err == EINTR && ft_should_stop())
+		return ft_stopped_error(L);
 	if (err)
 		return ft_fail_errno(L, err, "%s faults over %d pages failed", ft_minor_kind_names[kind], (int)pages);
 	lua_createtable(L, 0, 3);
@@ -69,6 +76,8 @@ static int l_syscalls(lua_State *L)
 	size_t count = check_count(L, 1, "count must be a positive number of system calls");
 	int64_t ns = 0;
 	int err = ft_syscalls(count, &ns);
+	if (err == EINTR && ft_should_stop())
+		return ft_stopped_error(L);
 	if (err)
 		return ft_fail_errno(L, err, "%d system calls failed", (int)count);
 	lua_pushinteger(L, (lua_Integer)ns);

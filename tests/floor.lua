@@ -62,6 +62,38 @@ do -- what they measure
   t.is(ft.faults() - f0, 0, "and no fault")
 end
 
+do -- SIGINT ends a long call within a few hundred operations (the loops poll ft_interrupted), not
+  -- when the call would have ended: an estimate of that from a short call, the check skipped
+  -- where the whole call is too short to tell the two apart
+  local dir = t.tmpdir()
+  local calls = {
+    { "ft.syscalls(1 << 24)", function() return ft.syscalls(1 << 16) * 256 end },
+    { "ft.minor_faults('zero_page', 1 << 22)", function() return ft.minor_faults("zero_page", 1 << 14).ns * 256 end,
+      (16 << 20) < ft.meminfo().MemFree },
+  }
+  for _, c in ipairs(calls) do
+    local whole_ns = c[2]()
+    if c[3] == false then
+      t.skip(c[1] .. ": SIGINT ends it", "less than 16 GiB free")
+    elseif whole_ns < 2e9 then
+      t.skip(c[1] .. ": SIGINT ends it", ("the whole call takes %.1f s here, too short to tell"):format(whole_ns / 1e9))
+    else
+      local script = dir .. "/long.lua"
+      t.write(script, ("io.stderr:write('started')\n%s\n"):format(c[1]))
+      local log = dir .. "/log"
+      os.remove(log)
+      local t0 = ft.now_ns()
+      local out = t.signal_when(("%s %s 2>%s"):format(q(t.ftrun), q(script), q(log)),
+        ("grep -q started %s 2>/dev/null"):format(q(log)), "INT")
+      local took = ft.now_ns() - t0
+      t.is(out, "exit 130\n", c[1] .. ": SIGINT exits 130", t.read(log))
+      t.ok(took < whole_ns / 4, c[1] .. ": and the call stops at once, not when it would have ended",
+        ("%.2f s from start to exit, the whole call %.1f s"):format(took / 1e9, whole_ns / 1e9))
+      t.like(t.read(log) or "", "/long.lua:2", c[1] .. ": naming the call's line")
+    end
+  end
+end
+
 do -- floor.lua: runs, and its floor is the sum of zeroing and fault within each repetition
   local dir = t.tmpdir()
   local out, code = t.ftrun_run(("floor.lua QUICK=1 MIB=16 REPS=3 RESULTS=%s"):format(q(dir)))
