@@ -132,10 +132,12 @@ end
 local fv = value(floor, "floor") or fail(("%s: no floor value (did rep stosb and a fault case run?)"):format(FLOOR))
 -- The floor's fault, when it is the zero-page read fault the profile also took: its own pass
 -- through the bookkeeping stages, taken off the first touch's.
-local fault, fault_book
+-- Its user share (the exception's delivery, its loop) is taken off the outside part likewise.
+local fault, fault_book, fault_user
 local zero_fault = case_where(floor, { part = "fault", kind = "zero_page" })
 if fv.fault_case == zero_fault and row(attribution, ZERO_PAGE, "st_pte") then
   fault, fault_book = fig(need_row(floor, fv.fault_case, "ns")), stage_sum(ZERO_PAGE, BOOK)
+  fault_user = stage_sum(ZERO_PAGE, { "user" })
 end
 -- The floor as floor.lua measured it beside a first touch in the same repetitions: its share of
 -- that first touch (the ratio within each repetition), applied to the whole. Runs made days
@@ -150,7 +152,8 @@ if over then
   if fault then fault = { median = fault.median * scale, lo = fault.lo * scale, hi = fault.hi * scale } end
 end
 local acc = account.compute { whole = whole, floor = floor_part,
-  outside_pct = outside or user, book_pct = book, own = fig(pass2), fault = fault, fault_book_pct = fault_book }
+  outside_pct = outside or user, book_pct = book, own = fig(pass2), fault = fault, fault_book_pct = fault_book,
+  fault_outside_pct = fault_user }
 
 local function pct(f) return ("%.1f [%.1f, %.1f] %%"):format(f.median, f.lo, f.hi) end
 local function date(doc) return tostring(doc.date or "?"):sub(1, 10) end
@@ -163,9 +166,11 @@ local sources = {
     date(attribution), table.concat(BOOK, ", "), pct(book), fault and (", less the floor's fault's own %s of its "
     .. "samples in them (%s, profiled)"):format(pct(fault_book), ZERO_PAGE) or ", the floor's fault's own share in "
     .. "them not taken off (no profile of it)"),
-  host = outside and ("host.lua %s (%s): outside the guest kernel, %s of the whole, less the loop"):format(
+  host = (outside and ("host.lua %s (%s): outside the guest kernel, %s of the whole, less the loop"):format(
     date(host), host_case, pct(outside)) or ("attribution.lua: user-mode samples, %s, less the loop; no host.lua run "
-    .. "on this kind, so the host's time is not told apart from the guest's"):format(pct(user)),
+    .. "on this kind, so the host's time is not told apart from the guest's"):format(pct(user)))
+    .. (fault_user and (", less the floor's fault's own %s of its samples in user mode (%s, profiled)"):format(
+      pct(fault_user), ZERO_PAGE) or ""),
   own = ("cycles.lua: cycle A's pass 2, the same loop over present pages (%d faults)"):format(
     need_row(cycles, "A", "pass2_faults").median),
 }

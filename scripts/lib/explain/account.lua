@@ -13,16 +13,22 @@
 --   kernel      = whole - outside             (the guest kernel's part)
 --   bookkeeping = kernel * book_pct / 100 - fault * fault_book_pct / 100
 --   own cost    = own                         (the same loop over present pages)
---   host        = outside - own               (what the guest sees outside its kernel
---                                              beyond the loop's own stores)
+--   host        = outside - own - fault * fault_outside_pct / 100
+--                                             (what the guest sees outside its kernel
+--                                              beyond the loop's own stores and the
+--                                              floor's fault's own share there)
 --   residue     = whole - (floor + bookkeeping + host + own cost)
 -- book_pct: the stages beyond zeroing and the trap, as a share of the
 -- kernel's samples. The floor's fault (fault, ns) passes through some of
 -- the same stages itself (the VMA lookup, the PTE set, their lock):
 -- fault_book_pct, their share in a profile of that same fault, is taken
 -- off so that no time counts in the floor and the bookkeeping both. The
--- residue is then what the profile gives a first touch's zeroing and trap
--- less what they cost alone.
+-- fault also spends time outside the guest kernel (the exception's
+-- delivery and return, charged to the faulting user instruction, its loop,
+-- a host's share): fault_outside_pct, the user share of its profile, is
+-- taken off the outside part for the same reason. The residue is then what
+-- the profile gives a first touch's zeroing and trap less what they cost
+-- alone.
 local account = {}
 
 account.NOT_ACCOUNTED = "not accounted"
@@ -37,8 +43,8 @@ account.REFERENCES = {
   { what = "seed: bare metal macOS, 16 KiB page", ns = 668.8, bytes = 16384, source = "the seed's measurement" },
 }
 
-local INPUTS = { "whole", "floor", "outside_pct", "book_pct", "own", "fault", "fault_book_pct" }
-local OPTIONAL = { fault = true, fault_book_pct = true }
+local INPUTS = { "whole", "floor", "outside_pct", "book_pct", "own", "fault", "fault_book_pct", "fault_outside_pct" }
+local OPTIONAL = { fault = true, fault_book_pct = true, fault_outside_pct = true }
 
 local function check_figure(name, f, optional)
   if f == nil and optional then return end
@@ -55,21 +61,25 @@ local function evaluate(x)
   local outside = x.whole * x.outside_pct / 100
   local kernel = x.whole - outside
   local overlap = (x.fault or 0) * (x.fault_book_pct or 0) / 100
-  local p = { floor = x.floor, book = kernel * x.book_pct / 100 - overlap, host = outside - x.own, own = x.own }
+  local overlap_outside = (x.fault or 0) * (x.fault_outside_pct or 0) / 100
+  local p = { floor = x.floor, book = kernel * x.book_pct / 100 - overlap, host = outside - x.own - overlap_outside,
+    own = x.own }
   p.sum = p.floor + p.book + p.host + p.own
   p.residue = x.whole - p.sum
   return p
 end
 
--- inputs: whole, floor, outside_pct, book_pct, own, and optional fault and
--- fault_book_pct (together), as figures.
+-- inputs: whole, floor, outside_pct, book_pct, own, and optional fault,
+-- fault_book_pct and fault_outside_pct (all three or none), as figures.
 -- Returns { parts = {{key, median, lo, hi}...}, whole, sum, residue, residue_pct, within }: each
 -- interval the least and most the output takes over every corner of the
 -- inputs' intervals (bounds, wider than a joint interval would be).
 function account.compute(inputs)
   for _, name in ipairs(INPUTS) do check_figure(name, inputs[name], OPTIONAL[name]) end
-  if (inputs.fault == nil) ~= (inputs.fault_book_pct == nil) then
-    error("account: fault and fault_book_pct go together (the fault's time and its profile's share)", 2)
+  if (inputs.fault == nil) ~= (inputs.fault_book_pct == nil) or (inputs.fault == nil) ~= (inputs.fault_outside_pct == nil)
+  then
+    error("account: fault, fault_book_pct and fault_outside_pct go together (the fault's time and its profile's "
+      .. "shares)", 2)
   end
   local present = {}
   for _, name in ipairs(INPUTS) do if inputs[name] then present[#present + 1] = name end end
