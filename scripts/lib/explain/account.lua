@@ -76,8 +76,8 @@ end
 -- inputs' intervals (bounds, wider than a joint interval would be).
 function account.compute(inputs)
   for _, name in ipairs(INPUTS) do check_figure(name, inputs[name], OPTIONAL[name]) end
-  if (inputs.fault == nil) ~= (inputs.fault_book_pct == nil) or (inputs.fault == nil) ~= (inputs.fault_outside_pct == nil)
-  then
+  local no_fault = inputs.fault == nil
+  if no_fault ~= (inputs.fault_book_pct == nil) or no_fault ~= (inputs.fault_outside_pct == nil) then
     error("account: fault, fault_book_pct and fault_outside_pct go together (the fault's time and its profile's "
       .. "shares)", 2)
   end
