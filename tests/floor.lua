@@ -57,9 +57,12 @@ do -- what they measure
   else
     t.skip("a region beyond the free memory", "more than 64 GiB free")
   end
+  -- the faults read right around the call: t.ok's own strings may fault the heap in
   local f0 = ft.faults()
-  t.ok(ft.syscalls(1000) > 0, "1000 system calls take some ns")
-  t.is(ft.faults() - f0, 0, "and no fault")
+  local ns = ft.syscalls(1000)
+  local f1 = ft.faults()
+  t.ok(ns > 0, "1000 system calls take some ns")
+  t.is(f1 - f0, 0, "and no fault")
 end
 
 do -- SIGINT ends a long call within a few hundred operations (the loops poll ft_interrupted), not
@@ -94,9 +97,41 @@ do -- SIGINT ends a long call within a few hundred operations (the loops poll ft
   end
 end
 
+-- The last-level cache's bytes as sysfs gives cpu0's (the largest level that is no
+-- instruction cache), or nil.
+local function llc_bytes()
+  local best, bytes
+  for i = 0, 9 do
+    local dir = "/sys/devices/system/cpu/cpu0/cache/index" .. i .. "/"
+    local size = t.read(dir .. "size")
+    if not size then break end
+    local level, n, unit = tonumber(t.read(dir .. "level") or ""), size:match("^(%d+)([KMG]?)")
+    if level and n and not (t.read(dir .. "type") or ""):find("Instruction") and (not best or level > best) then
+      best, bytes = level, tonumber(n) * ({ [""] = 1, K = 1 << 10, M = 1 << 20, G = 1 << 30 })[unit]
+    end
+  end
+  return bytes
+end
+local LLC = llc_bytes()
+-- the smallest region floor.lua takes: 4 times the last-level cache, so that its zeroing is cold
+local MIB = LLC and math.max(16, (4 * LLC + (1 << 20) - 1) >> 20) or 16
+
+do -- a region within 4 times the last-level cache is refused: its zeroing would not be cold
+  if not LLC then
+    t.skip("MIB below 4 times the last-level cache is refused", "sysfs gives no cache sizes")
+  else
+    local dir = t.tmpdir()
+    local out, code = t.ftrun_run(("floor.lua MIB=%d RESULTS=%s"):format(MIB - 1, q(dir .. "/out")))
+    t.is(code, 2, ("MIB=%d, below 4 times the last-level cache: exit 2"):format(MIB - 1), out)
+    t.like(out, ("MIB=%d: the cold zeroing region must be at least 4 times the last-level cache"):format(MIB - 1),
+      "naming the value and what was expected")
+    t.is(t.run(("ls -A %s 2>/dev/null"):format(q(dir .. "/out"))), "", "and nothing is written")
+  end
+end
+
 do -- floor.lua: runs, and its floor is the sum of zeroing and fault within each repetition
   local dir = t.tmpdir()
-  local out, code = t.ftrun_run(("floor.lua QUICK=1 MIB=16 REPS=3 RESULTS=%s"):format(q(dir)))
+  local out, code = t.ftrun_run(("floor.lua QUICK=1 MIB=%d REPS=3 RESULTS=%s"):format(MIB, q(dir)))
   t.is(code, 0, "floor.lua QUICK=1 exits 0", out)
   local doc = json.decode(t.read(dir .. "/quick-floor-results.json") or "null") or { reps = {}, values = {} }
   local floor, by = nil, {}
@@ -116,11 +151,44 @@ do -- floor.lua: runs, and its floor is the sum of zeroing and fault within each
       t.is(c.records[1].control, 1, c.case .. ": its control held (one fault per page)")
     end
   end
+  for _, c in ipairs(doc.reps) do
+    if not c.unsupported and c.params.part == "zero" then
+      local warm_ok = c.params.where == "cold" or c.params.method == "rep_stosb"
+      t.is(c.records[1].control, warm_ok and 1 or 0, c.case .. (warm_ok and ": its control held"
+        or ": no control (its stores may write around the cache)"))
+    end
+  end
   local summary = t.read(dir .. "/quick-floor-summary.md") or ""
   t.like(summary, "times the floor (the ratio within each repetition)", "the first touch over the floor is said")
   t.like(summary, "Control (held in", "each entry's control is said")
   local _, bad = t.ftrun_run(("floor.lua MIB=0 RESULTS=%s"):format(q(dir)))
   t.is(bad, 2, "MIB=0 is refused with exit 2")
+end
+
+do -- a zeroing or a fault whose control failed in a repetition makes no floor
+  local report = require "reports.floor"
+  local function case(name, params, controls)
+    local records = {}
+    for i, held in ipairs(controls) do records[i] = { ns = 100 * i, control = held } end
+    return { name = name, params = params, records = records }
+  end
+  for _, plant in ipairs {
+    { { 1, 0, 1 }, { 1, 1, 1 }, "the control of zero did not hold", "a cold zeroing not shown to be cold" },
+    { { 1, 1, 1 }, { 1, 1, 0 }, "no fault case ran with its control held", "a fault not shown to reach the handler" },
+    { { 1, 1, 1 }, { 1, 1, 1 }, nil, "controls that held" } } do
+    local notes, values = {}, {}
+    local h = { cases = { case("zero", { part = "zero", floor = true, method = "rep_stosb", where = "cold" }, plant[1]),
+      case("fault", { part = "fault", floor = true }, plant[2]) } }
+    function h.note(_, text) notes[#notes + 1] = text end
+    function h.value(_, name) values[name] = true end
+    report.derive(h)
+    if plant[3] then
+      t.ok(not values.floor, plant[4] .. ": no floor value")
+      t.like(table.concat(notes, "\n"), plant[3], "and the note says why")
+    else
+      t.ok(values.floor, plant[4] .. ": a floor value")
+    end
+  end
 end
 
 -- Planted results: a whole of 2000 ns, a profile with 10 % user samples, bookkeeping stages 54 %

@@ -40,6 +40,15 @@ end
 local function cell(d) return ("%s [%s, %s]"):format(units.cell(d.median, "ns"), units.cell(d.lo, "ns"),
   units.cell(d.hi, "ns")) end
 
+-- Whether the case's control held in every repetition: a floor of parts
+-- not shown to be what they say is no floor.
+local function held_throughout(c)
+  for _, r in ipairs(c.records) do
+    if r.control ~= 1 then return false end
+  end
+  return true
+end
+
 -- The fault among the candidates with the lowest median over the run: the
 -- choice is made once for the run, not repetition by repetition, which
 -- would take the lower of two noisy figures and bias the floor down.
@@ -50,10 +59,20 @@ end
 
 function report.derive(h)
   local zero = cases_where(h, { part = "zero", floor = true })[1]
-  local fault = cheapest(cases_where(h, { part = "fault", floor = true }))
+  local faults = {}
+  for _, c in ipairs(cases_where(h, { part = "fault", floor = true })) do
+    if held_throughout(c) then faults[#faults + 1] = c end
+  end
+  local fault = cheapest(faults)
   local entry = cases_where(h, { part = "entry" })[1]
   if not (zero and fault) then
-    h:note("No floor: " .. (zero and "no fault case ran" or "rep stosb into cold memory did not run here") .. ".")
+    h:note("No floor: " .. (zero and "no fault case ran with its control held in every repetition"
+      or "rep stosb into cold memory did not run here") .. ".")
+    return
+  end
+  if not held_throughout(zero) then
+    h:note(("No floor: the control of %s did not hold in every repetition, so its memory is not shown to be "
+      .. "cold."):format(zero.name))
     return
   end
   local d = stats.describe(per_rep_sum { zero, fault })
