@@ -9,12 +9,12 @@
 -- same kind of machine. Writes one markdown table and one waterfall plot.
 --   ./ftrun account.lua RUN_DIR [FLOOR_JSON=floor-results.json] [ACCOUNT_OUT=dir]
 local account = require "explain.account"
+local ft = require "ft"
 local json = require "json"
 local knobs = require "knobs"
 local plots = require "plots"
 local shell = require "shell"
 local stats = require "stats"
-local textfile = require "textfile"
 
 local SCRIPT = "account.lua"
 local SPEC = {
@@ -44,36 +44,81 @@ end
 local FLOOR = cfg.given.FLOOR_JSON and cfg.FLOOR_JSON or DIR .. "/exp-floor-results.json"
 
 -- A results JSON, or nil when optional and absent; a file that is there
--- and no results JSON stops the run.
+-- and no results JSON stops the run. Only a regular file of at most
+-- MAX_JSON bytes is read: a FIFO would block the open and /dev/zero never end.
+local MAX_JSON = 256 << 20
 local function load(path, optional)
-  local text = textfile.read(path)
-  if not text then
+  local shown = knobs.shown(path)
+  if not os.execute("test -e " .. shell.quote(path)) then
     if optional then return nil end
-    fail(("%s: cannot read it (a results JSON is needed here)"):format(path))
+    fail(("%s: no such file (a results JSON is needed here)"):format(shown))
   end
-  local doc, why = json.decode(text)
+  if not os.execute("test -f " .. shell.quote(path)) then
+    fail(("%s: not a regular file (a results JSON is needed here)"):format(shown))
+  end
+  local f = io.open(path, "rb")
+  local size = f and f:seek("end")
+  if size and size > MAX_JSON then
+    f:close()
+    fail(("%s: %d bytes, more than a results JSON's %d"):format(shown, size, MAX_JSON))
+  end
+  local text = size and f:seek("set") and f:read("a")
+  if f then f:close() end
+  if not text then fail(("%s: cannot read it (a results JSON is needed here)"):format(shown)) end
+  local ok, doc, why = pcall(json.decode, text)
+  if not ok then doc, why = nil, doc end
   if type(doc) ~= "table" or type(doc.rows) ~= "table" then
-    fail(("%s: not a results JSON with rows: %s"):format(path, tostring(why or "no rows")))
+    fail(("%s: not a results JSON with rows: %s"):format(shown, knobs.shown(why or "no rows")))
   end
-  doc.path = path
+  if doc.values ~= nil and type(doc.values) ~= "table" or doc.reps ~= nil and type(doc.reps) ~= "table" then
+    fail(("%s: its values and reps must be lists"):format(shown))
+  end
+  doc.path = shown
   return doc
 end
 
+-- A row or value read from a file: its figures numbers in order (lo <= median <= hi), its
+-- per-repetition values numbers; else the run stops naming the file and the entry.
+local function is_num(v) return type(v) == "number" and v == v and math.abs(v) < math.huge end
+-- a value as a refusal shows it: a number as it is, anything else with its type
+local function typed(v)
+  return type(v) == "number" and knobs.shown(v) or ("%s (a %s)"):format(knobs.shown(v), type(v))
+end
+local function checked(doc, r, what, mid)
+  local bad = not (is_num(r[mid]) and (r.lo == nil or is_num(r.lo)) and (r.hi == nil or is_num(r.hi)))
+  if bad or (r.lo and r.lo > r[mid]) or (r.hi and r.hi < r[mid]) then
+    fail(("%s: %s: expected numbers, %s with lo <= %s <= hi, got %s = %s, lo = %s, hi = %s"):format(doc.path, what,
+      mid, mid, mid, typed(r[mid]), typed(r.lo), typed(r.hi)))
+  end
+  local values = r.values == nil and {} or r.values
+  for i, v in ipairs(type(values) == "table" and values or { values }) do
+    if type(values) ~= "table" or not is_num(v) then
+      fail(("%s: %s: its per-repetition values must be a list of numbers, got %s at %d"):format(doc.path, what,
+        typed(v), i))
+    end
+  end
+  return r
+end
 local function row(doc, case, column)
   for _, r in ipairs(doc.rows) do
-    if r.case == case and r.column == column then return r end
+    if type(r) == "table" and r.case == case and r.column == column then
+      return checked(doc, r, ("case %q, column %q"):format(case, column), "median")
+    end
   end
 end
 local function need_row(doc, case, column)
   return row(doc, case, column) or fail(("%s: no row for case %q, column %q"):format(doc.path, case, column))
 end
 local function value(doc, name)
-  for _, v in ipairs(doc.values or {}) do if v.value == name then return v end end
+  for _, v in ipairs(doc.values or {}) do
+    if type(v) == "table" and v.value == name then return checked(doc, v, ("value %q"):format(name), "x") end
+  end
 end
 -- The first case whose params hold every field of want.
 local function case_where(doc, want)
   for _, c in ipairs(doc.reps or {}) do
-    local p, all = c.params or {}, not c.unsupported
+    local p = type(c) == "table" and type(c.params) == "table" and c.params or {}
+    local all = type(c) == "table" and not c.unsupported
     for k, v in pairs(want) do all = all and p[k] == v end
     if all then return c.case end
   end
@@ -86,30 +131,50 @@ local host = load(DIR .. "/exp-host-results.json", true)
 local floor = load(FLOOR)
 local sixteen = load(DIR .. "/thp-16K-results.json", true)
 
-local m = cycles.machine or {}
+local m = type(cycles.machine) == "table" and cycles.machine or {}
 local KIND = m.shadow_page_tables and ("PVM guest (%s)"):format(m.kernel or "?")
   or ("%s guest (%s)"):format(tostring(m.hypervisor or "?"):gsub("KVMKVMKVM", "KVM"), m.kernel or "?")
-local fm = floor.machine or {}
+local fm = type(floor.machine) == "table" and floor.machine or {}
 local FLOOR_KIND = fm.shadow_page_tables and "PVM" or tostring(fm.hypervisor or "?"):gsub("KVMKVMKVM", "KVM")
 
 -- The whole: cycle A's pass 1, which must be 4 KiB pages (its page value).
 local page = value(cycles, "thp_page")
 if cycles.page_size ~= 4096 or (page and page.x ~= 4096) then
   fail(("%s: cycle A's pass 1 is not in 4 KiB pages (page size %s, folio %s)"):format(cycles.path,
-    tostring(cycles.page_size), tostring(page and page.x)))
+    typed(cycles.page_size), page and typed(page.x) or "none"))
 end
 local whole = fig(need_row(cycles, "A", "pass1"))
 local pass2 = need_row(cycles, "A", "pass2")
 
 -- A profiled case's stages: the per-repetition sum of keys' shares, as a
 -- share of all its samples, or (of_kernel) of its kernel samples.
+local function stage_values(case, key)
+  local values = need_row(attribution, case, "st_" .. key).values
+  if type(values) ~= "table" or #values == 0 then
+    fail(("%s: case %q, column %q: no per-repetition values"):format(attribution.path, case, "st_" .. key))
+  end
+  for _, v in ipairs(values) do
+    if v < 0 or v > 100 or (key == "user" and v >= 100) then
+      fail(("%s: case %q, column %q: %s is no share of the kernel's samples (0 to 100%s)"):format(attribution.path,
+        case, "st_" .. key, knobs.shown(v), key == "user" and ", less than 100 for the user share" or ""))
+    end
+  end
+  return values
+end
 local function stage_sum(case, keys, of_kernel)
-  local per = {}
-  for _, k in ipairs(keys) do
-    for i, v in ipairs(need_row(attribution, case, "st_" .. k).values) do per[i] = (per[i] or 0) + v end
+  local per, n = {}, nil
+  for _, k in ipairs(of_kernel and { "user", table.unpack(keys) } or keys) do
+    local values = stage_values(case, k)
+    if n and #values ~= n then
+      fail(("%s: case %q: its stages hold %d and %d repetitions"):format(attribution.path, case, n, #values))
+    end
+    n = #values
+    if k ~= "user" or not of_kernel then
+      for i, v in ipairs(values) do per[i] = (per[i] or 0) + v end
+    end
   end
   if of_kernel then
-    for i, v in ipairs(need_row(attribution, case, "st_user").values) do per[i] = per[i] * 100 / (100 - v) end
+    for i, v in ipairs(stage_values(case, "user")) do per[i] = per[i] * 100 / (100 - v) end
   end
   local d = stats.describe(per)
   return { median = d.median, lo = d.lo, hi = d.hi }
@@ -129,7 +194,15 @@ if host then
   if r then outside = { median = clamp(r.median), lo = clamp(r.lo), hi = clamp(r.hi) } end
 end
 
-local fv = value(floor, "floor") or fail(("%s: no floor value (did rep stosb and a fault case run?)"):format(FLOOR))
+local fv = value(floor, "floor") or fail(("%s: no floor value (did rep stosb and a fault case run?)"):format(
+  floor.path))
+if fv.x <= 0 or not (is_num(fv.lo) and is_num(fv.hi)) or fv.lo <= 0 then
+  fail(("%s: value \"floor\": expected a positive figure with lo and hi, got %s [%s, %s]"):format(floor.path,
+    knobs.shown(fv.x), knobs.shown(fv.lo), knobs.shown(fv.hi)))
+end
+if type(fv.zero_case) ~= "string" or type(fv.fault_case) ~= "string" then
+  fail(("%s: value \"floor\": its zero_case and fault_case must name cases"):format(floor.path))
+end
 -- The floor's fault, when it is the zero-page read fault the profile also took: its own pass
 -- through the bookkeeping stages, taken off the first touch's.
 -- Its user share (the exception's delivery, its loop) is taken off the outside part likewise.
@@ -145,6 +218,12 @@ end
 -- floor from another kind of machine has no ratio to this kind's first touch: taken as it is.
 local SAME_KIND = FLOOR_KIND == (m.shadow_page_tables and "PVM" or "KVM")
 local over = SAME_KIND and value(floor, "first_touch_over_floor") or nil
+if over and not (is_num(over.lo) and is_num(over.hi) and over.lo > 0 and is_num(over.first_touch)
+  and over.first_touch > 0) then
+  fail(("%s: value \"first_touch_over_floor\": expected a positive ratio with lo, hi and first_touch, got %s [%s, "
+    .. "%s], first_touch %s"):format(floor.path, knobs.shown(over.x), knobs.shown(over.lo), knobs.shown(over.hi),
+    knobs.shown(over.first_touch)))
+end
 local floor_part = { median = fv.x, lo = fv.lo, hi = fv.hi }
 if over then
   floor_part = { median = whole.median / over.x, lo = whole.median / over.hi, hi = whole.median / over.lo }
@@ -171,7 +250,7 @@ local sources = {
     .. "on this kind, so the host's time is not told apart from the guest's"):format(pct(user)))
     .. (fault_user and (", less the floor's fault's own %s of its samples in user mode (%s, profiled)"):format(
       pct(fault_user), ZERO_PAGE) or ""),
-  own = ("cycles.lua: cycle A's pass 2, the same loop over present pages (%d faults)"):format(
+  own = ("cycles.lua: cycle A's pass 2, the same loop over present pages (%.0f faults)"):format(
     need_row(cycles, "A", "pass2_faults").median),
 }
 local labels = { host = outside and "the host (outside the guest kernel, beyond the loop)"
@@ -193,7 +272,8 @@ for _, r in ipairs(account.REFERENCES) do
     local sp = value(sixteen, "thp_page")
     local p1 = row(sixteen, "A", "pass1")
     if sp and sp.x == r.bytes and p1 then
-      local per = r.bytes // (sixteen.page_size or 4096)
+      local per = r.bytes // (math.type(sixteen.page_size) == "integer" and sixteen.page_size > 0
+        and sixteen.page_size or 4096)
       here = ("%.0f ns per %d KiB folio (%d × %.0f ns per page, thp-16K run of %s)"):format(p1.median * per,
         r.bytes // 1024, per, p1.median, date(sixteen))
     end
@@ -203,7 +283,7 @@ end
 
 local md = account.markdown(acc, { kind = KIND, labels = labels, sources = sources, controls = controls,
   references = refs,
-  whole_source = ("cycles.lua %s: cycle A, pass 1 (%d faults)"):format(date(cycles),
+  whole_source = ("cycles.lua %s: cycle A, pass 1 (%.0f faults)"):format(date(cycles),
     need_row(cycles, "A", "pass1_faults").median),
   whole_control = "one fault per 4 KiB page" })
 local floor_said = over and ("The floor, floor.lua's share of a first touch in its own run applied to this "
@@ -213,7 +293,6 @@ md = md .. ("\n%s; the measured first touch is %.2f times it. Not accounted: %.0
   .. "are bounds over the inputs' intervals, from runs made at different times; each profile share is taken of the "
   .. "part of the whole it describes.\n"):format(floor_said, whole.median / acc.parts[1].median, acc.residue.median,
   acc.residue_pct)
-io.write(md)
 
 if cfg.given.ACCOUNT_OUT then
   local name = "account-waterfall"
@@ -221,12 +300,17 @@ if cfg.given.ACCOUNT_OUT then
   local list = {}
   plots.add(list, name, "the account of a 4 KiB first touch: " .. KIND, data, body:gsub("%$DAT", name .. ".dat"),
     900, 500)
+  -- all three appear, or none changes (a read-only directory, a name taken by a directory)
+  local files = {}
   for _, f in ipairs { { "account.md", md }, { name .. ".dat", list[1].data }, { name .. ".gp", list[1].script } } do
-    local h = assert(io.open(cfg.ACCOUNT_OUT .. "/" .. f[1], "w"))
-    h:write(f[2])
-    h:close()
+    files[#files + 1] = { cfg.ACCOUNT_OUT .. "/" .. f[1], f[2] }
   end
+  local ok, why = ft.write_files(files)
+  if not ok then fail(("ACCOUNT_OUT=%s: %s; nothing written"):format(knobs.shown(cfg.ACCOUNT_OUT), why)) end
+  io.write(md) -- after the files: a refusal leaves no table on stdout either
   if not os.execute(("cd %s && gnuplot %s.gp"):format(shell.quote(cfg.ACCOUNT_OUT), name)) then
     io.stderr:write(SCRIPT .. ": gnuplot failed or is missing: the .dat and .gp are written, the SVG is not\n")
   end
+else
+  io.write(md)
 end

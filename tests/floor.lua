@@ -268,4 +268,59 @@ do -- account.lua refuses what it cannot read
   t.like(out, "not a results JSON", "and says so")
 end
 
+do -- account.lua on hostile inputs: a clear refusal, exit 2, nothing on stdout and nothing written
+  -- (bounded in time and memory: before, a FIFO blocked the open and /dev/zero was read for ever)
+  local function account_run(dir, args)
+    return t.run(("ulimit -v 4000000; timeout 60 %s account.lua %s %s 2>%s"):format(q(t.ftrun), q(dir), args,
+      q(dir .. "/stderr")))
+  end
+  local dir = t.tmpdir()
+  planted(dir, 1020)
+  t.run("mkfifo " .. q(dir .. "/fifo"))
+  for _, bad in ipairs { { "FLOOR_JSON=" .. q(dir .. "/fifo"), "a FIFO" }, { "FLOOR_JSON=/dev/zero", "/dev/zero" },
+    { "FLOOR_JSON=" .. q(dir), "a directory" } } do
+    local out, code = account_run(dir, bad[1])
+    t.is(code, 2, bad[2] .. " as FLOOR_JSON: exit 2", out)
+    t.like(t.read(dir .. "/stderr") or "", "not a regular file", "and says it is not a regular file")
+  end
+  -- wrong types in the planted JSON, each naming the file and the entry
+  local results = json.decode(t.read(dir .. "/results.json"))
+  local attribution = json.decode(t.read(dir .. "/exp-attribution-results.json"))
+  local function rewrite(name, doc, edit)
+    local copy = json.decode(json.encode(doc))
+    edit(copy)
+    t.write(dir .. "/" .. name, json.encode(copy))
+  end
+  local function find(doc, case, column)
+    for _, r in ipairs(doc.rows) do if r.case == case and r.column == column then return r end end
+  end
+  for _, bad in ipairs {
+    { "results.json", results, function(d) find(d, "A", "pass1").median = "fast" end,
+      'results.json: case "A", column "pass1": expected numbers', "a median that is a string" },
+    { "results.json", results, function(d) find(d, "A", "pass1").lo = 1e9 end, "lo <= median <= hi",
+      "an interval that does not hold its median" },
+    { "exp-attribution-results.json", attribution, function(d) find(d, "pass 1, 4 KiB pages", "st_user").values =
+      { 100, 100, 100 } end, "100 is no share", "a user share of 100 % (no kernel part to divide by)" },
+    { "exp-attribution-results.json", attribution, function(d) find(d, "pass 1, 4 KiB pages", "st_pte").values =
+      { 1 } end, "its stages hold 3 and 1 repetitions", "stages of different lengths" },
+    { "exp-attribution-results.json", attribution, function(d) find(d, "pass 1, 4 KiB pages", "st_pte").values =
+      { "a", "b", "c" } end, "per-repetition values must be a list of numbers", "values that are strings" },
+  } do
+    rewrite(bad[1], bad[2], bad[3])
+    local out, code = account_run(dir, "FLOOR_JSON=" .. q(dir .. "/floor.json"))
+    t.is(code, 2, bad[5] .. ": exit 2", out)
+    t.like(t.read(dir .. "/stderr") or "", bad[4], "naming the entry")
+    t.is(out, "", "and no table on stdout")
+    rewrite(bad[1], bad[2], function() end)
+  end
+  -- an output directory where a file's name is taken by a directory: none of the three written
+  local out_dir = dir .. "/out"
+  t.run(("mkdir -p %s"):format(q(out_dir .. "/account-waterfall.dat")))
+  local out, code = account_run(dir, ("FLOOR_JSON=%s ACCOUNT_OUT=%s"):format(q(dir .. "/floor.json"), q(out_dir)))
+  t.is(code, 2, "ACCOUNT_OUT with a name taken by a directory: exit 2", out)
+  t.like(t.read(dir .. "/stderr") or "", "nothing written", "and says nothing was written")
+  t.is(out, "", "no table on stdout")
+  t.is(t.run(("ls -A %s"):format(q(out_dir))), "account-waterfall.dat\n", "and no file in the directory")
+end
+
 t.done()
