@@ -31,7 +31,9 @@ local ABOUT = "The account of a 4 KiB first touch on one kind of machine, from i
   .. "accounted, in one table and one waterfall plot. Runs nothing."
 
 local args = { ... }
-if args[1] and not args[1]:find("=", 1, true) and not args[1]:match("^%-") then args[1] = "RUN_DIR=" .. args[1] end
+-- the first argument is the directory unless it is a knob (NAME=, a name of letters, digits and _)
+-- or an option: a path may hold an "=" (runs/x=1)
+if args[1] and not args[1]:match("^[%w_]+=") and not args[1]:match("^%-") then args[1] = "RUN_DIR=" .. args[1] end
 local cfg = knobs.setup(SCRIPT, ABOUT, SPEC, {}, args)
 local function fail(msg) knobs.fail(SCRIPT, msg) end
 if not cfg.given.RUN_DIR then fail("RUN_DIR: expected a directory (./ftrun account.lua RUN_DIR, or --help)") end

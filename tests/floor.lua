@@ -313,6 +313,11 @@ do -- account.lua on hostile inputs: a clear refusal, exit 2, nothing on stdout 
     t.is(out, "", "and no table on stdout")
     rewrite(bad[1], bad[2], function() end)
   end
+  -- a directory whose name holds an "=" is still the first argument
+  local eq = dir .. "/runs/x=1"
+  t.run(("mkdir -p %s && cp %s/*.json %s"):format(q(eq), q(dir), q(eq)))
+  local _, eq_code = account_run(eq, "FLOOR_JSON=" .. q(dir .. "/floor.json"))
+  t.is(eq_code, 0, "a RUN_DIR holding an '=' is taken as the directory", t.read(eq .. "/stderr"))
   -- an output directory where a file's name is taken by a directory: none of the three written
   local out_dir = dir .. "/out"
   t.run(("mkdir -p %s"):format(q(out_dir .. "/account-waterfall.dat")))
