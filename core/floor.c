@@ -8,6 +8,7 @@
 #include "floor.h"
 
 #include <errno.h>
+#include <stdio.h>
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/syscall.h>
@@ -247,7 +248,18 @@ static int touch_pages(enum ft_minor_kind kind, volatile unsigned char *p, size_
 	return err;
 }
 
-int ft_minor_faults(enum ft_minor_kind kind, size_t pages, int64_t *ns, int64_t *faults)
+/* The process's resident pages (/proc/self/statm's second field), or -1. */
+static int64_t resident_pages(void)
+{
+	FILE *f = fopen("/proc/self/statm", "re");
+	long long size, rss;
+	int n = f ? fscanf(f, "%lld %lld", &size, &rss) : 0;
+	if (f)
+		fclose(f);
+	return n == 2 ? (int64_t)rss : -1;
+}
+
+int ft_minor_faults(enum ft_minor_kind kind, size_t pages, int64_t *ns, int64_t *faults, int64_t *resident)
 {
 	long psz = sysconf(_SC_PAGESIZE);
 	if (kind < 0 || kind >= FT_MINOR_KINDS || pages == 0 || psz <= 0 || pages > SIZE_MAX / (size_t)psz)
@@ -259,7 +271,10 @@ int ft_minor_faults(enum ft_minor_kind kind, size_t pages, int64_t *ns, int64_t 
 		return err;
 	unsigned char *p = fault_region(kind, bytes, &m, &err);
 	if (p) {
+		int64_t before = resident_pages();
 		err = touch_pages(kind, p, pages, (size_t)psz, ns, faults);
+		int64_t after = resident_pages();
+		*resident = before >= 0 && after >= 0 ? after - before : INT64_MIN;
 		munmap(p, bytes);
 	}
 	int cerr = m.fd >= 0 ? ft_memfd_close(&m) : 0;

@@ -46,11 +46,15 @@ int ft_zero_blocks(enum ft_zero_method method, int cold, size_t count, int64_t *
  *     fault-around, up to fault_around_bytes of its neighbours, so fewer
  *     faults than pages.
  * *ns: the timed loop; *faults: the thread's minor faults around it
- * (getrusage), the control that the loop reached the fault handler. */
+ * (getrusage), the control that the loop reached the fault handler;
+ * *resident: the growth of the process's resident pages over the loop
+ * (/proc/self/statm; INT64_MIN where it cannot be read), the control that the
+ * zero page's faults allocated nothing (the shared zero page is not
+ * counted resident; a mapped memfd page is). */
 enum ft_minor_kind { FT_MINOR_ZERO_PAGE, FT_MINOR_SHMEM_WRITE, FT_MINOR_SHMEM_READ, FT_MINOR_KINDS };
 extern const char *const ft_minor_kind_names[]; /* NULL-ended, in the enum's order */
 
-int ft_minor_faults(enum ft_minor_kind kind, size_t pages, int64_t *ns, int64_t *faults);
+int ft_minor_faults(enum ft_minor_kind kind, size_t pages, int64_t *ns, int64_t *faults, int64_t *resident);
 
 /* The kernel entry and exit alone: count getppid system calls (never
  * cached by libc), timed. */

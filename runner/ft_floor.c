@@ -5,6 +5,7 @@
 #include <lauxlib.h>
 
 #include <errno.h>
+#include <stdint.h>
 
 #include "../core/floor.h"
 #include "../core/interrupt.h"
@@ -47,25 +48,28 @@ static int l_zero_blocks(lua_State *L)
 	return 1;
 }
 
-/* ft.minor_faults(kind, pages) -> {ns =, faults =, pages =}: one access
- * to each page of a fresh mapping whose faults neither allocate nor zero
- * (kind: "zero_page", "shmem_write", "shmem_read"); faults: the thread's
- * minor faults around the loop */
+/* ft.minor_faults(kind, pages) -> {ns =, faults =, pages =, resident =}:
+ * one access to each page of a fresh mapping whose faults neither allocate
+ * nor zero (kind: "zero_page", "shmem_write", "shmem_read"); faults: the
+ * thread's minor faults around the loop; resident: the process's resident
+ * pages' growth over it (absent where /proc/self/statm cannot be read) */
 static int l_minor_faults(lua_State *L)
 {
 	ft_check_nargs(L, 2);
 	enum ft_minor_kind kind = (enum ft_minor_kind)ft_check_option(L, 1, ft_minor_kind_names);
 	size_t pages = check_count(L, 2, "pages must be a positive number of pages");
-	int64_t ns = 0, faults = 0;
-	int err = ft_minor_faults(kind, pages, &ns, &faults);
+	int64_t ns = 0, faults = 0, resident = INT64_MIN;
+	int err = ft_minor_faults(kind, pages, &ns, &faults, &resident);
 	if (err == EINTR && ft_should_stop())
 		return ft_stopped_error(L);
 	if (err)
 		return ft_fail_errno(L, err, "%s faults over %d pages failed", ft_minor_kind_names[kind], (int)pages);
-	lua_createtable(L, 0, 3);
+	lua_createtable(L, 0, 4);
 	ft_set_integer(L, "ns", (lua_Integer)ns);
 	ft_set_integer(L, "faults", (lua_Integer)faults);
 	ft_set_integer(L, "pages", (lua_Integer)pages);
+	if (resident != INT64_MIN) /* else /proc/self/statm could not be read */
+		ft_set_integer(L, "resident", (lua_Integer)resident);
 	return 1;
 }
 

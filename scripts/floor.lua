@@ -73,7 +73,7 @@ local function faulting(r, p)
   end
   local res = assert(ft.minor_faults(p.kind, h.pages))
   r:work(res.ns)
-  r.ns, r.faults = res.ns / res.pages, res.faults
+  r.ns, r.faults, r.resident = res.ns / res.pages, res.faults, res.resident
   r.ns_per_fault = res.ns / math.max(1, res.faults)
 end
 
@@ -115,6 +115,15 @@ local function one_fault_per_page(r)
   return r.faults == h.pages, ("getrusage counted %d minor faults for %d pages: one per page, so every access "
     .. "reached the fault handler"):format(r.faults, h.pages)
 end
+-- The zero page's: one fault per page, and the process's resident pages did not grow with
+-- them (the shared zero page is not counted; a page allocated is).
+local function zero_page_control(r)
+  local faulted, why = one_fault_per_page(r)
+  local kept = r.resident ~= nil and r.resident * 100 < h.pages
+  return faulted and kept, ("%s; the process's resident pages grew by %s over the loop: %s"):format(why,
+    r.resident or "an unknown count (/proc/self/statm unread)", kept and "no page was allocated"
+    or "not shown that no page was allocated")
+end
 local function fault_around(r)
   return r.faults > 0 and r.faults < h.pages, ("getrusage counted %d minor faults for %d pages: fault-around "
     .. "maps several pages per fault"):format(r.faults, h.pages)
@@ -145,7 +154,7 @@ for _, method in ipairs { "rep_stosb", "clzero", "movnti" } do
   end
 end
 ENTRIES[#ENTRIES + 1] = { case = "minor fault, zero page (read)", params = { part = "fault", kind = "zero_page",
-  floor = true }, test = faulting, control = one_fault_per_page,
+  floor = true }, test = faulting, control = zero_page_control,
   sentence = "A read fault that maps the shared zero page (one read-only PTE, no allocation, no zeroing): %s ns." }
 ENTRIES[#ENTRIES + 1] = { case = "minor fault, memfd page (write)", params = { part = "fault", kind = "shmem_write",
   floor = true }, test = faulting, control = one_fault_per_page,

@@ -47,6 +47,12 @@ do -- what they measure
     t.is(r.faults, 32768, kind .. ": one fault per page, counted by getrusage")
     t.ok(r.ns > 0 and r.pages == 32768, kind .. ": timed")
   end
+  -- the zero page's faults allocate nothing: the resident pages stay; a memfd page mapped is resident
+  local zp, sw = assert(ft.minor_faults("zero_page", 32768)), assert(ft.minor_faults("shmem_write", 32768))
+  t.ok(math.type(zp.resident) == "integer" and zp.resident * 100 < 32768,
+    "zero_page: the resident pages grew by under 1 % of the pages", zp.resident)
+  t.ok(math.type(sw.resident) == "integer" and sw.resident >= 32768 * 0.99,
+    "shmem_write: by about the pages (so the zero page's count can fail)", sw.resident)
   local r = assert(ft.minor_faults("shmem_read", 64))
   t.ok(r.faults >= 1 and r.faults <= 64, "shmem_read: faults between 1 and one per page (fault-around)", r.faults)
   local free_kib = ft.meminfo().MemFree
