@@ -84,15 +84,18 @@ static void zero_block(enum ft_zero_method method, unsigned char *p)
 }
 #endif
 
-/* Whether bytes more of memory fit in what is free now: a region larger
- * would push the machine into reclaim or the OOM killer, which is no
- * measurement of zeroing or faults. */
+/* Whether bytes more of memory fit in what is free now with SPARE_BYTES
+ * left, as the scripts keep (harness.lua): a region larger would push the
+ * machine, shared with other work, into reclaim or the OOM killer, which
+ * is no measurement of zeroing or faults. */
+#define SPARE_BYTES ((size_t)256 << 20)
 static int fits(size_t bytes)
 {
 	long free_pages = sysconf(_SC_AVPHYS_PAGES), psz = sysconf(_SC_PAGESIZE);
 	if (free_pages <= 0 || psz <= 0)
 		return 0; /* unknown: the mapping will say */
-	return bytes / (size_t)psz < (size_t)free_pages ? 0 : ENOMEM;
+	size_t need = bytes / (size_t)psz + SPARE_BYTES / (size_t)psz;
+	return need < (size_t)free_pages ? 0 : ENOMEM;
 }
 
 /* An anonymous region of bytes with every page present. MADV_HUGEPAGE
