@@ -41,9 +41,9 @@ LUA_CFLAGS = $(shell pkg-config --cflags lua5.4)
 LUA_LIBS   = $(shell pkg-config --libs lua5.4)
 
 CORE    := kernels clock buffer pass counters samples machine interrupt parallel files \
-           restore hugepages perf perfcount ksyms profile memfd tasks trace reporting
+           restore hugepages perf perfcount ksyms profile memfd tasks trace reporting floor
 RUNNER  := main repl ft ft_aux ft_buffer ft_memfd ft_samples ft_timer ft_system ft_files ft_parallel \
-           ft_hugepages ft_counters ft_profile ft_values ft_tasks task ft_trace ft_reporting
+           ft_hugepages ft_counters ft_profile ft_values ft_tasks task ft_trace ft_reporting ft_floor
 OBJS    := $(CORE:%=$(BUILD)/core/%.o) $(RUNNER:%=$(BUILD)/runner/%.o)
 DEPS    := $(BUILD)/.packages
 

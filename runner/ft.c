@@ -45,7 +45,7 @@ static void open_build(lua_State *L)
 static const ft_opener openers[] = {
 	ft_open_buffer, ft_open_memfd, ft_open_samples, ft_open_timer, ft_open_system,
 	ft_open_files, ft_open_parallel, ft_open_tasks, ft_open_hugepages, ft_open_counters,
-	ft_open_profile, ft_open_trace, ft_open_reporting, open_build, NULL
+	ft_open_profile, ft_open_trace, ft_open_reporting, ft_open_floor, open_build, NULL
 };
 
 void ft_open_libs(lua_State *L)

@@ -19,5 +19,6 @@ void ft_open_counters(lua_State *L);
 void ft_open_profile(lua_State *L);
 void ft_open_trace(lua_State *L);
 void ft_open_reporting(lua_State *L);
+void ft_open_floor(lua_State *L);
 
 #endif
