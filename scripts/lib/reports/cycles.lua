@@ -376,6 +376,60 @@ local function stalls_of(ix, case, column)
   return "–"
 end
 
+-- The page cycle A obtained (thp_page), for side A alone in an AB run.
+local function pages_obtained(ix, put, ab_a)
+  local thp = ix.value("thp_page")
+  local obtained = thp
+    and (ab_a and "side A: " .. (ab_a ~= "" and ab_a or "the run's own knobs") or "THP=" .. thp.asked)
+  if thp and thp.folio_kb then -- multi-size THP: PTE-mapped folios, told by the faults and the size's counter
+    -- a mixed page predicts no fault count: one size's figure would read as the run's
+    put(("Pages obtained (cycle A, %s): pass 1 took %s faults and the %s kB size's anon_fault_alloc rose "
+      .. "by %s per rep (medians), so the page is %s."):format(
+      obtained, units.cell(thp.pass1_faults, "faults"), units.cell(thp.folio_kb, "count"),
+      units.cell(thp.folio_alloc, "count"), thp.mixed and "mixed (no fault count follows from it)"
+      or ("%s bytes; the faults %s kB folios predict for pass 1: %s"):format(units.cell(thp.x, "bytes"),
+        units.cell(thp.folio_kb, "count"), units.cell(thp.faults_expected, "faults"))))
+    put("")
+  elseif thp then
+    put(("Pages obtained (cycle A, %s): %s of %s bytes in huge pages at the median, so the page is %s; "
+      .. "thp_fault_alloc per rep (median): %s."):format(obtained,
+      units.cell(thp.thp_bytes, "bytes"), units.cell(thp.bytes, "bytes"),
+      thp.mixed and "mixed (no fault count follows from it)" or ("%s bytes; the faults this predicts for pass 1: %s")
+        :format(units.cell(thp.x, "bytes"), units.cell(thp.faults_expected, "faults")),
+      units.cell(thp.thp_fault_alloc, "count")))
+    put("")
+  end
+end
+
+-- Cycle C's pages: the whole pass against its pages' percentiles and slow pages.
+local function cycle_c(ix, put)
+  if ix.row("C", "pass1") then
+    put("Cycle C, one timestamp per page (each sample is the store plus one clock reading):")
+    put("")
+    put(("| pass | whole pass ns/page | faults (median / max) | median page ns | p90 page ns | p99 page ns "
+      .. "| pages above %s ns, %% (min – max over reps) | of them, more than the pass's faults | their mean ns "
+      .. "| runs they form | longest run, pages (median / worst) |"):format(units.cell(ix.value("slow_ns").x, "ns")))
+    put("|---|---|---|---|---|---|---|---|---|---|---|")
+    for _, p in ipairs { "pass1", "pass2" } do
+      local function row(k) return ix.row("C", p .. "_" .. k) end
+      -- A slow page beyond the pass's fault count cannot have been a fault: it is labelled as such.
+      local pages = ix.row("C", p .. "_longest") and ix.value("slow_ns").pages
+      local slow_pages = pages and row("slow_pct").median * pages / 100
+      local unexplained = slow_pages and math.max(0, slow_pages - ix.row("C", p .. "_faults").median)
+      put(("| %s | %s | %s | %s | %s | %s | %s – %s | %s | %s | %s | %s / %s |"):format(ix.row("C", p).label,
+        shown(ix.row("C", p)), faults(ix, "C", p), shown(row("median_page")), shown(row("p90")),
+        shown(row("p99")),
+        units.cell(row("slow_pct").min, "%"), units.cell(row("slow_pct").max, "%"),
+        unexplained and (unexplained == 0 and "none" or ("%s pages (median): not faults"):format(
+          units.cell(unexplained, "pages"))) or "–",
+        shown(row("slow_mean")),
+        units.cell(row("runs").median, "count"), units.cell(row("longest").median, "pages"),
+        units.cell(row("longest").max, "pages")))
+    end
+    put("")
+  end
+end
+
 -- The table, from the raw file alone.
 function report.table(raw)
   local ix = summary.index(raw)
@@ -414,52 +468,8 @@ function report.table(raw)
       or "STALL_NS"))
     put("")
   end
-  local thp = ix.value("thp_page")
-  local obtained = thp
-    and (ab_a and "side A: " .. (ab_a ~= "" and ab_a or "the run's own knobs") or "THP=" .. thp.asked)
-  if thp and thp.folio_kb then -- multi-size THP: PTE-mapped folios, told by the faults and the size's counter
-    -- a mixed page predicts no fault count: one size's figure would read as the run's
-    put(("Pages obtained (cycle A, %s): pass 1 took %s faults and the %s kB size's anon_fault_alloc rose "
-      .. "by %s per rep (medians), so the page is %s."):format(
-      obtained, units.cell(thp.pass1_faults, "faults"), units.cell(thp.folio_kb, "count"),
-      units.cell(thp.folio_alloc, "count"), thp.mixed and "mixed (no fault count follows from it)"
-      or ("%s bytes; the faults %s kB folios predict for pass 1: %s"):format(units.cell(thp.x, "bytes"),
-        units.cell(thp.folio_kb, "count"), units.cell(thp.faults_expected, "faults"))))
-    put("")
-  elseif thp then
-    put(("Pages obtained (cycle A, %s): %s of %s bytes in huge pages at the median, so the page is %s; "
-      .. "thp_fault_alloc per rep (median): %s."):format(obtained,
-      units.cell(thp.thp_bytes, "bytes"), units.cell(thp.bytes, "bytes"),
-      thp.mixed and "mixed (no fault count follows from it)" or ("%s bytes; the faults this predicts for pass 1: %s")
-        :format(units.cell(thp.x, "bytes"), units.cell(thp.faults_expected, "faults")),
-      units.cell(thp.thp_fault_alloc, "count")))
-    put("")
-  end
-  if ix.row("C", "pass1") then
-    put("Cycle C, one timestamp per page (each sample is the store plus one clock reading):")
-    put("")
-    put(("| pass | whole pass ns/page | faults (median / max) | median page ns | p90 page ns | p99 page ns "
-      .. "| pages above %s ns, %% (min – max over reps) | of them, more than the pass's faults | their mean ns "
-      .. "| runs they form | longest run, pages (median / worst) |"):format(units.cell(ix.value("slow_ns").x, "ns")))
-    put("|---|---|---|---|---|---|---|---|---|---|---|")
-    for _, p in ipairs { "pass1", "pass2" } do
-      local function row(k) return ix.row("C", p .. "_" .. k) end
-      -- A slow page beyond the pass's fault count cannot have been a fault: it is labelled as such.
-      local pages = ix.row("C", p .. "_longest") and ix.value("slow_ns").pages
-      local slow_pages = pages and row("slow_pct").median * pages / 100
-      local unexplained = slow_pages and math.max(0, slow_pages - ix.row("C", p .. "_faults").median)
-      put(("| %s | %s | %s | %s | %s | %s | %s – %s | %s | %s | %s | %s / %s |"):format(ix.row("C", p).label,
-        shown(ix.row("C", p)), faults(ix, "C", p), shown(row("median_page")), shown(row("p90")),
-        shown(row("p99")),
-        units.cell(row("slow_pct").min, "%"), units.cell(row("slow_pct").max, "%"),
-        unexplained and (unexplained == 0 and "none" or ("%s pages (median): not faults"):format(
-          units.cell(unexplained, "pages"))) or "–",
-        shown(row("slow_mean")),
-        units.cell(row("runs").median, "count"), units.cell(row("longest").median, "pages"),
-        units.cell(row("longest").max, "pages")))
-    end
-    put("")
-  end
+  pages_obtained(ix, put, ab_a)
+  cycle_c(ix, put)
   local same = ix.value("same_block")
   if same then
     put(("Cycle D: malloc returned the address just freed in %s of %s reps; malloc %s us, free %s us (medians).")
