@@ -381,6 +381,77 @@ do -- the other classes are the same with the small set as without it
   end
 end
 
+do -- the published PVM period run, decided again from its JSON: the same classes, pages and sentences as its raw
+  -- file holds (what slowpages.lua decided when it ran)
+  local textfile, json = require "textfile", require "json"
+  local base = ft.project_dir .. "/results/pvm/exp-slowperiod-"
+  local text, raw = textfile.read(base .. "results.json"), textfile.read(base .. "raw.txt")
+  if not (text and raw) then
+    t.skip("the published period run decided again", "no " .. base .. "results.json and raw.txt")
+  else
+    local doc, ix = json.decode(text), require("summary").index(raw)
+    local function ints(keyed) -- JSON keys are strings: the reaches and frame bits are integers
+      local out = {}
+      for k, v in pairs(keyed or {}) do out[math.tointeger(tonumber(k))] = v end
+      return out
+    end
+    local function gather(mode)
+      local x = { pages_2m = doc.machine.thp_pmd_size // doc.page_size }
+      for _, w in ipairs(require("slowwalks").WALKS) do
+        local recs = {}
+        for _, c in ipairs(doc.reps) do
+          if c.case == ("THP=%s, %s"):format(mode, w.label) then recs = c.records end
+        end
+        if #recs > 0 then
+          local c = { p2 = {}, p3 = {}, frames = {}, shift = w.walk.shift, span = w.walk.pages }
+          for _, r in ipairs(recs) do
+            r.walk2.near, r.walk3.near = ints(r.walk2.near), ints(r.walk3.near)
+            c.p2[#c.p2 + 1], c.p3[#c.p3 + 1] = r.walk2, r.walk3
+            if r.frames then r.frames.set = ints(r.frames.set); c.frames[#c.frames + 1] = r.frames end
+          end
+          x[w.key] = c
+        end
+      end
+      return x
+    end
+    local decided = 0
+    for _, total in ipairs(ix.values.period_total or {}) do
+      local mode = total.thp
+      local x = gather(mode)
+      if mode ~= "always" then x.huge = gather("always") end
+      local d = slowperiod.decide(x)
+      local said = {}
+      for _, v in ipairs(d.verdicts) do
+        said[#said + 1] = ("The slow pages' period, THP=%s, pass 2 over %d repetitions: %s"):format(mode, d.reps, v)
+      end
+      local noted = {}
+      for _, n in ipairs(ix.meta.note) do
+        if n.text:find(("The slow pages' period, THP=%s,"):format(mode), 1, true) then noted[#noted + 1] = n.text end
+      end
+      t.is(table.concat(said, "\n"), table.concat(noted, "\n"), "THP=" .. mode .. ": the same sentences")
+      t.is(d.total .. " " .. (d.follows or "nothing decided"), total.x .. " " .. total.follows,
+        "THP=" .. mode .. ": the same slow pages, following the same")
+      local classes, published = {}, {}
+      for _, c in ipairs(d.classes) do
+        classes[#classes + 1] = ("%s | %d | %s | %s | %.9f"):format(c.name, c.pages, c.control, c.agreed or "-",
+          100 * c.share)
+      end
+      for _, v in ipairs(ix.values.period_class or {}) do
+        if v.thp == mode then
+          published[#published + 1] = ("%s | %s | %s | %s | %.9f"):format(v.class, v.pages, v.control, v.agreed,
+            tonumber(v.x))
+        end
+      end
+      t.is(table.concat(classes, "\n"), table.concat(published, "\n"), "THP=" .. mode .. ": the same classes")
+      for _, v in ipairs(ix.values.period_unexplained or {}) do
+        if v.thp == mode then t.is(d.unexplained, tonumber(v.pages), "THP=" .. mode .. ": the same left unexplained") end
+      end
+      decided = decided + 1
+    end
+    t.is(decided, 2, "both THP modes of the published run decided again")
+  end
+end
+
 do -- Poisson's tail
   t.ok(math.abs(slowperiod.poisson_upper(3, 1) - (1 - math.exp(-1) * 2.5)) < 1e-12, "P(X >= 3), mean 1")
   t.is(slowperiod.poisson_upper(0, 5), 1, "P(X >= 0) = 1")

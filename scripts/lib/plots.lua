@@ -92,7 +92,7 @@ set style fill solid 0.7 border -1
 set ylabel %s
 set xtics rotate by -20 noenhanced
 set yrange [0:*]
-set key top right
+set key below horizontal noenhanced
 plot ]]):format(plots.quoted(ylabel)) .. table.concat(using, ", \\\n  "), 900, 500)
 end
 

@@ -1,6 +1,7 @@
 -- cycles.lua's report: its table (from the raw file) and its plots (from
 -- the JSON and cycle C's samples beside it), and the histogram and samples
 -- helpers the script uses to leave cycle C's data for them.
+local ab = require "ab"
 local ft = require "ft"
 local inference = require "inference"
 local json = require "json"
@@ -14,6 +15,14 @@ local units = require "units"
 
 local report = {}
 local shown = summary.shown
+
+-- An AB run's sides: {case suffix, what the side ran}; one side, unnamed, for any other run.
+local function sides_of(doc)
+  local run_ab = type(doc.ab) == "table" and doc.ab
+  if not run_ab then return { { "", nil } } end
+  local function knobs(k) return k ~= nil and k ~= "" and k or "the run's own knobs" end
+  return { { "", "side A: " .. knobs(run_ab.a) }, { " [B]", "side B: " .. knobs(run_ab.b) } }
+end
 
 -- Cycle C's per-page histograms: HIST_PER_OCTAVE bins per doubling from
 -- 2^HIST_FROM ns (bin 1 holds everything below, the last everything above).
@@ -111,6 +120,11 @@ local function page_map(list, doc, dir, prefix, pass)
   end
   local name = ("%sC-%s-pages"):format(prefix, pass)
   local title = ("cycle C, %s: ns per page against page index (%s)"):format(pass, doc.run)
+  local sides = sides_of(doc)
+  if #sides > 1 then -- both sides store into one samples array: the file holds the side that ran last
+    local last = ab.order(math.max(#plots.records(doc, "C"), 1))[2] == "A" and sides[1] or sides[2]
+    title = ("%s; %s only: the samples file holds the side that ran last"):format(title, last[2])
+  end
   -- The right axis spans what a bin can hold (autoscaled, a constant count
   -- drew a flat line mid-plot on a made-up scale), and the key sits above the
   -- plot, where it cannot cover the x axis's label; a tenth more on the right,
@@ -137,24 +151,27 @@ end
 -- The distribution of per-page time over all repetitions, from the
 -- histograms, beside a THP=always run in the same directory.
 local function page_cdf(list, doc, dir, prefix)
-  local runs = { { doc, "" } }
-  if prefix == "" then
+  local runs = {} -- {run, case, title}: an AB run's two sides, else the run and a THP=always run beside it
+  for _, side in ipairs(sides_of(doc)) do
+    runs[#runs + 1] = { doc, "C" .. side[1], side[2] and side[2] .. " " or "" }
+  end
+  if prefix == "" and #runs == 1 then
     local thp = json.decode(plots.read(dir .. "/thp-always-results.json") or "null")
-    if thp then runs[2] = { thp, "THP=always " } end
+    if thp then runs[2] = { thp, "C", "THP=always " } end
   end
   local columns, titles = {}, {}
   for _, run in ipairs(runs) do
     for _, pass in ipairs { "pass1", "pass2" } do
       local total, counts = 0, {}
       for k = 1, report.HIST_BINS do counts[k] = 0 end
-      for _, r in ipairs(plots.records(run[1], "C")) do
+      for _, r in ipairs(plots.records(run[1], run[2])) do
         for k, c in ipairs(r[pass .. "_hist"] or {}) do counts[k] = counts[k] + c; total = total + c end
       end
       if total > 0 then
         local cum, col = 0, {}
         for k = 1, report.HIST_BINS do cum = cum + counts[k]; col[k] = cum / total end
         columns[#columns + 1] = col
-        titles[#titles + 1] = run[2] .. pass
+        titles[#titles + 1] = run[3] .. pass
       end
     end
   end
@@ -184,32 +201,53 @@ local SERIES = { { "A", "mmap" }, { "A", "pass1" }, { "A", "pass2" }, { "A", "pa
   { "A", "munmap" }, { "B", "fill" }, { "C", "pass1" }, { "C", "pass2" }, { "D", "malloc" }, { "D", "touch1" },
   { "D", "touch2" }, { "D", "free" } }
 
--- Every pass over the repetitions in run order, noisy ones marked.
+-- Every pass over the repetitions in run order, noisy ones marked; an AB
+-- run's two sides in each panel, side B in orange.
+local SIDE_COLOURS = { "#1f4e99", "#e08000" }
+
 local function rep_series(list, doc, prefix)
-  local blocks, panels = {}, {}
+  local blocks, panels, sides = {}, {}, sides_of(doc)
   for _, s in ipairs(SERIES) do
     local row = plots.row(doc, s[1], s[2])
     if row then
-      local records = plots.records(doc, s[1])
-      local lines = { ("# %s %s (%s): rep value noisy"):format(s[1], s[2], row.unit) }
-      for i, v in ipairs(row.values) do
-        lines[#lines + 1] = ("%d %s %d"):format(i, units.exact(v), records[i].noise.flagged and 1 or 0)
+      local panel = { title = ("%s %s, %s"):format(s[1], s[2], row.unit), index = {} }
+      for i, side in ipairs(sides) do
+        local case = s[1] .. side[1]
+        local r = plots.row(doc, case, s[2])
+        if r then
+          local records = plots.records(doc, case)
+          local lines = { ("# %s %s (%s)%s: rep value noisy"):format(s[1], s[2], row.unit,
+            side[2] and ", " .. side[2] or "") }
+          for k, v in ipairs(r.values) do
+            lines[#lines + 1] = ("%d %s %d"):format(k, units.exact(v), records[k].noise.flagged and 1 or 0)
+          end
+          blocks[#blocks + 1] = table.concat(lines, "\n")
+          panel.index[i] = #blocks - 1
+        end
       end
-      blocks[#blocks + 1] = table.concat(lines, "\n")
-      panels[#panels + 1] = { title = ("%s %s, %s"):format(s[1], s[2], row.unit), index = #blocks - 1 }
+      panels[#panels + 1] = panel
     end
   end
   if #panels == 0 then return end
   local cols = 3
   local rows = -(-#panels // cols)
+  local what = #sides > 1 and ("blue: %s; orange: %s; red: flagged as noisy"):format(sides[1][2], sides[2][2])
+    or "red: flagged as noisy"
   local body = { ("set multiplot layout %d,%d title %s"):format(rows, cols,
-    plots.quoted("every pass over the repetitions in run order; red: flagged as noisy (" .. doc.run .. ")")),
+    plots.quoted(("every pass over the repetitions in run order; %s (%s)"):format(what, doc.run))),
     "unset key", "set xlabel \"repetition\"", "set xtics 1 format \"%g\"" }
   for _, p in ipairs(panels) do
     body[#body + 1] = ("set title %s"):format(plots.quoted(p.title))
-    body[#body + 1] = ('plot "%s.dat" index %d using 1:2 with linespoints pt 7 ps 0.5 lc rgb "#1f4e99", '
-      .. '"" index %d using 1:($3 == 1 ? $2 : 1/0) with points pt 7 ps 0.9 lc rgb "#cc0000"'):format(
-      prefix .. "reps", p.index, p.index)
+    local curves = {}
+    for i in ipairs(sides) do
+      local at = p.index[i]
+      if at then
+        curves[#curves + 1] = ('%s index %d using 1:2 with linespoints pt 7 ps 0.5 lc rgb "%s", '
+          .. '"" index %d using 1:($3 == 1 ? $2 : 1/0) with points pt 7 ps 0.9 lc rgb "#cc0000"'):format(
+          #curves == 0 and ('"%s.dat"'):format(prefix .. "reps") or '""', at, SIDE_COLOURS[i], at)
+      end
+    end
+    body[#body + 1] = "plot " .. table.concat(curves, ", ")
   end
   body[#body + 1] = "unset multiplot"
   plots.add(list, prefix .. "reps", "repetitions", table.concat(blocks, "\n\n\n") .. "\n", table.concat(body, "\n"),
@@ -340,6 +378,60 @@ local function stalls_of(ix, case, column)
   return "–"
 end
 
+-- The page cycle A obtained (thp_page), for side A alone in an AB run.
+local function pages_obtained(ix, put, ab_a)
+  local thp = ix.value("thp_page")
+  local obtained = thp
+    and (ab_a and "side A: " .. (ab_a ~= "" and ab_a or "the run's own knobs") or "THP=" .. thp.asked)
+  if thp and thp.folio_kb then -- multi-size THP: PTE-mapped folios, told by the faults and the size's counter
+    -- a mixed page predicts no fault count: one size's figure would read as the run's
+    put(("Pages obtained (cycle A, %s): pass 1 took %s faults and the %s kB size's anon_fault_alloc rose "
+      .. "by %s per rep (medians), so the page is %s."):format(
+      obtained, units.cell(thp.pass1_faults, "faults"), units.cell(thp.folio_kb, "count"),
+      units.cell(thp.folio_alloc, "count"), thp.mixed and "mixed (no fault count follows from it)"
+      or ("%s bytes; the faults %s kB folios predict for pass 1: %s"):format(units.cell(thp.x, "bytes"),
+        units.cell(thp.folio_kb, "count"), units.cell(thp.faults_expected, "faults"))))
+    put("")
+  elseif thp then
+    put(("Pages obtained (cycle A, %s): %s of %s bytes in huge pages at the median, so the page is %s; "
+      .. "thp_fault_alloc per rep (median): %s."):format(obtained,
+      units.cell(thp.thp_bytes, "bytes"), units.cell(thp.bytes, "bytes"),
+      thp.mixed and "mixed (no fault count follows from it)" or ("%s bytes; the faults this predicts for pass 1: %s")
+        :format(units.cell(thp.x, "bytes"), units.cell(thp.faults_expected, "faults")),
+      units.cell(thp.thp_fault_alloc, "count")))
+    put("")
+  end
+end
+
+-- Cycle C's pages: the whole pass against its pages' percentiles and slow pages.
+local function cycle_c(ix, put)
+  if ix.row("C", "pass1") then
+    put("Cycle C, one timestamp per page (each sample is the store plus one clock reading):")
+    put("")
+    put(("| pass | whole pass ns/page | faults (median / max) | median page ns | p90 page ns | p99 page ns "
+      .. "| pages above %s ns, %% (min – max over reps) | of them, more than the pass's faults | their mean ns "
+      .. "| runs they form | longest run, pages (median / worst) |"):format(units.cell(ix.value("slow_ns").x, "ns")))
+    put("|---|---|---|---|---|---|---|---|---|---|---|")
+    for _, p in ipairs { "pass1", "pass2" } do
+      local function row(k) return ix.row("C", p .. "_" .. k) end
+      -- A slow page beyond the pass's fault count cannot have been a fault: it is labelled as such.
+      local pages = ix.row("C", p .. "_longest") and ix.value("slow_ns").pages
+      local slow_pages = pages and row("slow_pct").median * pages / 100
+      local unexplained = slow_pages and math.max(0, slow_pages - ix.row("C", p .. "_faults").median)
+      put(("| %s | %s | %s | %s | %s | %s | %s – %s | %s | %s | %s | %s / %s |"):format(ix.row("C", p).label,
+        shown(ix.row("C", p)), faults(ix, "C", p), shown(row("median_page")), shown(row("p90")),
+        shown(row("p99")),
+        units.cell(row("slow_pct").min, "%"), units.cell(row("slow_pct").max, "%"),
+        unexplained and (unexplained == 0 and "none" or ("%s pages (median): not faults"):format(
+          units.cell(unexplained, "pages"))) or "–",
+        shown(row("slow_mean")),
+        units.cell(row("runs").median, "count"), units.cell(row("longest").median, "pages"),
+        units.cell(row("longest").max, "pages")))
+    end
+    put("")
+  end
+end
+
 -- The table, from the raw file alone.
 function report.table(raw)
   local ix = summary.index(raw)
@@ -378,52 +470,8 @@ function report.table(raw)
       or "STALL_NS"))
     put("")
   end
-  local thp = ix.value("thp_page")
-  local obtained = thp
-    and (ab_a and "side A: " .. (ab_a ~= "" and ab_a or "the run's own knobs") or "THP=" .. thp.asked)
-  if thp and thp.folio_kb then -- multi-size THP: PTE-mapped folios, told by the faults and the size's counter
-    -- a mixed page predicts no fault count: one size's figure would read as the run's
-    put(("Pages obtained (cycle A, %s): pass 1 took %s faults and the %s kB size's anon_fault_alloc rose "
-      .. "by %s per rep (medians), so the page is %s."):format(
-      obtained, units.cell(thp.pass1_faults, "faults"), units.cell(thp.folio_kb, "count"),
-      units.cell(thp.folio_alloc, "count"), thp.mixed and "mixed (no fault count follows from it)"
-      or ("%s bytes; the faults %s kB folios predict for pass 1: %s"):format(units.cell(thp.x, "bytes"),
-        units.cell(thp.folio_kb, "count"), units.cell(thp.faults_expected, "faults"))))
-    put("")
-  elseif thp then
-    put(("Pages obtained (cycle A, %s): %s of %s bytes in huge pages at the median, so the page is %s; "
-      .. "thp_fault_alloc per rep (median): %s."):format(obtained,
-      units.cell(thp.thp_bytes, "bytes"), units.cell(thp.bytes, "bytes"),
-      thp.mixed and "mixed (no fault count follows from it)" or ("%s bytes; the faults this predicts for pass 1: %s")
-        :format(units.cell(thp.x, "bytes"), units.cell(thp.faults_expected, "faults")),
-      units.cell(thp.thp_fault_alloc, "count")))
-    put("")
-  end
-  if ix.row("C", "pass1") then
-    put("Cycle C, one timestamp per page (each sample is the store plus one clock reading):")
-    put("")
-    put(("| pass | whole pass ns/page | faults (median / max) | median page ns | p90 page ns | p99 page ns "
-      .. "| pages above %s ns, %% (min – max over reps) | of them, more than the pass's faults | their mean ns "
-      .. "| runs they form | longest run, pages (median / worst) |"):format(units.cell(ix.value("slow_ns").x, "ns")))
-    put("|---|---|---|---|---|---|---|---|---|---|---|")
-    for _, p in ipairs { "pass1", "pass2" } do
-      local function row(k) return ix.row("C", p .. "_" .. k) end
-      -- A slow page beyond the pass's fault count cannot have been a fault: it is labelled as such.
-      local pages = ix.row("C", p .. "_longest") and ix.value("slow_ns").pages
-      local slow_pages = pages and row("slow_pct").median * pages / 100
-      local unexplained = slow_pages and math.max(0, slow_pages - ix.row("C", p .. "_faults").median)
-      put(("| %s | %s | %s | %s | %s | %s | %s – %s | %s | %s | %s | %s / %s |"):format(ix.row("C", p).label,
-        shown(ix.row("C", p)), faults(ix, "C", p), shown(row("median_page")), shown(row("p90")),
-        shown(row("p99")),
-        units.cell(row("slow_pct").min, "%"), units.cell(row("slow_pct").max, "%"),
-        unexplained and (unexplained == 0 and "none" or ("%s pages (median): not faults"):format(
-          units.cell(unexplained, "pages"))) or "–",
-        shown(row("slow_mean")),
-        units.cell(row("runs").median, "count"), units.cell(row("longest").median, "pages"),
-        units.cell(row("longest").max, "pages")))
-    end
-    put("")
-  end
+  pages_obtained(ix, put, ab_a)
+  cycle_c(ix, put)
   local same = ix.value("same_block")
   if same then
     put(("Cycle D: malloc returned the address just freed in %s of %s reps; malloc %s us, free %s us (medians).")

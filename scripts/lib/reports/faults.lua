@@ -5,7 +5,8 @@ local units = require "units"
 local report = {}
 
 -- faults: will-it-scale's rate against tasks, a line per workload and mode,
--- beside each one's ideal (one task's rate times n).
+-- beside each one's ideal (one task's rate times n); half a task of room
+-- either side, so the end points' error bars are not drawn on the frame.
 function report.plots(list, doc, _, prefix)
   local series, tasks = {}, {}
   for _, c in ipairs(doc.reps) do
@@ -18,12 +19,13 @@ function report.plots(list, doc, _, prefix)
     end
   end
   table.sort(tasks)
-  local blocks, curves = {}, {}
+  local blocks, curves, most = {}, {}, 1
   for i, key in ipairs(tasks) do
     local lines, one = { "# " .. key .. ": tasks  ops_per_s lo hi  ideal" }, series[key][1]
     for n = 1, 64 do
       local r = series[key][n]
       if r then
+        most = math.max(most, n)
         lines[#lines + 1] = ("%d %s %s %s %s"):format(n, units.exact(r.median), units.exact(r.lo), units.exact(r.hi),
           one and units.exact(one.median * n) or "NaN")
       end
@@ -39,6 +41,8 @@ set xlabel "tasks"
 set ylabel "ops per second in total (pages; mmap1: map/unmap pairs)"
 set xtics 1
 set yrange [0:*]
+set xrange [0.5:]] .. most .. [[ + 0.5]
+set offsets 0, 0, graph 0.05, 0
 set key outside right noenhanced
 plot ]] .. table.concat(curves, ", \\\n  "), 1000, 520)
 end
