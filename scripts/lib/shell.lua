@@ -6,6 +6,30 @@ function shell.quote(s)
   return "'" .. tostring(s):gsub("'", "'\\''") .. "'"
 end
 
+-- What a name holds that a shell word, a gnuplot string or a line of a
+-- generated script cannot carry as it is: nil when it is made only of
+-- letters, digits and . _ + - and starts with neither - nor . (an option,
+-- a hidden or a parent directory), else those characters, named. A name
+-- that fails is refused, never escaped: gnuplot has no quoting that stops
+-- `...`, a leading | or < (a pipe) inside its strings.
+local NAMED = { ["\n"] = "newline", ["\r"] = "carriage return", ["\t"] = "tab", [" "] = "blank" }
+function shell.unsafe_name(name)
+  name = tostring(name)
+  if name == "" then return "nothing (an empty name)" end
+  local bad, seen = {}, {}
+  for c in name:gmatch("[^%w._+-]") do
+    if not seen[c] then
+      seen[c] = true
+      bad[#bad + 1] = NAMED[c] or (c:match("%c") and ("\\%d"):format(c:byte())) or ("'" .. c .. "'")
+    end
+  end
+  if #bad > 0 then
+    return ("%s (only letters, digits and . _ + - are taken)"):format(table.concat(bad, " ", 1, math.min(#bad, 8)))
+  end
+  if name:match("^[-.]") then return ("a leading '%s'"):format(name:sub(1, 1)) end
+  return nil
+end
+
 -- A path as a command's operand: quoted, and starting with / or ./ so a
 -- name like "-delete" cannot be read as an option by find, rm or ls.
 function shell.path(p)
