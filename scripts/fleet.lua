@@ -23,10 +23,34 @@ local function run(cmd)
   return out, ok and 0 or code
 end
 
+-- What is wrong with a host name, or nil: a name reaches ssh (which takes
+-- a leading - as an option, as in -oProxyCommand=...), clush's --outdir
+-- (which writes a file named after it, so / or .. writes elsewhere), the
+-- results folder named after it, and the fleet's scripts. A host is named
+-- as DNS names one (RFC 1123, as OpenSSH's valid_hostname and ClusterShell
+-- read it): letters, digits, - and ., a letter or digit first, _ allowed.
+local function host_name_refused(h)
+  if #h > 253 then return ("is %d characters long, above DNS's 253"):format(#h) end
+  if h:match("^[^%w]") then
+    return ("starts with %s: a name starts with a letter or a digit%s"):format(knobs.shown(h:sub(1, 1)),
+      h:match("^%-") and " (ssh and clush read a leading - as an option)" or "")
+  end
+  local bad = h:match("[^%w._-]")
+  if bad then
+    return ("holds %s: only letters, digits and . _ - are taken (a /, blank, # or shell character would reach "
+      .. "clush's file names and the fleet's scripts)"):format(bad == " " and "a blank" or knobs.shown(bad))
+  end
+  if h:find("..", 1, true) then return "holds '..': only letters, digits and single dots between them" end
+  return nil
+end
+
 -- A node set as ClusterShell reads it (node[1-4], a,b, @group), expanded
 -- by nodeset itself so that no host is contacted to check it.
 knobs.parsers.nodeset = function(value)
   if value:match("^%s*$") then return nil, "a non-empty ClusterShell node set such as node[1-4]" end
+  -- nodeset expands a * or ? against the names it knows and drops a pattern
+  -- that matches none, so a host would be left out without a word
+  if value:find("[*?]") then return nil, "a node set naming its hosts, without the patterns * and ?" end
   local out, code = run("nodeset -e -S '\\n' -- " .. q(value))
   if code ~= 0 then
     if code == 127 then return nil, "a node set, but nodeset is missing (apt-get install clustershell)" end
@@ -35,6 +59,11 @@ knobs.parsers.nodeset = function(value)
   local hosts = {}
   for h in out:gmatch("[^\n]+") do hosts[#hosts + 1] = h end
   if #hosts == 0 then return nil, "a node set naming at least one host" end
+  for _, h in ipairs(hosts) do
+    local bad = host_name_refused(h)
+    if bad then return nil, ("host names that ssh, clush and a shell all take as data; host %s %s"):format(
+      knobs.shown(h), bad) end
+  end
   return value
 end
 knobs.parsers.percent = function(value)
@@ -58,8 +87,11 @@ local SPEC = {
       .. "share a noisy host machine's time and a machine whose speed drifts spreads the drift over every host" },
   { name = "RESULTS", kind = "path", default = "results/runs/<time>-fleet",
     desc = "folder the runs are gathered into, one folder per host" },
-  { name = "REMOTE", kind = "path", default = "/var/tmp/ftrun-fleet",
-    desc = "where the hosts keep the installed ftrun (REMOTE/bin/ftrun) and their runs until gathered" },
+  { name = "REMOTE", kind = "path", default = ".ftrun-fleet",
+    desc = "where the hosts keep the installed ftrun (REMOTE/bin/ftrun) and their runs until gathered; a relative "
+      .. "path is in the ssh user's home. Made 0700 when missing; refused (the host named, nothing run) when it or "
+      .. "anything in it is not the ssh user's or is writable by others, or a directory above it is writable by "
+      .. "others without the sticky bit or owned by another user" },
   { name = "INSTALL", kind = "choice", default = "auto", choices = { "auto", "never" },
     desc = "auto: a host without a usable ftrun gets this build (make install DESTDIR, then clush --copy); "
       .. "never: such a host fails" },
@@ -147,15 +179,29 @@ here:close()
 local script_knobs = {}
 for i = 2, #theirs do
   local a = theirs[i]
-  if not a:match("^[%u_][%u%d_]*=[^'\n]*$") then
-    fail(("%s: expected KNOB=value for %s (without quotes or newlines)"):format(a, target))
+  -- quoted into the hosts' shells as data (shell.quote); what a value can
+  -- only mean to a shell ($, `, \, ') or cannot carry on a line is refused
+  local bad = a:match("^[%u_][%u%d_]*=.-([%c'$`\\])")
+  if not a:match("^[%u_][%u%d_]*=") or bad then
+    fail(("%s: expected KNOB=value for %s%s"):format(knobs.shown(a), target, bad
+      and (" without %s (a value is given to every host's shell as data; $, `, \\, ' and control characters "
+      .. "are not taken)"):format(knobs.shown(bad)) or ""))
   end
   if a:match("^RESULTS=") then fail(("%s: the fleet chooses where each host's runs go"):format(a)) end
   script_knobs[#script_knobs + 1] = a
 end
-if cfg.REMOTE:sub(1, 1) ~= "/" then
-  fail(("REMOTE=%s: expected an absolute path (the hosts' directory, not one relative to where ssh lands)")
-    :format(cfg.REMOTE))
+local quoted_knobs = {}
+for i, a in ipairs(script_knobs) do quoted_knobs[i] = q(a) end
+-- REMOTE reaches the hosts' shells, make's PREFIX and scp: plain path
+-- characters only, no .. (it is the fleet's own directory on each host)
+do
+  local r = cfg.REMOTE
+  local bad = r:match("[^%w/._+@%%,:-]")
+  if bad or r:match("^%-") or ("/" .. r .. "/"):find("/%.%.?/") or r:match("^/*$") then
+    fail(("REMOTE=%s: expected a directory for the fleet alone, absolute or in the ssh user's home, of letters, "
+      .. "digits and / . _ + @ %% , : - without . or .. components%s"):format(knobs.shown(r),
+      bad and (" (it holds %s)"):format(knobs.shown(bad)) or ""))
+  end
 end
 -- the script's own knob check, here, so a bad knob contacts no host; the
 -- fleet's knobs are no knobs of the script's, so out of its environment
@@ -182,7 +228,7 @@ local stamp = os.date("!%Y%m%dT%H%M%SZ")
 -- as a plain run's: under the checkout's results/runs/, else ./ftrun-runs/
 local out_dir = cfg.given.RESULTS and cfg.RESULTS or ("%s/%s-fleet"):format(installable
   and ft.project_dir .. "/results/runs" or "ftrun-runs", stamp)
-local remote_ft = cfg.REMOTE .. "/bin/ftrun"
+local remote_ft = cfg.REMOTE:gsub("/+$", "") .. "/bin/ftrun"
 local remote_runs = ("%s/runs/%s-%d"):format(cfg.REMOTE, stamp, math.random(1 << 30))
 assert(ft.mkdir(out_dir))
 local work = out_dir .. "/.clush"
@@ -218,16 +264,48 @@ local function last_line(s)
 end
 
 -- 1. Which hosts answer, and which have an ftrun that has the script.
+-- REMOTE first: made private (umask 077) when missing, and refused when
+-- anyone but the ssh user (and root) could have put or changed a file in
+-- it, since the fleet runs REMOTE/bin/ftrun as that user: each directory
+-- above it the user's or root's and not writable by others unless sticky
+-- (as /tmp), it and all it holds the user's and writable by no one else;
+-- the path as written (a symbolic link on the way the user's or root's)
+-- and as it resolves.
+local private = [[
+R=%s; me=$(id -u); set -f
+refuse() { echo "fleet-remote refused $*"; exit 0; }
+case $R in /*) ;; *) R=$HOME/$R ;; esac
+(umask 077 && mkdir -p -- "$R/runs") 2>/dev/null || refuse "cannot make $R/runs"
+above() {
+  p=; old=$IFS; IFS=/; set -- ${1#/}; IFS=$old
+  for c in "$@"; do
+    p=$p/$c; [ "$p" = "$R" ] && return 0
+    u=$(stat -c %%u -- "$p") || refuse "cannot stat $p"
+    [ "$u" = 0 ] || [ "$u" = "$me" ] || refuse "$p is owned by uid $u, neither root nor the ssh user"
+    [ -L "$p" ] && continue
+    m=$(stat -c %%a -- "$p")
+    [ $(( 0$m & 022 )) = 0 ] || [ $(( 0$m & 01000 )) != 0 ] || refuse "$p is writable by others (mode $m)"
+  done
+}
+above "$R"
+P=$(cd -P -- "$R" && pwd -P) || refuse "cannot enter $R"
+R=$P; above "$P"
+bad=$(find "$P" \( ! -user "$me" -o \( ! -type l -perm /022 \) \) -print 2>&1 | head -n 1)
+[ -z "$bad" ] || refuse "$bad is another user's or writable by others (REMOTE must be the ssh user's alone)"
+]]
 local probe = ("for f in %s \"$(command -v ftrun)\"; do [ -x \"$f\" ] && \"$f\" %s --help >/dev/null 2>&1 && "
   .. "{ echo \"fleet-ftrun $f $(\"$f\" --version 2>&1 | head -n 1)\"; exit 0; }; done; echo fleet-ftrun none")
   :format(q(remote_ft), q(target))
+probe = private:format(q(cfg.REMOTE)) .. probe
 local function check(nodes)
   local read = clush(nodes, q(probe), "probe-" .. #nodes, true)
   local have, lack = {}, {}
   for _, h in ipairs(nodes) do
     local out, err = read(h)
     local path, version = out:match("fleet%-ftrun (%S+) ?([^\n]*)")
-    if path == "none" then lack[#lack + 1] = h
+    local refused = out:match("fleet%-remote refused ([^\n]*)")
+    if refused then note(h, "refused", ("REMOTE=%s: %s"):format(cfg.REMOTE, knobs.shown(refused)))
+    elseif path == "none" then lack[#lack + 1] = h
     elseif path then have[h] = { path = path, version = version }
     else note(h, "unreachable", last_line(err) or "no answer through clush") end
   end
@@ -246,16 +324,17 @@ if #lack > 0 then
     for _, h in ipairs(lack) do note(h, "failed", ("no ftrun with %s (INSTALL=never)"):format(target)) end
   else
     local stage = work .. "/stage"
-    local out, code = run(("make -s -C %s install DESTDIR=%s PREFIX=%s"):format(q(ft.project_dir), q(stage),
-      q(cfg.REMOTE)))
+    -- the runner finds its scripts beside its executable, so the staging
+    -- PREFIX need not be REMOTE (which may be in each host's home)
+    local out, code = run(("make -s -C %s install DESTDIR=%s PREFIX=/ftrun-fleet"):format(q(ft.project_dir),
+      q(stage)))
     if code ~= 0 then
       for _, h in ipairs(lack) do note(h, "failed", "make install of this build failed: " .. (last_line(out) or "")) end
     else
-      local parent = cfg.REMOTE:match("^(.*)/[^/]+$")
-      if not parent or parent == "" then parent = "/" end
       io.stderr:write(("fleet: installing this build to %s on %s\n"):format(cfg.REMOTE, table.concat(lack, ",")))
-      clush(lack, "mkdir -p " .. q(parent), "mkdir", true)
-      clush(lack, ("-f 1 -c %s --dest %s"):format(q(stage .. cfg.REMOTE), q(parent)), "copy", true)
+      for _, part in ipairs { "bin", "share" } do
+        clush(lack, ("-f 1 -c %s --dest %s"):format(q(stage .. "/ftrun-fleet/" .. part), q(cfg.REMOTE)), "copy", true)
+      end
       local now_have, still = check(lack)
       for h, v in pairs(now_have) do have[h] = v end
       for _, h in ipairs(still) do note(h, "failed", "installed, but its ftrun still cannot run " .. target) end
@@ -266,103 +345,149 @@ local ready = {}
 for _, h in ipairs(hosts) do
   if have[h] then
     ready[#ready + 1] = h
-    io.stderr:write(("fleet: %s: %s (%s)\n"):format(h, have[h].path, have[h].version))
+    io.stderr:write(("fleet: %s: %s (%s)\n"):format(h, knobs.shown(have[h].path), knobs.shown(have[h].version)))
   end
 end
 
--- 3. RUNS runs on every ready host, and no host's runs overlap. In
--- parallel each host makes its own folder (hosts may share a file system)
--- and says which. With SERIAL the runs go in rounds, round i being run i
--- on each host in turn, one clush call a run, so that a machine whose speed
--- drifts over minutes spreads the drift over every host instead of giving
--- each host a block of time of its own; the fleet names each host's folder
--- itself (host.<index>.<name>), so that its calls all write the same one.
--- An interrupt stops the runs on every host, and what they wrote is
--- gathered all the same.
+-- 3. RUNS runs on every ready host, and no host's runs overlap. Each host
+-- writes into a folder the fleet names (host.<index>.<name>), never one
+-- the host chooses: the gather moves that folder into RESULTS, and a name
+-- taken from a host's output could be ../ anything (hosts may share a
+-- file system, so the names differ by host). In parallel each host has a
+-- clush call of its own, all at once; with SERIAL the runs go in rounds,
+-- round i being run i on each host in turn, one clush call a run, so that
+-- a machine whose speed drifts over minutes spreads the drift over every
+-- host instead of giving each host a block of time of its own. An
+-- interrupt stops the runs on every host, and what they wrote is gathered
+-- all the same.
 local gathered = {}
 local interrupted = false
-local folder_of = {} -- host -> its folder's name, when the fleet chose it (SERIAL)
-if #ready > 0 then
+local folder_of = {} -- host -> its folder's name, chosen here
+for k, h in ipairs(ready) do folder_of[h] = ("host.%d.%s"):format(k, (h:gsub("[^%w]", "_"))) end
+-- a background job of sh ignores SIGINT; env gives clush its default back,
+-- so that a Ctrl-C reaches every host's clush as it reaches a foreground one
+local default_int = select(2, run("env --default-signal=INT true")) == 0 and "env --default-signal=INT " or ""
+
+-- The shell lines that run every ready host's runs (run.sh's middle).
+local function run_lines()
   -- one run, run $i, into "$d": its log, its exit status, and the line
   -- that says it ended (the status written first: an interrupted clush
   -- may have closed the pipe the line goes to)
   local one_run = ("s=$(date +%%s); echo \"fleet: run $i of %d started\"; %s %s %s RESULTS=\"$d/run-$i\" "
     .. ">\"$d/run-$i.log\" 2>&1; rc=$?; echo $rc >\"$d/run-$i.rc\"; ")
-    :format(cfg.RUNS, "\"$f\"", q(target), table.concat(script_knobs, " "))
+    :format(cfg.RUNS, "\"$f\"", q(target), table.concat(quoted_knobs, " "))
   local ended = ("echo \"fleet: run $i of %d exit $rc in $(( $(date +%%s) - s )) s\""):format(cfg.RUNS)
-  local per_host = ("base=%s; mkdir -p \"$base\" && d=$(mktemp -d \"$base/host.XXXXXX\") || exit 97; "
-    .. "echo $$ > \"$d/pid\"; stop=0; trap 'stop=1' INT TERM HUP; echo \"fleet: folder ${d##*/}\"; i=1; "
-    .. "while [ $i -le %d ] && [ $stop = 0 ]; do %s%s; i=$((i + 1)); done; "
-    .. "[ $stop = 0 ] || echo interrupted >\"$d/stopped\"")
-    :format(q(remote_runs), cfg.RUNS, one_run, ended)
-  -- every host's own ftrun: the probe found it, and it may differ by host
-  local by_path = {}
-  for _, h in ipairs(ready) do
-    by_path[have[h].path] = by_path[have[h].path] or {}
-    table.insert(by_path[have[h].path], h)
+  local function start(h) -- a host's folder, made and said
+    return ("f=%s; d=%s; mkdir -p \"$d\" || exit 97; echo $$ > \"$d/pid\"; stop=0; trap 'stop=1' INT TERM HUP; "
+      .. "echo \"fleet: folder %s\"; "):format(q(have[h].path), q(remote_runs .. "/" .. folder_of[h]), folder_of[h])
   end
-  local sh = { "#!/bin/sh", "int=0", "trap 'int=1' INT TERM", "rc=0" }
+  local sh = {}
   if not cfg.SERIAL then
-    for path, nodes in pairs(by_path) do
-      sh[#sh + 1] = ("clush -w %s --outdir=%s --errdir=%s </dev/null %s || rc=$?"):format(
-        q(table.concat(nodes, ",")), q(work .. "/run.out"), q(work .. "/run.err"),
-        q("f=" .. q(path) .. "; " .. per_host))
-    end
-  else
-    -- a call's clush output is written afresh each call, so each is added
-    -- to the host's file under run.out and run.err, which then read as in
-    -- parallel; a host whose call fails (ssh, or no folder) gets no more
-    local out, err = work .. "/round.out", work .. "/round.err"
-    sh[#sh + 1] = ("mkdir -p %s %s %s %s || exit 1"):format(q(work .. "/run.out"), q(work .. "/run.err"), q(out),
-      q(err))
-    local rounds = { "i=1" }
-    local calls = {}
+    local per_host = ("i=1; while [ $i -le %d ] && [ $stop = 0 ]; do %s%s; i=$((i + 1)); done; "
+      .. "[ $stop = 0 ] || echo interrupted >\"$d/stopped\""):format(cfg.RUNS, one_run, ended)
+    -- made here: clush calls started at once would race to make them
+    sh[#sh + 1] = ("mkdir -p %s %s || exit 1"):format(q(work .. "/run.out"), q(work .. "/run.err"))
     for k, h in ipairs(ready) do
-      rounds[#rounds + 1] = ("gone%d=0"):format(k)
-      local folder = ("host.%d.%s"):format(k, (h:gsub("[^%w]", "_")))
-      folder_of[h] = folder
-      local call = ("f=%s; base=%s; d=\"$base/%s\"; mkdir -p \"$d\" || exit 97; echo $$ > \"$d/pid\"; stop=0; "
-        .. "trap 'stop=1' INT TERM HUP; echo \"fleet: folder %s\"; %srm -f \"$d/pid\"; "
-        .. "[ $stop = 0 ] || echo interrupted >\"$d/stopped\"; %s"):format(q(have[h].path), q(remote_runs), folder,
-        folder, one_run, ended)
-      calls[#calls + 1] = ("  if [ $int = 0 ] && [ $gone%d = 0 ]; then rm -f %s %s; "
-        .. "clush -w %s --outdir=%s --errdir=%s </dev/null %s\"$i\"%s; c=$?; "
-        .. "cat %s >>%s 2>/dev/null; cat %s >>%s 2>/dev/null; [ $c = 0 ] || { rc=$c; gone%d=1; }; fi"):format(
-        k, q(out .. "/" .. h), q(err .. "/" .. h), q(h), q(out), q(err), q("i="), q("; " .. call),
-        q(out .. "/" .. h), q(work .. "/run.out/" .. h), q(err .. "/" .. h), q(work .. "/run.err/" .. h), k)
+      sh[#sh + 1] = ("%sclush -w %s --outdir=%s --errdir=%s </dev/null %s &\np%d=$!"):format(default_int, q(h),
+        q(work .. "/run.out"), q(work .. "/run.err"), q(start(h) .. per_host), k)
     end
-    for _, l in ipairs(rounds) do sh[#sh + 1] = l end
-    sh[#sh + 1] = ("while [ $i -le %d ] && [ $int = 0 ]; do"):format(cfg.RUNS)
-    for _, l in ipairs(calls) do sh[#sh + 1] = l end
-    sh[#sh + 1] = "  i=$((i + 1))"
-    sh[#sh + 1] = "done"
+    -- wait for each; a trapped interrupt ends a wait early, so wait again while the job lives
+    for k = 1, #ready do
+      sh[#sh + 1] = ("while :; do wait $p%d; c=$?; [ $c -gt 128 ] && kill -0 $p%d 2>/dev/null || break; done; "
+        .. "[ $c = 0 ] || rc=$c"):format(k, k)
+    end
+    return sh
   end
-  sh[#sh + 1] = ("if [ $int = 1 ]; then echo 'fleet: interrupted: stopping the runs on %s' >&2; "
-    .. "clush -w %s </dev/null %s >/dev/null 2>&1; fi"):format(table.concat(ready, ","), q(table.concat(ready, ",")),
+  -- a call's clush output is written afresh each call, so each is added
+  -- to the host's file under run.out and run.err, which then read as in
+  -- parallel; a host whose call fails (ssh, or no folder) gets no more
+  local out, err = work .. "/round.out", work .. "/round.err"
+  sh[#sh + 1] = ("mkdir -p %s %s %s %s || exit 1"):format(q(work .. "/run.out"), q(work .. "/run.err"), q(out),
+    q(err))
+  sh[#sh + 1] = "i=1"
+  local calls = {}
+  for k, h in ipairs(ready) do
+    sh[#sh + 1] = ("gone%d=0"):format(k)
+    local call = start(h) .. one_run .. "rm -f \"$d/pid\"; [ $stop = 0 ] || echo interrupted >\"$d/stopped\"; "
+      .. ended
+    calls[#calls + 1] = ("  if [ $int = 0 ] && [ $gone%d = 0 ]; then rm -f %s %s; "
+      .. "clush -w %s --outdir=%s --errdir=%s </dev/null %s\"$i\"%s; c=$?; "
+      .. "cat %s >>%s 2>/dev/null; cat %s >>%s 2>/dev/null; [ $c = 0 ] || { rc=$c; gone%d=1; }; fi"):format(
+      k, q(out .. "/" .. h), q(err .. "/" .. h), q(h), q(out), q(err), q("i="), q("; " .. call),
+      q(out .. "/" .. h), q(work .. "/run.out/" .. h), q(err .. "/" .. h), q(work .. "/run.err/" .. h), k)
+  end
+  sh[#sh + 1] = ("while [ $i -le %d ] && [ $int = 0 ]; do"):format(cfg.RUNS)
+  for _, l in ipairs(calls) do sh[#sh + 1] = l end
+  sh[#sh + 1] = "  i=$((i + 1))"
+  sh[#sh + 1] = "done"
+  return sh
+end
+
+-- Why a host's gathered folder may not go into RESULTS, or nil: it must be
+-- a plain directory of plain files and directories (no symbolic link, no
+-- device or FIFO, so nothing in RESULTS leads outside it), its names file
+-- names a shell, gnuplot and make plots take as data (shell.unsafe_name;
+-- a leading dot allowed, as a killed write's temporary has), at most 16
+-- deep.
+local function gathered_refused(src)
+  local kinds = run(("find %s -maxdepth 0 -type d -print"):format(shell.path(src)))
+  if kinds == "" then return "its folder is not a directory" end
+  local odd = run(("find %s ! -type f ! -type d -print | head -n 1"):format(shell.path(src)))
+  if odd ~= "" then return ("%s is neither a file nor a directory (a link or a device)"):format(
+    knobs.shown(odd:gsub("\n$", ""))) end
+  local function walk(d, depth)
+    if depth > 16 then return ("%s: folders deeper than 16"):format(knobs.shown(d)) end
+    for _, name in ipairs(ft.list_dir(d) or {}) do
+      local bad = shell.unsafe_name((name:gsub("^%.", "x")))
+      if bad then return ("the file name %s holds %s"):format(knobs.shown(name), bad) end
+      local p = d .. "/" .. name
+      if ft.list_dir(p) then
+        local why = walk(p, depth + 1)
+        if why then return why end
+      end
+    end
+  end
+  return walk(src, 1)
+end
+
+-- A host's runs, from its gathered folder: "ok" only when every run exited
+-- 0 and left its results JSON.
+local function judge(h, dst)
+  local runs_ok, why = 0, nil
+  for i = 1, cfg.RUNS do
+    local rcf = io.open(("%s/run-%d.rc"):format(dst, i))
+    local rc = rcf and tonumber(rcf:read("a"))
+    if rcf then rcf:close() end
+    if rc == 0 and #shell.find(("%s/run-%d"):format(dst, i), "results%.json$") == 0 then
+      why = why or ("run %d exited 0 but left no results JSON (its log: %s/run-%d.log)"):format(i, dst, i)
+    elseif rc == 0 then runs_ok = runs_ok + 1
+    elseif not why then
+      local log = io.open(("%s/run-%d.log"):format(dst, i))
+      local l = log and last_line(log:read("a")) or nil
+      if log then log:close() end
+      why = rc and ("run %d exited %d: %s"):format(i, rc, l or "") or ("run %d never ran"):format(i)
+    end
+  end
+  os.remove(dst .. "/pid")
+  local stopped = io.open(dst .. "/stopped")
+  if stopped then stopped:close() end
+  if runs_ok == cfg.RUNS then note(h, "ok", ("%d run(s) in %s"):format(runs_ok, dst))
+  elseif stopped or interrupted then note(h, "interrupted", ("%d of %d run(s) done, kept in %s; %s"):format(
+    runs_ok, cfg.RUNS, dst, why or ""))
+  else note(h, "failed", ("%d of %d run(s) clean, kept in %s; %s"):format(runs_ok, cfg.RUNS, dst, why)) end
+end
+
+if #ready > 0 then
+  local sh = { "#!/bin/sh", "int=0", "trap 'int=1' INT TERM", "rc=0" }
+  for _, l in ipairs(run_lines()) do sh[#sh + 1] = l end
+  local hostlist = q(table.concat(ready, ","))
+  sh[#sh + 1] = ("if [ $int = 1 ]; then echo 'fleet: interrupted: stopping the runs on every host' >&2; "
+    .. "clush -w %s </dev/null %s >/dev/null 2>&1; fi"):format(hostlist,
     q(("for p in %s/*/pid; do kill -INT -- -$(cat \"$p\") 2>/dev/null; done; sleep 2"):format(q(remote_runs))))
-  sh[#sh + 1] = ("clush -w %s --rcopy %s --dest %s </dev/null >/dev/null 2>%s"):format(q(table.concat(ready, ",")),
+  sh[#sh + 1] = ("clush -w %s --rcopy %s --dest %s </dev/null >/dev/null 2>%s"):format(hostlist,
     q(remote_runs), q(work .. "/gather"), q(work .. "/gather.err"))
-  -- each host's folder out of its own copy (with a shared file system every
-  -- copy holds every host's folder), named on the way when interrupted; the
-  -- folder is the one the host said, or with SERIAL the one the fleet chose
-  -- (so that a run cut short whose clush output was lost is kept all the same)
-  local which = "fo=$(sed -n 's/^fleet: folder //p' " .. q(work) .. "/run.out/$h 2>/dev/null | head -n 1)"
-  if cfg.SERIAL then
-    local cases = {}
-    for _, h in ipairs(ready) do cases[#cases + 1] = ("%s) fo=%s ;;"):format(q(h), folder_of[h]) end
-    which = "case $h in " .. table.concat(cases, " ") .. " esac"
-  end
-  sh[#sh + 1] = ("for h in %s; do %s; "
-    .. "src=%s/gather/%s.$h/$fo; if [ -n \"$fo\" ] && [ -d \"$src\" ] && mv \"$src\" %s/$h; then rm -f %s/$h/pid; "
-    .. "[ $int = 1 ] && echo \"fleet: $h: interrupted: $(ls %s/$h | grep -c '^run-.*\\.rc$') of %d run(s) "
-    .. "ended, kept in %s/$h\" >&2; "
-    .. "else [ $int = 1 ] && echo \"fleet: $h: interrupted: nothing gathered\" >&2; fi; done"):format(
-    table.concat(ready, " "), which, q(work), remote_runs:match("[^/]+$"), q(out_dir), q(out_dir), q(out_dir),
-    cfg.RUNS,
-    out_dir)
-  sh[#sh + 1] = ("clush -w %s </dev/null %s >/dev/null 2>&1"):format(q(table.concat(ready, ",")),
-    q("rm -rf " .. q(remote_runs)))
-  sh[#sh + 1] = ("[ $int = 1 ] && { rm -rf %s; exit 130; }"):format(shell.path(work))
+  sh[#sh + 1] = ("clush -w %s </dev/null %s >/dev/null 2>&1"):format(hostlist, q("rm -rf -- " .. q(remote_runs)))
+  sh[#sh + 1] = "[ $int = 1 ] && exit 130"
   sh[#sh + 1] = "exit $rc"
   local path = work .. "/run.sh"
   local f = assert(io.open(path, "w"))
@@ -372,44 +497,28 @@ if #ready > 0 then
   local _, _, code = os.execute("sh " .. q(path))
   interrupted = code == 130
 
-  -- 4. Each host's folder, from its own copy of the runs' folder.
+  -- 4. Each host's folder, from its own copy of the runs' folder (with a
+  -- shared file system every copy holds every host's folder), checked,
+  -- then moved into RESULTS under the host's name.
   for _, h in ipairs(ready) do
     local out = io.open(work .. "/run.out/" .. h)
-    local text = out and out:read("a") or ""
+    local said = out and out:read("a"):find("fleet: folder ", 1, true)
     if out then out:close() end
-    local said = text:match("fleet: folder (host%.[%w_.]+)")
-    local folder = folder_of[h] or said
+    local src = ("%s/gather/%s.%s/%s"):format(work, remote_runs:match("[^/]+$"), h, folder_of[h])
     local dst = out_dir .. "/" .. h
-    local there = io.open(dst .. "/.")
-    if there then there:close() end
-    if folder and there then
+    local there = ft.list_dir(src)
+    local refused = there and gathered_refused(src)
+    if refused then
+      note(h, "refused", ("its runs were not kept: %s"):format(refused))
+    elseif there and os.rename(src, dst) then
       gathered[h] = dst
-      local runs_ok, why = 0, nil
-      for i = 1, cfg.RUNS do
-        local rcf = io.open(("%s/run-%d.rc"):format(dst, i))
-        local rc = rcf and tonumber(rcf:read("a"))
-        if rcf then rcf:close() end
-        if rc == 0 then runs_ok = runs_ok + 1
-        elseif not why then
-          local log = io.open(("%s/run-%d.log"):format(dst, i))
-          local l = log and last_line(log:read("a")) or nil
-          if log then log:close() end
-          why = rc and ("run %d exited %d: %s"):format(i, rc, l or "") or ("run %d never ran"):format(i)
-        end
-      end
-      os.remove(dst .. "/pid")
-      local stopped = io.open(dst .. "/stopped")
-      if stopped then stopped:close() end
-      if runs_ok == cfg.RUNS then note(h, "ok", ("%d run(s) in %s"):format(runs_ok, dst))
-      elseif stopped or interrupted then note(h, "interrupted", ("%d of %d run(s) done, kept in %s; %s"):format(
-        runs_ok, cfg.RUNS, dst, why or ""))
-      else note(h, "failed", ("%d of %d run(s) clean, kept in %s; %s"):format(runs_ok, cfg.RUNS, dst, why)) end
+      judge(h, dst)
     else
       local err = io.open(work .. "/run.err/" .. h)
       local e = err and last_line(err:read("a")) or nil
       if err then err:close() end
       note(h, interrupted and "interrupted" or "failed", said and "its runs could not be gathered"
-        or ("no run started%s"):format(e and (": " .. e) or ""))
+        or ("no run started%s"):format(e and (": " .. knobs.shown(e)) or ""))
     end
   end
 end

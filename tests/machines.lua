@@ -54,7 +54,7 @@ do
   for _, c in ipairs {
     { "-- cycles.lua MIB=abc", "MIB=abc: expected a positive integer" },
     { "-- cycles.lua NOPE=1", "argument 'NOPE=1' is not one of this script's knobs" },
-    { "REMOTE=relative -- cycles.lua", "REMOTE=relative: expected an absolute path" },
+    { "REMOTE=../up -- cycles.lua", "REMOTE=../up: expected a directory for the fleet alone" },
   } do
     local out, code = t.ftrun_run("fleet.lua " .. c[1], env)
     t.is(code, 2, "fleet.lua " .. c[1] .. ": exit 2", out)
