@@ -42,24 +42,50 @@ t.like(table.concat(lines, "\n"), "a (kernel 6.9): 1 old run(s), 2 new run(s)", 
 t.is(#machines.group { on("6.1", "unknown"), on("6.1", "KVM"), on("6.1") }, 1,
   "a hypervisor recorded as unknown (no CAP_SYSLOG) matches any")
 
--- fleet.lua checks the script's knobs and REMOTE here, before any host is contacted
+-- fleet.lua checks host names, the script's knobs and REMOTE here, before
+-- any host is contacted (clush and ssh stand-ins record a contact): a host
+-- name ssh or clush would read as an option or a path, a knob a shell
+-- would run (SEC-4, SEC-5 and CR-4 of review reliability-2026-12-07c), and
+-- no command runs (no file in a HOME of the test's own)
 do
   local dir = t.tmpdir()
   local marker = dir .. "/contacted"
+  local home = dir .. "/home"
+  os.execute("mkdir -p " .. t.quote(home))
   for _, tool in ipairs { "clush", "ssh" } do
     t.write(dir .. "/" .. tool, "#!/bin/sh\ntouch " .. t.quote(marker) .. "\nexit 1\n")
     os.execute("chmod +x " .. t.quote(dir .. "/" .. tool))
   end
-  local env = ("PATH=%s:\"$PATH\" HOSTS=node1"):format(t.quote(dir))
+  local q = t.quote
+  local env = ("PATH=%s:\"$PATH\" HOME=%s"):format(q(dir), q(home))
+  local run = "-- cycles.lua CYCLES=A MIB=8 REPS=2"
   for _, c in ipairs {
-    { "-- cycles.lua MIB=abc", "MIB=abc: expected a positive integer" },
-    { "-- cycles.lua NOPE=1", "argument 'NOPE=1' is not one of this script's knobs" },
-    { "REMOTE=../up -- cycles.lua", "REMOTE=../up: expected a directory for the fleet alone" },
+    { "HOSTS=node1 -- cycles.lua MIB=abc", "MIB=abc: expected a positive integer" },
+    { "HOSTS=node1 -- cycles.lua NOPE=1", "argument 'NOPE=1' is not one of this script's knobs" },
+    { "HOSTS=" .. q("node1,-oProxyCommand=touch " .. home .. "/PWN"), "host -oProxyCommand=touch",
+      "ssh and clush read a leading - as an option" }, -- SEC-4
+    { "HOSTS=" .. q("node1,-oProxyCommand=true"), "host -oProxyCommand=true starts with -" }, -- no blank
+    { "HOSTS=" .. q("node1,#x"), "host #x starts with #" }, -- CR-4
+    { "HOSTS=" .. q("node1,../../x"), "host ../../x starts with ." }, -- outside clush's outdir
+    { "HOSTS=" .. q("node1,a/b"), "host a/b holds /" }, -- UM-5
+    { "HOSTS=" .. q("node1,x*"), "without the patterns * and ?" }, -- UM-5: dropped silently
+    { "HOSTS=" .. q("node1,a;touch PWN"), "host a;touch PWN holds ;" },
+    { "HOSTS=node1 " .. run .. " " .. q("README=$(cd;touch PWN_knob)"), "README=$(cd;touch PWN_knob): expected" },
+    { "HOSTS=node1 " .. run .. " " .. q("SLOW_NS=`cd;touch PWN`"), "without `" }, -- SEC-5
+    { "HOSTS=node1 " .. run .. " " .. q("README=a\\b"), "without \\" },
+    { "HOSTS=node1 " .. run .. " " .. q("README=a\tb"), "without \\9" },
+    { "HOSTS=node1 REMOTE=../up " .. run, "REMOTE=../up: expected a directory for the fleet alone" },
+    { "HOSTS=node1 REMOTE=" .. q("a/../b") .. " " .. run, "without . or .. components" },
+    { "HOSTS=node1 REMOTE=" .. q("$(id)") .. " " .. run, "(it holds $)" },
+    { "HOSTS=node1 REMOTE=-x " .. run, "REMOTE=-x: expected" },
   } do
-    local out, code = t.ftrun_run("fleet.lua " .. c[1], env)
-    t.is(code, 2, "fleet.lua " .. c[1] .. ": exit 2", out)
+    local args = c[1]:find(" -- ", 1, true) and c[1] or (c[1] .. " " .. run)
+    local out, code = t.ftrun_run("fleet.lua " .. args, env)
+    t.is(code, 2, "fleet.lua " .. args .. ": exit 2", out)
     t.like(out, c[2], "naming it")
+    if c[3] then t.like(out, c[3], "and saying why") end
     t.ok(not io.open(marker), "and no host contacted")
+    t.is(t.run("ls -A " .. q(home)), "", "no command ran")
   end
   os.execute("rm -rf " .. t.quote(dir))
 end
