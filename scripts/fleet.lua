@@ -423,31 +423,47 @@ local function run_lines()
   return sh
 end
 
--- Why a host's gathered folder may not go into RESULTS, or nil: it must be
--- a plain directory of plain files and directories (no symbolic link, no
--- device or FIFO, so nothing in RESULTS leads outside it), its names file
--- names a shell, gnuplot and make plots take as data (shell.unsafe_name;
--- a leading dot allowed, as a killed write's temporary has), at most 16
--- deep.
-local function gathered_refused(src)
-  local kinds = run(("find %s -maxdepth 0 -type d -print"):format(shell.path(src)))
-  if kinds == "" then return "its folder is not a directory" end
-  local odd = run(("find %s ! -type f ! -type d -print | head -n 1"):format(shell.path(src)))
-  if odd ~= "" then return ("%s is neither a file nor a directory (a link or a device)"):format(
-    knobs.shown(odd:gsub("\n$", ""))) end
-  local function walk(d, depth)
-    if depth > 16 then return ("%s: folders deeper than 16"):format(knobs.shown(d)) end
-    for _, name in ipairs(ft.list_dir(d) or {}) do
-      local bad = shell.unsafe_name((name:gsub("^%.", "x")))
-      if bad then return ("the file name %s holds %s"):format(knobs.shown(name), bad) end
-      local p = d .. "/" .. name
-      if ft.list_dir(p) then
-        local why = walk(p, depth + 1)
-        if why then return why end
-      end
-    end
-  end
-  return walk(src, 1)
+-- The shell lines that check each host's gathered folder and move it into
+-- RESULTS under the host's name (run.sh's end: after an interrupt ftrun
+-- stops as run.sh returns, so the gather and what it says are run.sh's).
+-- A folder goes in only as a plain tree: a real directory (not a link) of
+-- files and directories alone (no link out of RESULTS, no FIFO or device)
+-- whose names a shell, gnuplot and make plots take as data (letters,
+-- digits and . _ + -, no leading -; a leading dot, as a killed write's
+-- temporary has, is taken). Else the first name at fault is written to
+-- refused.HOST and nothing of the host's is kept. With a shared file
+-- system every host's copy holds every host's folder; each takes its own.
+local function gather_lines()
+  local sh = { "LC_ALL=C; export LC_ALL" }
+  local cases = {}
+  for _, h in ipairs(ready) do cases[#cases + 1] = ("%s) fo=%s ;;"):format(q(h), folder_of[h]) end
+  local quoted = {}
+  for i, h in ipairs(ready) do quoted[i] = q(h) end
+  sh[#sh + 1] = ("for h in %s; do case $h in %s esac; src=%s/gather/%s.$h/$fo; dst=%s/$h; "):format(
+    table.concat(quoted, " "), table.concat(cases, " "), q(work), remote_runs:match("[^/]+$"), q(out_dir))
+    .. "if [ -d \"$src\" ] && [ ! -L \"$src\" ]; then "
+    .. "bad=$(find \"$src\" -mindepth 1 \\( \\( ! -type f ! -type d \\) -o -name '*[!A-Za-z0-9._+-]*' -o -name '-*' "
+    .. "\\) -print -quit 2>&1); "
+    .. ("if [ -n \"$bad\" ]; then printf '%%s' \"${bad#\"$src\"/}\" >%s/refused.$h; "):format(q(work))
+    .. "[ $int = 1 ] && echo \"fleet: $h: refused: its runs were not kept (a file name or a file that is not "
+    .. "plain)\" >&2; "
+    .. "elif mv -T -- \"$src\" \"$dst\"; then rm -f \"$dst/pid\"; "
+    .. ("[ $int = 1 ] && echo \"fleet: $h: interrupted: $(ls \"$dst\" | grep -c '^run-.*\\.rc$') of %d run(s) "
+    .. "ended, kept in $dst\" >&2; fi; "):format(cfg.RUNS)
+    .. "else [ $int = 1 ] && echo \"fleet: $h: interrupted: nothing gathered\" >&2; fi; done"
+  return sh
+end
+
+-- Why run.sh refused a host's gathered folder, or nil: the path it found
+-- at fault, and what is wrong with it.
+local function refusal(h)
+  local f = io.open(("%s/refused.%s"):format(work, h))
+  if not f then return nil end
+  local path = f:read("a")
+  f:close()
+  local bad = shell.unsafe_name(((path:match("[^/]*$") or ""):gsub("^%.", "x")))
+  return ("its runs were not kept: %s %s"):format(knobs.shown(path), bad and ("holds " .. bad)
+    or "is neither a file nor a directory (a link, a FIFO or a device)")
 end
 
 -- A host's runs, from its gathered folder: "ok" only when every run exited
@@ -486,8 +502,9 @@ if #ready > 0 then
     q(("for p in %s/*/pid; do kill -INT -- -$(cat \"$p\") 2>/dev/null; done; sleep 2"):format(q(remote_runs))))
   sh[#sh + 1] = ("clush -w %s --rcopy %s --dest %s </dev/null >/dev/null 2>%s"):format(hostlist,
     q(remote_runs), q(work .. "/gather"), q(work .. "/gather.err"))
+  for _, l in ipairs(gather_lines()) do sh[#sh + 1] = l end
   sh[#sh + 1] = ("clush -w %s </dev/null %s >/dev/null 2>&1"):format(hostlist, q("rm -rf -- " .. q(remote_runs)))
-  sh[#sh + 1] = "[ $int = 1 ] && exit 130"
+  sh[#sh + 1] = ("[ $int = 1 ] && { rm -rf %s; exit 130; }"):format(shell.path(work))
   sh[#sh + 1] = "exit $rc"
   local path = work .. "/run.sh"
   local f = assert(io.open(path, "w"))
@@ -497,20 +514,16 @@ if #ready > 0 then
   local _, _, code = os.execute("sh " .. q(path))
   interrupted = code == 130
 
-  -- 4. Each host's folder, from its own copy of the runs' folder (with a
-  -- shared file system every copy holds every host's folder), checked,
-  -- then moved into RESULTS under the host's name.
+  -- 4. Each host's runs, as run.sh gathered them.
   for _, h in ipairs(ready) do
     local out = io.open(work .. "/run.out/" .. h)
     local said = out and out:read("a"):find("fleet: folder ", 1, true)
     if out then out:close() end
-    local src = ("%s/gather/%s.%s/%s"):format(work, remote_runs:match("[^/]+$"), h, folder_of[h])
     local dst = out_dir .. "/" .. h
-    local there = ft.list_dir(src)
-    local refused = there and gathered_refused(src)
+    local refused = refusal(h)
     if refused then
-      note(h, "refused", ("its runs were not kept: %s"):format(refused))
-    elseif there and os.rename(src, dst) then
+      note(h, "refused", refused)
+    elseif ft.list_dir(dst) then
       gathered[h] = dst
       judge(h, dst)
     else
