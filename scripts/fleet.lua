@@ -228,6 +228,8 @@ local stamp = os.date("!%Y%m%dT%H%M%SZ")
 -- as a plain run's: under the checkout's results/runs/, else ./ftrun-runs/
 local out_dir = cfg.given.RESULTS and cfg.RESULTS or ("%s/%s-fleet"):format(installable
   and ft.project_dir .. "/results/runs" or "ftrun-runs", stamp)
+-- an operand of mkdir, cat and mv in run.sh: a leading - would be an option
+if out_dir:match("^%-") then out_dir = "./" .. out_dir end
 local remote_ft = cfg.REMOTE:gsub("/+$", "") .. "/bin/ftrun"
 local remote_runs = ("%s/runs/%s-%d"):format(cfg.REMOTE, stamp, math.random(1 << 30))
 assert(ft.mkdir(out_dir))
