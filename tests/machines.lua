@@ -90,6 +90,31 @@ do
   os.execute("rm -rf " .. t.quote(dir))
 end
 
+-- the fleet summary's tables from what hosts and their JSON say: a | or a
+-- newline in a host's error, a folder's name or a CPU's would split a cell
+-- or end the table
+do
+  local summary = require("reports").of("fleet.lua").summary
+  local run_doc = { script = "cycles.lua", verdict = "CHECKSUMS OK", machine = { cpu = "EPYC | evil\nrow", kernel = "6.1" },
+    rows = { { case = "A|B", column = "pass1\nx", unit = "ns/page", values = { 10, 11, 12 } } } }
+  local text = summary({
+    { name = "n|1", status = { state = "failed", why = "run 1 exited 2: a | b\nc" }, docs = { run_doc } },
+    { name = "n2", status = { state = "ok" }, docs = { run_doc } } },
+    { script = "cycles.lua", knobs = {}, runs = 1, hosts = "n|1,n2", alpha = 0.05, outlier_pct = 10, dir = "/r" })
+  local bad, bars = {}, nil -- bars: the | a line of the table being read has, from its header
+  for line in text:gmatch("[^\n]+") do
+    if line:match("^|") then
+      bars = line:match("^| host ") and 5 or line:match("^| case ") and 10 or bars
+      if select(2, line:gsub("\\|", ""):gsub("|", "")) ~= bars then bad[#bad + 1] = line end
+    elseif bars and not line:match("^[A-Z#]") then
+      bad[#bad + 1] = line -- a table's line cut by a newline
+    end
+  end
+  t.like(text, "| case |", "the test reaches the rows' table too", text)
+  t.is(#bad, 0, "a | or newline from a host or its JSON stays inside its cell", table.concat(bad, "\n") .. "\n" .. text)
+  t.like(text, "run 1 exited 2: a \\| b\\nc", "shown escaped")
+end
+
 -- hosts: each a list of runs, each run a list of repetitions
 local function host(name, level, k, wiggle)
   local runs = {}
