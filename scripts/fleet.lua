@@ -233,8 +233,12 @@ if out_dir:match("^%-") then out_dir = "./" .. out_dir end
 local remote_ft = cfg.REMOTE:gsub("/+$", "") .. "/bin/ftrun"
 local remote_runs = ("%s/runs/%s-%d"):format(cfg.REMOTE, stamp, math.random(1 << 30))
 assert(ft.mkdir(out_dir))
-local work = out_dir .. "/.clush"
-assert(ft.mkdir(work))
+-- made fresh (0700): a .clush left in a RESULTS others can write could be
+-- their directory or a link to one, and run.sh, which runs, is written here
+local work = shell.mkdtemp(".clush", out_dir)
+if not work then
+  fail(("RESULTS=%s: cannot make a work folder of the fleet's own there"):format(knobs.shown(out_dir)))
+end
 
 local report = reports.of(SCRIPT)
 local status = {} -- host -> { state, why }

@@ -59,6 +59,7 @@ do
   local q = t.quote
   local env = ("PATH=%s:\"$PATH\" HOME=%s"):format(q(dir), q(home))
   local run = "-- cycles.lua CYCLES=A MIB=8 REPS=2"
+  os.execute("mkdir -p " .. t.quote(dir .. "/victim") .. " " .. t.quote(dir .. "/earlier"))
   for _, c in ipairs {
     { "HOSTS=node1 -- cycles.lua MIB=abc", "MIB=abc: expected a positive integer" },
     { "HOSTS=node1 -- cycles.lua NOPE=1", "argument 'NOPE=1' is not one of this script's knobs" },
@@ -87,6 +88,16 @@ do
     t.ok(not io.open(marker), "and no host contacted")
     t.is(t.run("ls -A " .. q(home)), "", "no command ran")
   end
+  -- a RESULTS where another user made .clush, the name the fleet's work
+  -- folder (and run.sh, which runs) once had: a folder of the fleet's own
+  -- is made beside it, nothing is written into theirs (the stand-in clush
+  -- answers for no host, so the fleet ends there)
+  local shared = dir .. "/shared"
+  os.execute("mkdir -p " .. q(shared) .. " && ln -s " .. q(dir .. "/victim") .. " " .. q(shared .. "/.clush"))
+  local out, code = t.ftrun_run("fleet.lua HOSTS=node1 RESULTS=" .. q(shared) .. " INSTALL=never " .. run, env)
+  t.is(code, 1, "a RESULTS holding another's .clush link: the fleet runs, its host unreachable", out)
+  t.is(t.run("ls -A " .. q(dir .. "/victim")), "", "and nothing is written through the link")
+  t.is((t.run("ls -A " .. q(shared)):gsub("%s+$", "")), ".clush\nfleet-summary.md", "nor any work folder left in RESULTS")
   os.execute("rm -rf " .. t.quote(dir))
 end
 

@@ -38,18 +38,21 @@ function shell.path(p)
   return shell.quote(p)
 end
 
--- A new directory of our own in TMPDIR (or /tmp), made by mktemp -d: its path, or nil and why
--- (a TMPDIR that is missing or not writable; one holding a newline, whose path a line cannot
--- carry, so that a cleanup would remove another directory).
-function shell.mkdtemp(prefix)
-  local tmpdir = os.getenv("TMPDIR")
-  local where = tmpdir and ("TMPDIR=%q"):format(tmpdir) or "/tmp (TMPDIR unset)"
+-- A new directory of our own (0700, never one that was there: another
+-- user's, or a link to one) in `within`, else in TMPDIR (or /tmp), made by
+-- mktemp -d: its path, or nil and why (a TMPDIR that is missing or not
+-- writable; one holding a newline, whose path a line cannot carry, so that
+-- a cleanup would remove another directory).
+function shell.mkdtemp(prefix, within)
+  local tmpdir = within or os.getenv("TMPDIR")
+  local where = within or tmpdir and ("TMPDIR=%q"):format(tmpdir) or "/tmp (TMPDIR unset)"
   if tmpdir and tmpdir:find("[%c]") then return nil, where .. " holds a control character" end
-  local p = io.popen("mktemp -d -t " .. shell.quote(prefix .. ".XXXXXX") .. " 2>&1")
+  local p = io.popen(("mktemp -d %s %s 2>&1"):format(within and "-p " .. shell.path(within) or "-t",
+    shell.quote(prefix .. ".XXXXXX")))
   local out = p and p:read("a") or ""
   local ok = p and p:close()
   local dir = out:gsub("\n$", "")
-  if not ok or dir:sub(1, 1) ~= "/" or dir:find("\n", 1, true) or not require("ft").list_dir(dir) then
+  if not ok or (not within and dir:sub(1, 1) ~= "/") or dir:find("\n", 1, true) or not require("ft").list_dir(dir) then
     return nil, ("cannot make a work directory in %s: %s"):format(where, (out:gsub("\n", " ")))
   end
   return dir
