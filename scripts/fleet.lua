@@ -232,6 +232,16 @@ local out_dir = cfg.given.RESULTS and cfg.RESULTS or ("%s/%s-fleet"):format(inst
 if out_dir:match("^%-") then out_dir = "./" .. out_dir end
 local remote_ft = cfg.REMOTE:gsub("/+$", "") .. "/bin/ftrun"
 local remote_runs = ("%s/runs/%s-%d"):format(cfg.REMOTE, stamp, math.random(1 << 30))
+-- each host's runs are moved to RESULTS/<host>, which must not be there:
+-- an earlier fleet's runs would be judged as this one's, and a link made
+-- by another user would lead the judging (and its clean-up) elsewhere
+for _, h in ipairs(hosts) do
+  local p = out_dir .. "/" .. h
+  if os.execute(("test -e %s || test -L %s"):format(shell.path(p), shell.path(p))) then
+    fail(("RESULTS=%s already holds %s (an earlier fleet's runs?): expected a new or empty folder for this "
+      .. "fleet's runs"):format(knobs.shown(out_dir), knobs.shown(h)))
+  end
+end
 assert(ft.mkdir(out_dir))
 -- made fresh (0700): a .clush left in a RESULTS others can write could be
 -- their directory or a link to one, and run.sh, which runs, is written here
@@ -454,6 +464,7 @@ local function gather_lines()
     .. "[ $int = 1 ] && echo \"fleet: $h: refused: its runs were not kept (a file name or a file that is not "
     .. "plain)\" >&2; "
     .. "elif mv -T -- \"$src\" \"$dst\"; then rm -f \"$dst/pid\"; "
+    .. (": >%s/kept.$h; "):format(q(work))
     .. ("[ $int = 1 ] && echo \"fleet: $h: interrupted: $(ls \"$dst\" | grep -c '^run-.*\\.rc$') of %d run(s) "
     .. "ended, kept in $dst\" >&2; fi; "):format(cfg.RUNS)
     .. "else [ $int = 1 ] && echo \"fleet: $h: interrupted: nothing gathered\" >&2; fi; done"
@@ -527,16 +538,20 @@ if #ready > 0 then
     if out then out:close() end
     local dst = out_dir .. "/" .. h
     local refused = refusal(h)
+    local kept = io.open(work .. "/kept." .. h) -- run.sh moved its runs there, and nothing else was
+    if kept then kept:close() end
     if refused then
       note(h, "refused", refused)
-    elseif ft.list_dir(dst) then
+    elseif kept then
       gathered[h] = dst
       judge(h, dst)
     else
       local err = io.open(work .. "/run.err/" .. h)
       local e = err and last_line(err:read("a")) or nil
       if err then err:close() end
-      note(h, interrupted and "interrupted" or "failed", said and "its runs could not be gathered"
+      local taken = os.execute(("test -e %s || test -L %s"):format(shell.path(dst), shell.path(dst)))
+      note(h, interrupted and "interrupted" or "failed", taken and ("its runs were not kept: %s was made by "
+        .. "someone else during the fleet"):format(knobs.shown(dst)) or said and "its runs could not be gathered"
         or ("no run started%s"):format(e and (": " .. knobs.shown(e)) or ""))
     end
   end

@@ -60,6 +60,7 @@ do
   local env = ("PATH=%s:\"$PATH\" HOME=%s"):format(q(dir), q(home))
   local run = "-- cycles.lua CYCLES=A MIB=8 REPS=2"
   os.execute("mkdir -p " .. t.quote(dir .. "/victim") .. " " .. t.quote(dir .. "/earlier"))
+  os.execute("ln -s " .. t.quote(dir .. "/victim") .. " " .. t.quote(dir .. "/earlier/node2"))
   for _, c in ipairs {
     { "HOSTS=node1 -- cycles.lua MIB=abc", "MIB=abc: expected a positive integer" },
     { "HOSTS=node1 -- cycles.lua NOPE=1", "argument 'NOPE=1' is not one of this script's knobs" },
@@ -79,6 +80,9 @@ do
     { "HOSTS=node1 REMOTE=" .. q("a/../b") .. " " .. run, "without . or .. components" },
     { "HOSTS=node1 REMOTE=" .. q("$(id)") .. " " .. run, "(it holds $)" },
     { "HOSTS=node1 REMOTE=-x " .. run, "REMOTE=-x: expected" },
+    -- a RESULTS that holds a host's folder: an earlier fleet's runs would be
+    -- judged as this one's, a link made by another user followed
+    { "HOSTS=node1,node2 RESULTS=" .. q(dir .. "/earlier"), "already holds node2 (an earlier fleet's runs?)" },
   } do
     local args = c[1]:find(" -- ", 1, true) and c[1] or (c[1] .. " " .. run)
     local out, code = t.ftrun_run("fleet.lua " .. args, env)
@@ -88,6 +92,8 @@ do
     t.ok(not io.open(marker), "and no host contacted")
     t.is(t.run("ls -A " .. q(home)), "", "no command ran")
   end
+  t.is(t.run("ls -A " .. q(dir .. "/victim")), "", "nothing written through a host's folder made beforehand")
+
   -- a RESULTS where another user made .clush, the name the fleet's work
   -- folder (and run.sh, which runs) once had: a folder of the fleet's own
   -- is made beside it, nothing is written into theirs (the stand-in clush
