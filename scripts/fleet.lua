@@ -30,7 +30,12 @@ end
 -- as DNS names one (RFC 1123, as OpenSSH's valid_hostname and ClusterShell
 -- read it): letters, digits, - and ., a letter or digit first, _ allowed.
 local function host_name_refused(h)
-  if #h > 253 then return ("is %d characters long, above DNS's 253"):format(#h) end
+  -- the gather names files and folders the name plus up to 40 characters
+  -- (clush's <runs>.<host>, host.<i>.<host>), within a file name's 255
+  if #h > 200 then return ("is %d characters long, above the 200 the fleet's file names can carry"):format(#h) end
+  local label = h:match("[^.]" .. ("[^.]"):rep(63) .. "+")
+  if label then return ("has a part of %d characters between dots, above DNS's 63"):format(#label) end
+  if h == "fleet-summary.md" then return "is the name of the fleet's summary, written beside the hosts' folders" end
   if h:match("^[^%w]") then
     return ("starts with %s: a name starts with a letter or a digit%s"):format(knobs.shown(h:sub(1, 1)),
       h:match("^%-") and " (ssh and clush read a leading - as an option)" or "")
@@ -59,10 +64,17 @@ knobs.parsers.nodeset = function(value)
   local hosts = {}
   for h in out:gmatch("[^\n]+") do hosts[#hosts + 1] = h end
   if #hosts == 0 then return nil, "a node set naming at least one host" end
+  local machine = {} -- DNS ignores case and a final dot: Node1, node1 and node1. are one machine
   for _, h in ipairs(hosts) do
     local bad = host_name_refused(h)
     if bad then return nil, ("host names that ssh, clush and a shell all take as data; host %s %s"):format(
       knobs.shown(h), bad) end
+    local key = h:lower():gsub("%.$", "")
+    if machine[key] then
+      return nil, ("each host once; %s and %s name one machine (DNS ignores case and a final dot), whose runs "
+        .. "would overlap"):format(machine[key], h)
+    end
+    machine[key] = h
   end
   return value
 end

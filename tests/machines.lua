@@ -80,6 +80,14 @@ do
     { "HOSTS=node1 REMOTE=" .. q("a/../b") .. " " .. run, "without . or .. components" },
     { "HOSTS=node1 REMOTE=" .. q("$(id)") .. " " .. run, "(it holds $)" },
     { "HOSTS=node1 REMOTE=-x " .. run, "REMOTE=-x: expected" },
+    -- one machine twice (DNS ignores case and a final dot): its runs would overlap
+    { "HOSTS=" .. q("node1,Node1"), "Node1 and node1 name one machine" },
+    { "HOSTS=" .. q("node1,node1."), "node1 and node1. name one machine" },
+    -- the name of a file the fleet writes beside the hosts' folders
+    { "HOSTS=fleet-summary.md", "the name of the fleet's summary" },
+    -- names the gather's file names (the host's plus 40 characters) cannot carry
+    { "HOSTS=" .. ("a"):rep(64), "a part of 64 characters between dots, above DNS's 63" },
+    { "HOSTS=" .. (("b"):rep(60) .. "."):rep(4) .. "b", "is 245 characters long, above the 200" },
     -- a RESULTS that holds a host's folder: an earlier fleet's runs would be
     -- judged as this one's, a link made by another user followed
     { "HOSTS=node1,node2 RESULTS=" .. q(dir .. "/earlier"), "already holds node2 (an earlier fleet's runs?)" },
