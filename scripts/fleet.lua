@@ -42,8 +42,12 @@ local function host_name_refused(h)
   end
   local bad = h:match("[^%w._-]")
   if bad then
+    -- a byte of a UTF-8 character shown alone would print as garbage: the
+    -- name looks like another (a Cyrillic o) or reads backwards (U+202E)
+    local shown = bad == " " and "a blank" or bad:byte() > 127 and ("the byte \\%d, outside ASCII (a lookalike "
+      .. "letter or a direction mark?)"):format(bad:byte()) or knobs.shown(bad)
     return ("holds %s: only letters, digits and . _ - are taken (a /, blank, # or shell character would reach "
-      .. "clush's file names and the fleet's scripts)"):format(bad == " " and "a blank" or knobs.shown(bad))
+      .. "clush's file names and the fleet's scripts)"):format(shown)
   end
   if h:find("..", 1, true) then return "holds '..': only letters, digits and single dots between them" end
   return nil

@@ -80,6 +80,9 @@ do
     { "HOSTS=node1 REMOTE=" .. q("a/../b") .. " " .. run, "without . or .. components" },
     { "HOSTS=node1 REMOTE=" .. q("$(id)") .. " " .. run, "(it holds $)" },
     { "HOSTS=node1 REMOTE=-x " .. run, "REMOTE=-x: expected" },
+    -- a Cyrillic o, a right-to-left override: the byte at fault said as a number
+    { "HOSTS=" .. q("n\xd0\xbede1"), "holds the byte \\208, outside ASCII" },
+    { "HOSTS=" .. q("node\xe2\x80\xae1"), "holds the byte \\226, outside ASCII" },
     -- one machine twice (DNS ignores case and a final dot): its runs would overlap
     { "HOSTS=" .. q("node1,Node1"), "Node1 and node1 name one machine" },
     { "HOSTS=" .. q("node1,node1."), "node1 and node1. name one machine" },
