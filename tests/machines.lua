@@ -143,6 +143,55 @@ do
   t.like(text, "run 1 exited 2: a \\| b\\nc", "shown escaped")
 end
 
+-- A whole fleet through a clush stand-in that runs each host's commands
+-- here, in a HOME of its own (and ftrun on its PATH): a folder another
+-- user puts at RESULTS/<host> while the hosts run (the stand-in makes it,
+-- a link, as it gathers) is not judged as the host's runs, nor is
+-- anything in it touched
+do
+  local dir = t.tmpdir()
+  local q = t.quote
+  os.execute("mkdir -p " .. q(dir .. "/bin") .. " " .. q(dir .. "/hosts") .. " " .. q(dir .. "/theirs/run-1"))
+  os.execute("ln -s " .. q(t.ftrun) .. " " .. q(dir .. "/bin/ftrun"))
+  t.write(dir .. "/bin/clush", [[#!/bin/sh
+nodes= out= err= rcopy= dest= cmd=
+while [ $# -gt 0 ]; do
+  case $1 in
+    -w) nodes=$2; shift 2 ;;
+    --outdir=*) out=${1#--outdir=}; shift ;;
+    --errdir=*) err=${1#--errdir=}; shift ;;
+    --rcopy) rcopy=$2; shift 2 ;;
+    --dest) dest=$2; shift 2 ;;
+    *) cmd=$1; shift ;;
+  esac
+done
+for h in $(nodeset -e -S ' ' -- "$nodes"); do
+  home=$FLEET_HOSTS/$h; mkdir -p "$home"
+  if [ -n "$rcopy" ]; then
+    ln -s "$FLEET_PLANT" "$FLEET_RESULTS/$h"
+    case $rcopy in /*) ;; *) rcopy=$home/$rcopy ;; esac
+    cp -r "$rcopy" "$dest/${rcopy##*/}.$h"
+  else
+    (cd "$home" && HOME=$home sh -c "$cmd") >"${out:-/dev/stdout}${out:+/$h}" 2>"${err:-/dev/stderr}${err:+/$h}"
+  fi
+done
+]])
+  os.execute("chmod +x " .. q(dir .. "/bin/clush"))
+  -- what they planted looks like a clean run of the host's
+  t.write(dir .. "/theirs/run-1.rc", "0\n")
+  t.write(dir .. "/theirs/pid", "1\n")
+  t.write(dir .. "/theirs/run-1/cycles-A-results.json", '{"script": "cycles.lua", "rows": []}')
+  local results = dir .. "/results"
+  local env = ("PATH=%s:\"$PATH\" FLEET_HOSTS=%s FLEET_PLANT=%s FLEET_RESULTS=%s"):format(q(dir .. "/bin"),
+    q(dir .. "/hosts"), q(dir .. "/theirs"), q(results))
+  local out, code = t.ftrun_run("fleet.lua HOSTS=node1 INSTALL=never RESULTS=" .. q(results)
+    .. " -- cycles.lua CYCLES=A MIB=8 REPS=2", env)
+  t.is(code, 1, "a host's folder made by another during the fleet: the fleet fails", out)
+  t.like(out, "node1: failed: its runs were not kept: " .. results .. "/node1 was made by someone else",
+    "naming the folder")
+  t.ok(io.open(dir .. "/theirs/pid") ~= nil, "and removes nothing in it")
+end
+
 -- hosts: each a list of runs, each run a list of repetitions
 local function host(name, level, k, wiggle)
   local runs = {}
