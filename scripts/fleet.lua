@@ -145,7 +145,8 @@ local cfg = knobs.setup(SCRIPT, ABOUT, SPEC, {}, mine, "fleet.lua HOSTS='node[1-
 -- The fleet summary, from the gathered JSON alone.
 local function results_of(dir)
   local docs = {}
-  for _, path in ipairs(shell.find(dir, "results%.json$")) do
+  -- a host's folder may be another's (SUMMARY=): a link in it is not entered
+  for _, path in ipairs(shell.find(dir, "results%.json$", true)) do
     local f = io.open(path)
     local doc = f and json.decode(f:read("a") or "")
     if f then f:close() end
@@ -507,7 +508,7 @@ local function judge(h, dst)
     local rcf = io.open(("%s/run-%d.rc"):format(dst, i))
     local rc = rcf and tonumber(rcf:read("a"))
     if rcf then rcf:close() end
-    if rc == 0 and #shell.find(("%s/run-%d"):format(dst, i), "results%.json$") == 0 then
+    if rc == 0 and #shell.find(("%s/run-%d"):format(dst, i), "results%.json$", true) == 0 then
       why = why or ("run %d exited 0 but left no results JSON (its log: %s/run-%d.log)"):format(i, dst, i)
     elseif rc == 0 then runs_ok = runs_ok + 1
     elseif not why then

@@ -192,6 +192,22 @@ done
   t.ok(io.open(dir .. "/theirs/pid") ~= nil, "and removes nothing in it")
 end
 
+-- fleet.lua SUMMARY= on a folder someone else filled: a link to . in a
+-- host's folder gave each results JSON once per depth (16 "runs" for one),
+-- and a few of them made the walk endless
+do
+  local dir = t.tmpdir()
+  local run_json = '{"script": "cycles.lua", "verdict": "CHECKSUMS OK", "rows": []}'
+  for _, h in ipairs { "h1", "h2" } do
+    os.execute("mkdir -p " .. t.quote(("%s/%s/run-1"):format(dir, h)))
+    t.write(("%s/%s/run-1/cycles-A-results.json"):format(dir, h), run_json)
+  end
+  os.execute("ln -s . " .. t.quote(dir .. "/h2/loop"))
+  local out, code = t.ftrun_run("fleet.lua SUMMARY=" .. t.quote(dir))
+  t.is(code, 0, "SUMMARY of a folder with a link to . in a host's folder", out)
+  t.like(out, "| h2 | ok: 1 run(s) | 1 |", "its run counted once, the link not entered")
+end
+
 -- hosts: each a list of runs, each run a list of repetitions
 local function host(name, level, k, wiggle)
   local runs = {}

@@ -71,13 +71,18 @@ end
 -- The files under dir, at any depth up to 16, whose name matches the Lua
 -- pattern, as sorted paths; a file given as dir is not searched. Second,
 -- the directories too deep to enter (a link's loop would never end).
-function shell.find(dir, pattern)
+-- skip_links: a symbolic link to a directory is not entered either (nor
+-- listed): in a folder someone else filled, a link to . gives every file
+-- again at each depth, and a few of them more paths than a run can walk.
+function shell.find(dir, pattern, skip_links)
   local ft, out, deep = require("ft"), {}, {}
   local function walk(d, depth)
     for _, name in ipairs(ft.list_dir(d) or {}) do
       local p = d:gsub("/+$", "") .. "/" .. name
       if ft.list_dir(p) then
-        if depth < 16 then walk(p, depth + 1) else deep[#deep + 1] = p end
+        if not (skip_links and os.execute("test -L " .. shell.path(p))) then
+          if depth < 16 then walk(p, depth + 1) else deep[#deep + 1] = p end
+        end
       elseif name:match(pattern) then
         local f = io.open(p)
         if f then f:close(); out[#out + 1] = p end
