@@ -193,7 +193,7 @@ done
 end
 
 -- fleet.lua SUMMARY= on a folder someone else filled: a link to . in a
--- host's folder gave each results JSON once per depth (16 "runs" for one),
+-- host's folder gave each results JSON once per depth (15 "runs" for one),
 -- and a few of them made the walk endless
 do
   local dir = t.tmpdir()
