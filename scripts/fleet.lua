@@ -54,7 +54,10 @@ local function host_name_refused(h)
 end
 
 -- A node set as ClusterShell reads it (node[1-4], a,b, @group), expanded
--- by nodeset itself so that no host is contacted to check it.
+-- by nodeset itself so that no host is contacted to check it. The hosts
+-- checked are the hosts used: a group's source (a script, a file others
+-- edit) could answer a second expansion with other names.
+local checked_hosts
 knobs.parsers.nodeset = function(value)
   if value:match("^%s*$") then return nil, "a non-empty ClusterShell node set such as node[1-4]" end
   -- nodeset expands a * or ? against the names it knows and drops a pattern
@@ -80,6 +83,7 @@ knobs.parsers.nodeset = function(value)
     end
     machine[key] = h
   end
+  checked_hosts = hosts
   return value
 end
 knobs.parsers.percent = function(value)
@@ -239,8 +243,7 @@ if cfg.INSTALL == "auto" and not installable then
 end
 if run("command -v clush") == "" then fail("clush is missing: apt-get install clustershell") end
 
-local hosts = {}
-for h in run("nodeset -e -S '\\n' -- " .. q(cfg.HOSTS)):gmatch("[^\n]+") do hosts[#hosts + 1] = h end
+local hosts = assert(checked_hosts)
 local stamp = os.date("!%Y%m%dT%H%M%SZ")
 -- as a plain run's: under the checkout's results/runs/, else ./ftrun-runs/
 local out_dir = cfg.given.RESULTS and cfg.RESULTS or ("%s/%s-fleet"):format(installable

@@ -208,6 +208,24 @@ do
   t.like(out, "| h2 | ok: 1 run(s) | 1 |", "its run counted once, the link not entered")
 end
 
+-- the hosts contacted are the hosts checked: a group's source (here a
+-- nodeset stand-in) answering a second expansion with another name never
+-- reaches clush
+do
+  local dir = t.tmpdir()
+  local q = t.quote
+  local real = t.run("command -v nodeset"):gsub("%s+$", "")
+  t.write(dir .. "/nodeset", ("#!/bin/sh\nif [ -e %s ]; then echo '-oProxyCommand=touch PWN'; exit 0; fi\n"
+    .. "touch %s; exec %s \"$@\"\n"):format(q(dir .. "/asked"), q(dir .. "/asked"), q(real)))
+  t.write(dir .. "/clush", ("#!/bin/sh\necho \"$@\" >>%s\nexit 1\n"):format(q(dir .. "/clush.args")))
+  os.execute("chmod +x " .. q(dir .. "/nodeset") .. " " .. q(dir .. "/clush"))
+  local out = t.ftrun_run("fleet.lua HOSTS=node1 INSTALL=never RESULTS=" .. q(dir .. "/r")
+    .. " -- cycles.lua CYCLES=A MIB=8 REPS=2", ("PATH=%s:\"$PATH\""):format(q(dir)))
+  t.like(out, "fleet: 1 host(s) node1;", "a node set expanded once", out)
+  t.ok(not (t.read(dir .. "/clush.args") or ""):find("ProxyCommand", 1, true), "no other name reaches clush",
+    t.read(dir .. "/clush.args"))
+end
+
 -- hosts: each a list of runs, each run a list of repetitions
 local function host(name, level, k, wiggle)
   local runs = {}
