@@ -250,6 +250,34 @@ local out_dir = cfg.given.RESULTS and cfg.RESULTS or ("%s/%s-fleet"):format(inst
   and ft.project_dir .. "/results/runs" or "ftrun-runs", stamp)
 -- an operand of mkdir, cat and mv in run.sh: a leading - would be an option
 if out_dir:match("^%-") then out_dir = "./" .. out_dir end
+-- RESULTS holds the fleet's work folder: run.sh, which runs, and the build
+-- copied to every host. In a folder another user owns, or may rename in
+-- (writable without the sticky bit), they could swap either in between:
+-- each folder on its path, as written and as it resolves, must be the
+-- user's or root's and, when others may write it, sticky (as /tmp).
+do
+  local check = [[
+me=$(id -u); set -f
+above() {
+  p=; old=$IFS; IFS=/; set -- ${1#/}; IFS=$old
+  for c in "$@"; do
+    p=$p/$c; [ -e "$p" ] || [ -L "$p" ] || return 0
+    u=$(stat -c %u -- "$p") || { echo "$p cannot be read"; exit 0; }
+    [ "$u" = 0 ] || [ "$u" = "$me" ] || { echo "$p is owned by uid $u, neither root nor you"; exit 0; }
+    [ -L "$p" ] && continue
+    m=$(stat -c %a -- "$p")
+    [ $(( 0$m & 022 )) = 0 ] || [ $(( 0$m & 01000 )) != 0 ] || { echo "$p is writable by others (mode $m)"; exit 0; }
+  done
+}
+R=$1; case $R in /*) ;; *) R=$PWD/$R ;; esac
+above "$R"; above "$(realpath -m -- "$R")"]]
+  local bad = run(("sh -c %s sh %s"):format(q(check), q(out_dir))):gsub("%s+$", "")
+  if bad ~= "" then
+    fail(("RESULTS=%s: %s: the fleet's work folder (run.sh, which runs, and the build it copies to the hosts) "
+      .. "would be where another user could change it; expected a folder of your own"):format(knobs.shown(out_dir),
+      knobs.shown(bad)))
+  end
+end
 local remote_ft = cfg.REMOTE:gsub("/+$", "") .. "/bin/ftrun"
 local remote_runs = ("%s/runs/%s-%d"):format(cfg.REMOTE, stamp, math.random(1 << 30))
 -- each host's runs are moved to RESULTS/<host>, which must not be there:

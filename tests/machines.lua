@@ -61,6 +61,7 @@ do
   local run = "-- cycles.lua CYCLES=A MIB=8 REPS=2"
   os.execute("mkdir -p " .. t.quote(dir .. "/victim") .. " " .. t.quote(dir .. "/earlier"))
   os.execute("ln -s " .. t.quote(dir .. "/victim") .. " " .. t.quote(dir .. "/earlier/node2"))
+  os.execute("mkdir -p " .. t.quote(dir .. "/open") .. " && chmod 777 " .. t.quote(dir .. "/open"))
   for _, c in ipairs {
     { "HOSTS=node1 -- cycles.lua MIB=abc", "MIB=abc: expected a positive integer" },
     { "HOSTS=node1 -- cycles.lua NOPE=1", "argument 'NOPE=1' is not one of this script's knobs" },
@@ -94,6 +95,8 @@ do
     -- a RESULTS that holds a host's folder: an earlier fleet's runs would be
     -- judged as this one's, a link made by another user followed
     { "HOSTS=node1,node2 RESULTS=" .. q(dir .. "/earlier"), "already holds node2 (an earlier fleet's runs?)" },
+    -- a RESULTS in a folder others may rename in: run.sh or the build could be swapped
+    { "HOSTS=node1 RESULTS=" .. q(dir .. "/open/r"), "/open is writable by others (mode 777)" },
   } do
     local args = c[1]:find(" -- ", 1, true) and c[1] or (c[1] .. " " .. run)
     local out, code = t.ftrun_run("fleet.lua " .. args, env)
