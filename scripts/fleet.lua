@@ -254,10 +254,12 @@ if out_dir:match("^%-") then out_dir = "./" .. out_dir end
 -- copied to every host. In a folder another user owns, or may rename in
 -- (writable without the sticky bit), they could swap either in between:
 -- each folder on its path, as written and as it resolves, must be the
--- user's or root's and, when others may write it, sticky (as /tmp).
+-- user's or root's and, when others may write it, sticky (as /tmp); a
+-- group may write it when that is the user's own group (a umask of 002
+-- with a group per user makes every folder so).
 do
   local check = [[
-me=$(id -u); set -f
+me=$(id -u); mine=$(id -g); set -f
 above() {
   p=; old=$IFS; IFS=/; set -- ${1#/}; IFS=$old
   for c in "$@"; do
@@ -265,8 +267,9 @@ above() {
     u=$(stat -c %u -- "$p") || { echo "$p cannot be read"; exit 0; }
     [ "$u" = 0 ] || [ "$u" = "$me" ] || { echo "$p is owned by uid $u, neither root nor you"; exit 0; }
     [ -L "$p" ] && continue
-    m=$(stat -c %a -- "$p")
-    [ $(( 0$m & 022 )) = 0 ] || [ $(( 0$m & 01000 )) != 0 ] || { echo "$p is writable by others (mode $m)"; exit 0; }
+    m=$(stat -c %a -- "$p"); g=$(stat -c %g -- "$p"); w=022; [ "$g" = "$mine" ] && w=002
+    [ $(( 0$m & w )) = 0 ] || [ $(( 0$m & 01000 )) != 0 ] ||
+      { echo "$p is writable by others (mode $m, group $g)"; exit 0; }
   done
 }
 R=$1; case $R in /*) ;; *) R=$PWD/$R ;; esac

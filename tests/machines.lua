@@ -96,7 +96,7 @@ do
     -- judged as this one's, a link made by another user followed
     { "HOSTS=node1,node2 RESULTS=" .. q(dir .. "/earlier"), "already holds node2 (an earlier fleet's runs?)" },
     -- a RESULTS in a folder others may rename in: run.sh or the build could be swapped
-    { "HOSTS=node1 RESULTS=" .. q(dir .. "/open/r"), "/open is writable by others (mode 777)" },
+    { "HOSTS=node1 RESULTS=" .. q(dir .. "/open/r"), "/open is writable by others (mode 777, group " },
   } do
     local args = c[1]:find(" -- ", 1, true) and c[1] or (c[1] .. " " .. run)
     local out, code = t.ftrun_run("fleet.lua " .. args, env)
@@ -107,6 +107,20 @@ do
     t.is(t.run("ls -A " .. q(home)), "", "no command ran")
   end
   t.is(t.run("ls -A " .. q(dir .. "/victim")), "", "nothing written through a host's folder made beforehand")
+
+  -- a folder the user's own group may write (umask 002, a group per user)
+  -- is the user's; another group's is not (made only where chgrp can)
+  os.execute("mkdir -p " .. q(dir .. "/ours") .. " && chmod 775 " .. q(dir .. "/ours"))
+  local said = t.ftrun_run("fleet.lua HOSTS=node1 RESULTS=" .. q(dir .. "/ours/r") .. " " .. run, env)
+  t.ok(not said:find("writable by others", 1, true), "RESULTS in a folder of the user's group, mode 775: taken",
+    said)
+  os.execute("mkdir -p " .. q(dir .. "/theirs") .. " && chmod 775 " .. q(dir .. "/theirs"))
+  if os.execute("chgrp 65534 " .. q(dir .. "/theirs") .. " 2>/dev/null") then
+    said = t.ftrun_run("fleet.lua HOSTS=node1 RESULTS=" .. q(dir .. "/theirs/r") .. " " .. run, env)
+    t.like(said, "/theirs is writable by others (mode 775, group 65534)", "in another group's, refused")
+  else
+    t.skip("RESULTS in another group's folder", "chgrp 65534 is not allowed here")
+  end
 
   -- a RESULTS where another user made .clush, the name the fleet's work
   -- folder (and run.sh, which runs) once had: a folder of the fleet's own
