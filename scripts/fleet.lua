@@ -378,9 +378,10 @@ local function check(nodes)
   end
   return have, lack
 end
+-- one line, however long the knobs (the summary keeps them whole)
 io.stderr:write(("fleet: %d host(s) %s; %s %s, %d run(s) each, %s; gathered into %s\n"):format(#hosts,
-  cfg.HOSTS, target, table.concat(script_knobs, " "), cfg.RUNS, cfg.SERIAL and "one host at a time, in rounds"
-  or "hosts in parallel", out_dir))
+  knobs.shown(cfg.HOSTS), target, knobs.shown(table.concat(script_knobs, " ")), cfg.RUNS, cfg.SERIAL
+  and "one host at a time, in rounds" or "hosts in parallel", knobs.shown(out_dir)))
 local have, lack = check(hosts)
 
 -- 2. This build onto the hosts that lack one: installed into a staging

@@ -122,6 +122,12 @@ do
     t.skip("RESULTS in another group's folder", "chgrp 65534 is not allowed here")
   end
 
+  -- a 100 000-byte knob value (README, a path) is one short line on the terminal
+  said = t.ftrun_run("fleet.lua HOSTS=node1 RESULTS=" .. q(dir .. "/long") .. " " .. run .. " README="
+    .. ("x"):rep(100000), env)
+  local line = said:match("fleet: 1 host%(s%)[^\n]*") or ""
+  t.ok(#line > 0 and #line < 1000, "a long knob: the fleet's first line short", #line .. " bytes")
+
   -- a RESULTS where another user made .clush, the name the fleet's work
   -- folder (and run.sh, which runs) once had: a folder of the fleet's own
   -- is made beside it, nothing is written into theirs (the stand-in clush
