@@ -308,6 +308,20 @@ local function note(h, state, why)
   io.stderr:write(("fleet: %s: %s%s\n"):format(h, state, why and (": " .. why) or ""))
 end
 
+-- What a host wrote (clush's per-host output, a run's log): at most
+-- 64 KiB of it, from its start or its end, since a host may write
+-- gigabytes and what is read here is one line.
+local READ_MAX = 64 * 1024
+local function read_part(path, from_end)
+  local f = io.open(path)
+  if not f then return nil end
+  local size = f:seek("end") or 0
+  f:seek("set", from_end and math.max(0, size - READ_MAX) or 0)
+  local s = f:read(READ_MAX) or ""
+  f:close()
+  return s
+end
+
 -- clush over some hosts; its per-host stdout and stderr land in files
 -- (--outdir, --errdir) beside its labelled lines on the terminal.
 local function clush(nodes, args, tag, quiet)
@@ -315,12 +329,7 @@ local function clush(nodes, args, tag, quiet)
   local cmd = ("clush -w %s --outdir=%s --errdir=%s %s </dev/null"):format(q(table.concat(nodes, ",")), q(o), q(e),
     args)
   local _, code = run(("mkdir -p %s %s && %s%s"):format(q(o), q(e), cmd, quiet and " >/dev/null 2>&1" or ""))
-  local function read(dir, h)
-    local f = io.open(dir .. "/" .. h)
-    local s = f and f:read("a") or ""
-    if f then f:close() end
-    return s
-  end
+  local function read(dir, h) return read_part(dir .. "/" .. h) or "" end
   return function(h) return read(o, h), read(e, h) end, code
 end
 
@@ -528,7 +537,7 @@ end
 local function refusal(h)
   local f = io.open(("%s/refused.%s"):format(work, h))
   if not f then return nil end
-  local path = f:read("a")
+  local path = f:read(READ_MAX) or ""
   f:close()
   local bad = shell.unsafe_name(((path:match("[^/]*$") or ""):gsub("^%.", "x")))
   return ("its runs were not kept: %s %s"):format(knobs.shown(path), bad and ("holds " .. bad)
@@ -541,16 +550,15 @@ local function judge(h, dst)
   local runs_ok, why = 0, nil
   for i = 1, cfg.RUNS do
     local rcf = io.open(("%s/run-%d.rc"):format(dst, i))
-    local rc = rcf and tonumber(rcf:read("a"))
+    local rc = rcf and tonumber(rcf:read(64))
     if rcf then rcf:close() end
     if rc == 0 and #shell.find(("%s/run-%d"):format(dst, i), "results%.json$", true) == 0 then
       why = why or ("run %d exited 0 but left no results JSON (its log: %s/run-%d.log)"):format(i, dst, i)
     elseif rc == 0 then runs_ok = runs_ok + 1
     elseif not why then
-      local log = io.open(("%s/run-%d.log"):format(dst, i))
-      local l = log and last_line(log:read("a")) or nil
-      if log then log:close() end
-      why = rc and ("run %d exited %d: %s"):format(i, rc, l or "") or ("run %d never ran"):format(i)
+      local log = read_part(("%s/run-%d.log"):format(dst, i), true)
+      local l = log and last_line(log) or nil
+      why = rc and ("run %d exited %d: %s"):format(i, rc, knobs.shown(l or "")) or ("run %d never ran"):format(i)
     end
   end
   os.remove(dst .. "/pid")
@@ -585,9 +593,7 @@ if #ready > 0 then
 
   -- 4. Each host's runs, as run.sh gathered them.
   for _, h in ipairs(ready) do
-    local out = io.open(work .. "/run.out/" .. h)
-    local said = out and out:read("a"):find("fleet: folder ", 1, true)
-    if out then out:close() end
+    local said = (read_part(work .. "/run.out/" .. h) or ""):find("fleet: folder ", 1, true)
     local dst = out_dir .. "/" .. h
     local refused = refusal(h)
     local kept = io.open(work .. "/kept." .. h) -- run.sh moved its runs there, and nothing else was
@@ -598,9 +604,8 @@ if #ready > 0 then
       gathered[h] = dst
       judge(h, dst)
     else
-      local err = io.open(work .. "/run.err/" .. h)
-      local e = err and last_line(err:read("a")) or nil
-      if err then err:close() end
+      local err = read_part(work .. "/run.err/" .. h, true)
+      local e = err and last_line(err) or nil
       local taken = os.execute(("test -e %s || test -L %s"):format(shell.path(dst), shell.path(dst)))
       note(h, interrupted and "interrupted" or "failed", taken and ("its runs were not kept: %s was made by "
         .. "someone else during the fleet"):format(knobs.shown(dst)) or said and "its runs could not be gathered"

@@ -191,7 +191,7 @@ done
 for h in $(nodeset -e -S ' ' -- "$nodes"); do
   home=$FLEET_HOSTS/$h; mkdir -p "$home"
   if [ -n "$rcopy" ]; then
-    ln -s "$FLEET_PLANT" "$FLEET_RESULTS/$h"
+    [ -z "$FLEET_PLANT" ] || ln -s "$FLEET_PLANT" "$FLEET_RESULTS/$h"
     case $rcopy in /*) ;; *) rcopy=$home/$rcopy ;; esac
     cp -r "$rcopy" "$dest/${rcopy##*/}.$h"
   else
@@ -213,6 +213,25 @@ done
   t.like(out, "node1: failed: its runs were not kept: " .. results .. "/node1 was made by someone else",
     "naming the folder")
   t.ok(io.open(dir .. "/theirs/pid") ~= nil, "and removes nothing in it")
+
+  -- a host whose ftrun (REMOTE/bin/ftrun, the host's own) writes a 4 MiB
+  -- line and fails: what the fleet reads of its log, and says, is short
+  local remote = dir .. "/hosts/big/.ftrun-fleet/bin"
+  os.execute("mkdir -p " .. q(remote) .. " && chmod -R 700 " .. q(dir .. "/hosts/big/.ftrun-fleet"))
+  t.write(remote .. "/ftrun", ([[#!/bin/sh
+case "$1$2" in *--help|--version) exec %s "$@" ;; esac
+head -c 4194304 /dev/zero | tr '\0' x
+exit 3
+]]):format(q(t.ftrun)))
+  os.execute("chmod 700 " .. q(remote .. "/ftrun"))
+  env = ("PATH=%s:\"$PATH\" FLEET_HOSTS=%s"):format(q(dir .. "/bin"), q(dir .. "/hosts"))
+  out, code = t.ftrun_run("fleet.lua HOSTS=big INSTALL=never RESULTS=" .. q(dir .. "/big")
+    .. " -- cycles.lua CYCLES=A MIB=8 REPS=2", env)
+  local line = out:match("fleet: big: failed[^\n]*") or ""
+  t.is(code, 1, "a host whose run fails with a 4 MiB line: the fleet fails", #out < 5000 and out or "")
+  t.ok(#line > 0 and #line < 1000, "saying why in one short line", #line .. " bytes")
+  local summary = t.read(dir .. "/big/fleet-summary.md") or ""
+  t.ok(#summary < 5000, "and so does its summary", #summary .. " bytes")
 end
 
 -- fleet.lua SUMMARY= on a folder someone else filled: a link to . in a
