@@ -37,7 +37,16 @@ local read = require("textfile").read
 -- Every run first: a JSON that is not one, lacks what the plots read, or has
 -- a verdict that is not clean stops before anything is drawn.
 local runs = {}
-for _, name in ipairs(require("shell").list(dir, "results%.json$")) do
+-- a run's plots are named after its file, and gnuplot is given those
+-- names: a name it cannot carry (a " or newline, `...`, a leading |) stops
+-- everything before anything is drawn
+local shell = require "shell"
+for _, name in ipairs(shell.list(dir, "results%.json$")) do
+  local bad = shell.unsafe_name(name)
+  if bad then
+    knobs.fail(SCRIPT, ("%s/%s: this file name holds %s; its plots would be named after it and gnuplot cannot "
+      .. "be given it safely: rename the file"):format(knobs.shown(dir), knobs.shown(name), bad))
+  end
   runs[#runs + 1] = { prefix = name:match("^(.-)results%.json$"), path = dir .. "/" .. name }
 end
 if #runs == 0 then knobs.fail(SCRIPT, ("RUN_DIR=%s: no *results.json there"):format(dir)) end

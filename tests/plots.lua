@@ -153,6 +153,59 @@ t.is(code, 0, "a run without gnuplot on PATH completes")
 local _, says = out:gsub("plots skipped: gnuplot is not installed", "")
 t.is(says, 1, "and says once that the plots were skipped, and how to get them")
 
+-- A results file's name is data (SEC-3 of review reliability-2026-12-07c):
+-- gnuplot is never given one it would run (`...`, a leading | or <, a " or
+-- a newline that ends its string), plot.lua refuses it naming the file,
+-- and nothing runs (no file in a HOME of the test's own) or is drawn.
+do
+  local shell = require "shell"
+  local hdir = t.tmpdir()
+  local home = hdir .. "/home"
+  t.run("mkdir -p " .. q(home))
+  local function pwned() return (t.run("ls -A " .. q(home))) end
+  -- the helper every name goes through
+  t.ok(shell.unsafe_name("cycles-A-results.json") == nil, "a name ftrun writes passes")
+  for _, n in ipairs { "x\"; system(\"touch PWN\"); \"", "a\nb", "`id`", "$(id)", "|cmd", "<cmd", "-x", ".hidden", "" } do
+    t.ok(shell.unsafe_name(n) ~= nil, ("%q is refused"):format(n))
+  end
+  t.like(shell.unsafe_name("a\nb;c") or "", "newline ';'", "naming the characters")
+  local plots = require "plots"
+  t.errors(function() plots.file_name('x"plot') end, "the file name x\"plot holds '\"'",
+    "plots.file_name refuses a name gnuplot cannot be given, naming it")
+  t.is(plots.file_name("cycles-A-reps.svg"), '"cycles-A-reps.svg"', "and quotes one it can")
+
+  -- one honest run to copy under hostile names
+  local src = hdir .. "/src"
+  out, code = t.ftrun_run("cycles.lua", "CYCLES=A MIB=8 REPS=2 RESULTS=" .. q(src))
+  t.is(code, 0, "a run to copy", out)
+  local json_path = src .. "/cycles-A-results.json"
+
+  local names = {
+    "|cd;touch PWN;results.json", -- the review's: gnuplot pipes set output to sh
+    "x\"\n!cd;touch PWN_nl\n#results.json", -- the review's newline form: a ! line
+    "x\"; system(\"cd;touch PWN_sys\"); \"results.json", -- the issue's
+    "`cd;touch PWN_bq`results.json", -- gnuplot's backquotes
+    "$(cd;touch PWN_dl)results.json", -- a shell's
+    "<cd;touch PWN_lt;results.json", -- gnuplot reads a data file from a pipe
+    "-results.json", -- an option to gnuplot
+  }
+  for i, name in ipairs(names) do
+    local d = ("%s/d%d"):format(hdir, i)
+    t.run(("mkdir -p %s && cp %s %s"):format(q(d), q(json_path), q(d .. "/" .. name)))
+    out, code = t.ftrun_run("plot.lua " .. q(d), "HOME=" .. q(home))
+    t.is(code, 2, ("plot.lua on %q: exit 2"):format(name), out)
+    t.like(out, "this file name holds", "naming the file and what it holds")
+    t.is(pwned(), "", "no command ran")
+    t.is(#shell.list(d), 1, "nothing drawn beside it")
+  end
+  -- the same run under an honest name draws: the refusals are the names'
+  local d = hdir .. "/honest"
+  t.run(("mkdir -p %s && cp %s %s"):format(q(d), q(json_path), q(d .. "/cycles-A-results.json")))
+  out, code = t.ftrun_run("plot.lua " .. q(d), "HOME=" .. q(home))
+  t.is(code, 0, "the same file under its own name draws", out)
+  os.execute("rm -rf " .. q(hdir))
+end
+
 -- The published results: plot.lua redraws them byte for byte (git status stays clean).
 local root = t.ftrun:gsub("[^/]+$", "")
 if t.run("git -C " .. q(root) .. " rev-parse --is-inside-work-tree 2>/dev/null") == "true\n" then

@@ -26,7 +26,7 @@ plots.read = read
 
 local STYLE = [[
 set terminal svg size %d,%d dynamic enhanced font "Sans,11" background rgb "white"
-set output "%s.svg"
+set output %s
 set grid lc rgb "#dddddd"
 set key top left opaque box
 set title "%s" noenhanced
@@ -43,10 +43,26 @@ end
 
 function plots.quoted(s) return '"' .. plots.text(s) .. '"' end
 
+-- A file name as a gnuplot string: "name". Text is made harmless by
+-- plots.text, but a file name cannot be changed without naming another
+-- file, and gnuplot runs `...` in a string, a name starting with | or <
+-- as a pipe, and a " or newline ends the string: a name holding anything
+-- but letters, digits and . _ + - is refused (an error naming it), never
+-- drawn. Every plot's name goes through it (plots.add), and the data
+-- files the plots read are named after it.
+function plots.file_name(name)
+  local bad = require("shell").unsafe_name(name)
+  if bad then
+    error(("plots not drawn: the file name %s holds %s, which gnuplot cannot be given safely")
+      :format(require("knobs").shown(name), bad), 0)
+  end
+  return '"' .. name .. '"'
+end
+
 -- A plot: name, title, its data text and the gnuplot lines after the style.
 function plots.add(list, name, title, data, body, w, h)
   list[#list + 1] = { name = name, data = data,
-    script = STYLE:format(w or 800, h or 480, name, plots.text(title)) .. body .. "\n" }
+    script = STYLE:format(w or 800, h or 480, plots.file_name(name .. ".svg"), plots.text(title)) .. body .. "\n" }
 end
 
 -- The row of a case and column in a run's JSON.
@@ -185,6 +201,7 @@ function plots.render(doc, dir, prefix, attached, mark)
   if not ok_specs then error(list, 0) end
   local stamp = "# " .. plots.text(provenance.describe(doc.provenance)) .. "\n" -- where the plot sources came from
   for _, spec in ipairs(list) do
+    plots.file_name(spec.name) -- a report module's own name, refused as add refuses it
     local label = mark and ('set label %s at screen 0.5, screen 0.97 center front tc rgb "#cc0000" noenhanced\n')
       :format(plots.quoted(mark)) or ""
     spec.data, spec.script = stamp .. spec.data, stamp .. label .. spec.script

@@ -16,13 +16,21 @@ local TIMED = { ["ns/page"] = true, ns = true, us = true, ms = true, cycles = tr
 
 local function clean(doc) return report.clean_verdict(doc.verdict) end
 
+-- Text as one cell of a markdown table: a host's error, a folder's or a
+-- case's name and a CPU's come from hosts and their JSON, where a | would
+-- split the cell and a newline end the table.
+local function cell(s)
+  return (tostring(s):gsub("%c", function(c) return c == "\n" and "\\n" or ("\\%d"):format(c:byte()) end)
+    :gsub("|", "\\|"))
+end
+
 -- hosts: { name, status = { state, why }, docs = { results JSON, ... } }.
 -- info: script, knobs, runs, hosts, alpha, outlier_pct, dir, interrupted.
 function fleet.summary(hosts, info)
   local out = {}
   local function add(s) out[#out + 1] = s end
-  add(("# Fleet: %s %s on %s, %d run(s) a host\n"):format(info.script, table.concat(info.knobs, " "), info.hosts,
-    info.runs))
+  add(("# Fleet: %s %s on %s, %d run(s) a host\n"):format(cell(info.script), cell(table.concat(info.knobs, " ")),
+    cell(info.hosts), info.runs))
   add(("%s, gathered into %s.\n"):format(os.date("!%Y-%m-%d %H:%M UTC"), info.dir))
   add("| host | status | runs | machine |")
   add("|---|---|---|---|")
@@ -30,8 +38,8 @@ function fleet.summary(hosts, info)
   for _, h in ipairs(hosts) do
     for _, d in ipairs(h.docs) do docs[#docs + 1] = d end
     local fp = h.docs[1] and machines.describe(machines.fingerprint(h.docs[1])) or "–"
-    add(("| %s | %s%s | %d | %s |"):format(h.name, h.status.state, h.status.why and (": " .. h.status.why) or "",
-      #h.docs, fp))
+    add(("| %s | %s%s | %d | %s |"):format(cell(h.name), h.status.state, h.status.why and cell(": " .. h.status.why)
+      or "", #h.docs, cell(fp)))
   end
   add("")
   local groups = machines.group(docs)
@@ -112,16 +120,17 @@ function fleet.summary(hosts, info)
     local cells = {}
     for _, h in ipairs(row.list) do
       local meds = stats.map(h.runs, stats.median)
-      cells[#cells + 1] = ("%s %s"):format(h.name, units.cell(stats.median(meds), row.unit))
+      cells[#cells + 1] = ("%s %s"):format(cell(h.name), units.cell(stats.median(meds), row.unit))
     end
     local outs = {}
     for _, o in ipairs(row.outliers) do
-      outs[#outs + 1] = ("%s %+.1f %% (bar %.1f %%)"):format(o.name, o.pct, o.threshold)
+      outs[#outs + 1] = ("%s %+.1f %% (bar %.1f %%)"):format(cell(o.name), o.pct, o.threshold)
       named[o.name] = named[o.name] or {}
-      table.insert(named[o.name], ("%s %s %+.1f %% (bar %.1f %%)"):format(row.case, row.column, o.pct, o.threshold))
+      table.insert(named[o.name], ("%s %s %+.1f %% (bar %.1f %%)"):format(cell(row.case), cell(row.column), o.pct,
+        o.threshold))
     end
     local function pct(x) return x and ("%.1f"):format(x) or "–" end
-    add(("| %s | %s | %s | %s | %s | %s | %s | %s | %s |"):format(row.case, row.column, row.unit,
+    add(("| %s | %s | %s | %s | %s | %s | %s | %s | %s |"):format(cell(row.case), cell(row.column), cell(row.unit),
       table.concat(cells, ", "), pct(row.spread.between), pct(row.spread.within),
       row.p and ("%.3g"):format(row.p) or "–", row.q and ("%.3g"):format(row.q) or "–",
       #outs > 0 and table.concat(outs, "; ") or "–"))
@@ -155,7 +164,7 @@ function fleet.summary(hosts, info)
       .. "others by %g %% too)."):format(info.outlier_pct, info.outlier_pct))
   else
     for _, n in ipairs(names) do
-      add(("Outlier: %s: %s."):format(n, table.concat(named[n], "; ")))
+      add(("Outlier: %s: %s."):format(cell(n), table.concat(named[n], "; ")))
     end
   end
   if info.interrupted then add("Interrupted: the runs above are those that ended before the interrupt.") end
