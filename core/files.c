@@ -66,6 +66,96 @@ void ft_files_unlink_temps(void)
 		}
 }
 
+/* What a non-regular file is, for the refusal's message. */
+static const char *file_kind(mode_t mode)
+{
+	if (S_ISDIR(mode))
+		return "a directory";
+	if (S_ISFIFO(mode))
+		return "a FIFO";
+	if (S_ISCHR(mode))
+		return "a character device";
+	if (S_ISBLK(mode))
+		return "a block device";
+	if (S_ISSOCK(mode))
+		return "a socket";
+	return "not a regular file";
+}
+
+static int check_regular(const struct stat *st, size_t max, const char **why)
+{
+	if (!S_ISREG(st->st_mode)) {
+		*why = file_kind(st->st_mode);
+		return S_ISDIR(st->st_mode) ? EISDIR : EINVAL;
+	}
+	if ((unsigned long long)st->st_size > max) {
+		*why = "larger than the reader takes";
+		return EFBIG;
+	}
+	return 0;
+}
+
+int ft_read_regular(const char *path, size_t max, char **text, size_t *len, const char **why)
+{
+	*text = NULL;
+	*len = 0;
+	*why = NULL;
+	struct stat st;
+	/* stat first: a device is refused without being opened at all */
+	if (stat(path, &st) != 0)
+		return errno;
+	int err = check_regular(&st, max, why);
+	if (err)
+		return err;
+	int fd = open(path, O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
+	if (fd < 0)
+		return errno;
+	/* again on what was opened: the path may have been replaced between */
+	err = fstat(fd, &st) != 0 ? errno : check_regular(&st, max, why);
+	size_t size = (size_t)st.st_size + 1, got = 0;
+	if (size < 4096)
+		size = max < 4096 ? max + 1 : 4096;
+	char *buf = err ? NULL : malloc(size + 1);
+	if (!err && !buf)
+		err = ENOMEM;
+	/* procfs and sysfs files say size 0: read to the end, up to max */
+	while (!err) {
+		if (got == size) {
+			if (size > max) {
+				*why = "larger than the reader takes";
+				err = EFBIG;
+				break;
+			}
+			size_t bigger = size * 2 > max + 1 ? max + 1 : size * 2;
+			char *p = realloc(buf, bigger + 1);
+			if (!p) {
+				err = ENOMEM;
+				break;
+			}
+			buf = p;
+			size = bigger;
+		}
+		ssize_t r = read(fd, buf + got, size - got);
+		if (r < 0 && errno == EINTR && !ft_interrupted)
+			continue;
+		if (r < 0)
+			err = errno;
+		else if (r == 0)
+			break;
+		else
+			got += (size_t)r;
+	}
+	close(fd);
+	if (err) {
+		free(buf);
+		return err;
+	}
+	buf[got] = '\0';
+	*text = buf;
+	*len = got;
+	return 0;
+}
+
 static int is_dir(const char *path)
 {
 	struct stat st;

@@ -31,6 +31,13 @@ struct ft_file {
 int ft_write_files(struct ft_file *files, size_t n, long long pause_ns, long long rename_pause_ns,
                    const char **failed);
 
+/* Reads a regular file whole into *text (malloc'd, NUL-terminated, *len
+ * bytes) without blocking: a FIFO, a device, a socket or a directory (or a
+ * link to one) is refused before a byte is read (EINVAL, EISDIR), and so is
+ * a file of more than max bytes (EFBIG), whatever size it states (procfs
+ * states 0). On a refusal *why says what the file is, else NULL. */
+int ft_read_regular(const char *path, size_t max, char **text, size_t *len, const char **why);
+
 /* Temporaries are listed in a fixed table while they exist, so that the
  * handler of a fatal signal (core/restore.c) can remove them: the ones
  * ft_write_files makes, and any other a caller names (on: 1 to add, 0 to

@@ -49,6 +49,7 @@ end
 runfiles.markers = marker_lines
 
 local read = require("textfile").read
+local ENOENT = 2
 
 -- Replaces what stands between one run's marker lines; nil, why when absent.
 local function replace_block(readme, name, text)
@@ -101,8 +102,8 @@ local function publish_plan(script, run, cfg, plan)
     if why then refuse(why) end
   end
   if ft.list_dir(plan.readme) then refuse(("README=%s is a directory"):format(plan.readme)) end
-  local readme, err = read(plan.readme)
-  if not readme and plan.page_ok and not io.open(plan.readme) and not ft.list_dir(plan.readme) then
+  local readme, err, code = read(plan.readme)
+  if not readme and plan.page_ok and code == ENOENT then
     readme, plan.page = kinds.page(kind), true -- the kind's first publish
   end
   if not readme then refuse(("cannot read README=%s: %s"):format(plan.readme, tostring(err))) end
