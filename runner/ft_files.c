@@ -144,7 +144,9 @@ static int l_temporary(lua_State *L)
 {
 	ft_check_nargs(L, 2);
 	const char *path = ft_check_path(L, 1);
-	ft_files_track(path, lua_isnoneornil(L, 2) || lua_toboolean(L, 2));
+	int err = ft_files_track(path, lua_isnoneornil(L, 2) || lua_toboolean(L, 2));
+	if (err)
+		return ft_error_errno(L, err, "ft.temporary: %s cannot be tracked", path);
 	return 0;
 }
 

@@ -91,5 +91,12 @@ do -- a failure a run can meet: exit 1 and its message, no traceback (U4)
   t.ok(not out:find("traceback", 1, true), "with no traceback", out)
 end
 
+do -- WE-2: MIB at the maximum --help states is refused by the memory check, not by a failed mmap
+  local out, code = t.ftrun_run("cycles.lua", "CYCLES=A REPS=2 MIB=8796093022207 RESULTS=" .. q(dir .. "/we2"))
+  t.is(code, 2, "MIB=8796093022207: exit 2", out)
+  t.like(out, "MIB=8796093022207: needs ", "naming MIB and what it needs")
+  t.ok(not out:find("traceback", 1, true) and not out:find("mmap", 1, true), "before any mmap, no traceback", out)
+end
+
 os.execute("rm -rf " .. q(dir))
 t.done()
