@@ -39,6 +39,8 @@ enum { FT_DIR_PATH = 200 };
 static const char LOCK_NAME[] = "ftrun-settings.lock", JOURNAL_NAME[] = "ftrun-settings.journal";
 static char dir_path[FT_DIR_PATH];
 static int dir_fd = -1, journal_dir_fd = -1;
+static char lock_problem[FT_DIR_PATH + 160]; /* why the lock directory or file was refused */
+static bool write_lock_failed;               /* the last ft_setting_write failed at the lock */
 static char journal_name[64];
 static volatile sig_atomic_t journal_made;
 static int lock_fd = -1;
@@ -198,6 +200,7 @@ static int check_owned(int fd, const char *what, const char *path, mode_t type)
 		         st.st_mode & S_IWOTH ? "others" : "its group", (unsigned)(st.st_mode & 07777));
 	if (!why[0])
 		return 0;
+	snprintf(lock_problem, sizeof lock_problem, "%s %s is %s", what, path, why);
 	ft_stderr_end_line();
 	fprintf(stderr, "ftrun: %s %s is %s: not used, since only the user running ftrun may write "
 	        "there\n", what, path, why);
@@ -219,10 +222,14 @@ static int open_lock_dir(bool create)
 		int err = errno;
 		if (err != ELOOP && err != ENOTDIR)
 			return err;
+		/* O_NOFOLLOW | O_DIRECTORY on a link gives ENOTDIR: say what it is */
+		struct stat lst;
+		bool link = err == ELOOP || (lstat(path, &lst) == 0 && S_ISLNK(lst.st_mode));
+		snprintf(lock_problem, sizeof lock_problem, "the settings lock directory %s is %s", path,
+		         link ? "a symbolic link" : "not a directory");
 		if (!said) {
 			ft_stderr_end_line();
-			fprintf(stderr, "ftrun: the settings lock directory %s is %s: not used\n", path,
-			        err == ELOOP ? "a symbolic link" : "not a directory");
+			fprintf(stderr, "ftrun: %s: not used\n", lock_problem);
 		}
 		said = true;
 		return EPERM;
@@ -707,6 +714,7 @@ int ft_setting_write(const char *path, const char *value, char *before, size_t l
 	if (!ft_setting_allowed(path) || !value_ok(value))
 		return EINVAL; /* recovery would refuse its journal line */
 	int err = ft_settings_lock();
+	write_lock_failed = err != 0;
 	if (err)
 		return err;
 	char now[FT_SETTING_VALUE];
@@ -1015,6 +1023,11 @@ static bool root_held_alone(void)
 		if (h[i].exclusive)
 			return true;
 	return false;
+}
+
+const char *ft_setting_lock_problem(void)
+{
+	return write_lock_failed && lock_problem[0] ? lock_problem : NULL;
 }
 
 bool ft_settings_held_elsewhere(void)

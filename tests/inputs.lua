@@ -109,5 +109,14 @@ do -- SW-8: a CLOCK_GHZ far from the clock estimate is said
   t.errors(function() ft.clock_estimate("x") end, 'expected "measured"', "ft.clock_estimate takes only \"measured\"")
 end
 
+do -- UM-3: a RESULTS of 100 000 bytes is named once, shortened
+  t.write(dir .. "/afile", "x")
+  local long = dir .. "/afile/" .. ("x"):rep(100000)
+  local out, code = t.ftrun_run("cycles.lua", "CYCLES=A MIB=4 REPS=1 RESULTS=" .. q(long))
+  t.is(code, 2, "RESULTS of 100 000 bytes below a file: exit 2")
+  t.ok(#out < 2000, ("in a message of %d bytes, the path shortened"):format(#out), out:sub(1, 300))
+  t.like(out, "(100", "saying how long it is")
+end
+
 os.execute("rm -rf " .. q(dir))
 t.done()

@@ -70,6 +70,13 @@ else
   t.is(t.read(victim), "#!/bin/sh\necho hi\n", "and writes nothing a journal there names (S1)", out)
   t.like(out, "the settings lock directory " .. pub .. " is writable by others (mode 1777): not used",
     "it says why the directory is not used")
+  local sizes1 = (require("ft").folio_sizes() or {})[1]
+  if sizes1 then -- UM-1: a change refused for the lock says so, not the kernel's EPERM
+    out = t.ftrun_run(("-e 'print(ft.set_folio(%d, \"never\"))'"):format(sizes1.kb),
+      ("env -u FTRUN_SETTINGS_LOCK_FD FTRUN_LOCK_DIR=%s"):format(q(pub)))
+    t.like(out, ": cannot take the settings lock: the settings lock directory " .. pub
+      .. " is writable by others (mode 1777)", "ft.set_folio refused for the lock says so (UM-1)", out)
+  end
   -- another user made the lock directory first, in a 1777 place
   local theirs = pub .. "/lk"
   plant(theirs)
@@ -358,8 +365,8 @@ do -- a lock directory given as a symbolic link with a trailing slash is refused
   for _, given in ipairs { link, link .. "/" } do
     local out = t.ftrun_run("-e 'print(ft.lock_settings())'", ("env -u FTRUN_SETTINGS_LOCK_FD FTRUN_LOCK_DIR=%s")
       :format(q(given)))
-    t.like(out, "the settings lock directory " .. link .. " is not a directory: not used",
-      "FTRUN_LOCK_DIR=" .. given .. ": not followed", out)
+    t.like(out, "the settings lock directory " .. link .. " is a symbolic link: not used",
+      "FTRUN_LOCK_DIR=" .. given .. ": not followed, and said to be a link (UM-2)", out)
   end
   t.ok(not io.open(real .. "/ftrun-settings.lock"), "and nothing made behind the link")
 end

@@ -145,11 +145,16 @@ function runfiles.plan(script, run, cfg)
     plan.latest = { runs .. "/latest", runs .. "/latest-" .. script:gsub("%.lua$", "") }
   end
   local where = plan.runs or (plan.make_dir and dirname(plan.dir)) or plan.dir
+  -- the path once, shortened (a RESULTS of 100 000 bytes would fill the screen twice): the reason
+  -- is what follows the message's last ": "
+  local function reason(err) return (tostring(err):match(".*: (.-)$") or tostring(err)) end
   local ok, err = ft.mkdir(where)
-  if not ok then knobs.fail(script, ("RESULTS=%s: cannot make the directory: %s"):format(where, err)) end
+  if not ok then
+    knobs.fail(script, ("RESULTS=%s: cannot make the directory: %s"):format(knobs.shown(where), reason(err)))
+  end
   local probe = ("%s/.ftrun-probe-%d"):format(where, ft.now_ns())
   local f, perr = io.open(probe, "w")
-  if not f then knobs.fail(script, ("RESULTS=%s: cannot write there: %s"):format(where, perr)) end
+  if not f then knobs.fail(script, ("RESULTS=%s: cannot write there: %s"):format(knobs.shown(where), reason(perr))) end
   f:close()
   os.remove(probe)
   -- the plots are drawn in TMPDIR (mktemp -t) after the measurement: checked now, as RESULTS is (WE-3)
@@ -158,7 +163,8 @@ function runfiles.plan(script, run, cfg)
   probe = ("%s/.ftrun-probe-%d"):format(tmp, ft.now_ns())
   f, perr = io.open(probe, "w")
   if not f then
-    knobs.fail(script, ("TMPDIR=%s: cannot write there, where the plots are drawn: %s"):format(tmp, perr))
+    knobs.fail(script, ("TMPDIR=%s: cannot write there, where the plots are drawn: %s"):format(knobs.shown(tmp),
+      reason(perr)))
   end
   f:close()
   os.remove(probe)
