@@ -108,7 +108,7 @@ edited("knobs-list", function(d) d.knobs = { 1, 2, 3 } end, "field knobs is a li
 edited("provenance-list", function(d) d.provenance = { "x" } end, "field provenance is a list")
 edited("machine-string", function(d) d.machine = "x" end, "field machine is a string")
 edited("records-numbers", function(d) d.reps[1].records = { 1, 2 } end, "reps[1].records[1] is a number")
-edited("reps-object", function(d) d.reps = { x = 1 } end, "field reps is a table, expected a list")
+edited("reps-object", function(d) d.reps = { x = 1 } end, "field reps is an object, expected a list")
 edited("values-booleans", each_row(function(r) r.values[1] = true end), "values[1] is boolean")
 edited("values-lists", each_row(function(r) r.values[2] = { 1 } end), "values[2] is table")
 edited("verdict-number", function(d) d.verdict = 3 end, "field verdict is a number")

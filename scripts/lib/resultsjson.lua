@@ -15,6 +15,12 @@ local function is_object(v)
   return type(v) == "table" and (next(v) == nil or v[1] == nil)
 end
 
+-- What a value is, in JSON's words, for a message.
+local function kind(v)
+  if type(v) ~= "table" then return type(v) end
+  return is_object(v) and "an object" or "a list"
+end
+
 local function is_list(v)
   local n = type(v) == "table" and #v
   if not n then return false end
@@ -37,14 +43,14 @@ end
 
 local function reps_invalid(doc)
   if doc.reps == nil then return nil end
-  if not is_list(doc.reps) then return ("field reps is a %s, expected a list"):format(type(doc.reps)) end
+  if not is_list(doc.reps) then return ("field reps is %s, expected a list"):format(kind(doc.reps)) end
   for i, c in ipairs(doc.reps) do
     if not is_object(c) or type(c.case) ~= "string" then
       return ("reps[%d]: expected an object with a case name"):format(i)
     end
     if c.records ~= nil then
       if not is_list(c.records) then
-        return ("reps[%d].records is a %s, expected a list"):format(i, type(c.records))
+        return ("reps[%d].records is %s, expected a list"):format(i, kind(c.records))
       end
       for j, rec in ipairs(c.records) do
         if not is_object(rec) then
@@ -66,13 +72,13 @@ local function row_invalid(r, i, most)
   local name = ("row %s %s"):format(r.case, r.column)
   if r.values == nil then return nil end
   if not is_list(r.values) then
-    return ("%s: field values is a %s, expected a list of numbers"):format(name, type(r.values))
+    return ("%s: field values is %s, expected a list of numbers"):format(name, kind(r.values))
   end
   if #r.values > most then
     return ("%s holds %d values, more than the run's %d repetitions"):format(name, #r.values, most)
   end
-  local kind = type(r.unit) == "string" and units.kind(r.unit)
-  local unsigned = kind == "time" or kind == "rate" or kind == "count"
+  local unit_kind = type(r.unit) == "string" and units.kind(r.unit)
+  local unsigned = unit_kind == "time" or unit_kind == "rate" or unit_kind == "count"
   for j, v in ipairs(r.values) do
     if type(v) ~= "number" and v ~= json.null then
       return ("%s: values[%d] is %s, expected a number or null"):format(name, j, type(v))
@@ -86,7 +92,7 @@ end
 -- A row twice counts as one more run: keyed by case and column, and by side
 -- only in an AB run (a side in any other run is refused).
 local function rows_invalid(doc)
-  if not is_list(doc.rows) then return ("field rows is a %s, expected a list"):format(type(doc.rows)) end
+  if not is_list(doc.rows) then return ("field rows is %s, expected a list"):format(kind(doc.rows)) end
   local most, is_ab, seen = repetitions(doc), ab.is_ab(doc), {}
   if not most and #doc.rows > 0 then
     return "has no knobs.REPS and no records, so the values its rows may hold are unknown"
