@@ -125,7 +125,8 @@ end
 -- calibration (truncated, another kind of file).
 function calibrations.load(path)
   local text, err = textfile.read(path)
-  if not text then return nil, err end
+  -- the caller names the path: "is a FIFO, ...", not the path again
+  if not text then return nil, err:sub(1, #path + 4) == path .. " is " and err:sub(#path + 2) or err end
   local cal = json.decode(text)
   if type(cal) ~= "table" or cal.kind ~= calibrations.KIND or type(cal.rows) ~= "table"
     or type(cal.script) ~= "string" then
