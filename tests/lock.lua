@@ -249,6 +249,12 @@ else
   t.like(out, ("is held by pid %s ("):format(pid), "root's change of settings does not go in under nobody's run", out)
   t.like(out, "uid 65534), and NOWAIT=1: not waiting", "and says whose run it is")
   os.execute("kill " .. pid .. " 2>/dev/null")
+  -- a run of nobody's that root's holder started is part of that run: it does not wait for it
+  local child = dir .. "/nobody-child.sh"
+  t.write(child, ("NOWAIT=1 %s timeout 10 %s -e 'print(ft.lock_settings(\"shared\"))'\n"):format(nobody_env, nobody))
+  out = t.run(("%s timeout 20 %s -e %s"):format(env, q(t.ftrun), q(('ft.lock_settings() os.execute("sh %s")')
+    :format(child))))
+  t.like(out, "true", "nobody's run started by root's holder of the lock shares it, not waiting for it", out)
 end
 
 do -- X6: a child left running does not keep the lock; U1: the holder is named with its command
