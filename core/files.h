@@ -21,7 +21,9 @@ struct ft_file {
 };
 
 /* Writes every text to .NAME.PID.RANDOM.tmp beside its path (O_EXCL),
- * fsyncs, then renames them all in order. On failure removes every
+ * fsyncs, then renames them all in order, holding flock on each directory
+ * of the set meanwhile: one writer at a time in a directory, and, with it
+ * held, the temporaries there of writers since killed are removed. On failure removes every
  * temporary and returns errno with *failed the path concerned; returns
  * -1 (temporaries removed) when ft_interrupted was set before the
  * renames. The renames run with the fatal signals blocked (SIGTERM, SIGHUP,
@@ -31,11 +33,20 @@ struct ft_file {
 int ft_write_files(struct ft_file *files, size_t n, long long pause_ns, long long rename_pause_ns,
                    const char **failed);
 
-/* Temporaries are listed in a fixed table while they exist, so that the
- * handler of a fatal signal (core/restore.c) can remove them: the ones
- * ft_write_files makes, and any other a caller names (on: 1 to add, 0 to
- * drop) such as a plot being drawn. Async-signal-safe. */
-void ft_files_track(const char *path, int on);
+/* Reads a regular file whole into *text (malloc'd, NUL-terminated, *len
+ * bytes) without blocking: a FIFO, a device, a socket or a directory (or a
+ * link to one) is refused before a byte is read (EINVAL, EISDIR), and so is
+ * a file of more than max bytes (EFBIG), whatever size it states (procfs
+ * states 0). On a refusal *why says what the file is, else NULL. */
+int ft_read_regular(const char *path, size_t max, char **text, size_t *len, const char **why);
+
+/* Temporaries are listed in a table (4096 at a time) while they exist, so
+ * that the handler of a fatal signal (core/restore.c) can remove them: the
+ * ones ft_write_files makes, and any other a caller names (on: 1 to add, 0
+ * to drop) such as a plot being drawn. Adding allocates (once an entry) and
+ * fails with EMFILE when the table is full; ft_files_unlink_temps is
+ * async-signal-safe. */
+int ft_files_track(const char *path, int on); /* EMFILE: the table is full */
 void ft_files_unlink_temps(void);
 
 #endif

@@ -39,6 +39,8 @@ enum { FT_DIR_PATH = 200 };
 static const char LOCK_NAME[] = "ftrun-settings.lock", JOURNAL_NAME[] = "ftrun-settings.journal";
 static char dir_path[FT_DIR_PATH];
 static int dir_fd = -1, journal_dir_fd = -1;
+static char lock_problem[FT_DIR_PATH + 160]; /* why the lock directory or file was refused */
+static bool write_lock_failed;               /* the last ft_setting_write failed at the lock */
 static char journal_name[64];
 static volatile sig_atomic_t journal_made;
 static int lock_fd = -1;
@@ -198,6 +200,7 @@ static int check_owned(int fd, const char *what, const char *path, mode_t type)
 		         st.st_mode & S_IWOTH ? "others" : "its group", (unsigned)(st.st_mode & 07777));
 	if (!why[0])
 		return 0;
+	snprintf(lock_problem, sizeof lock_problem, "%s %s is %s", what, path, why);
 	ft_stderr_end_line();
 	fprintf(stderr, "ftrun: %s %s is %s: not used, since only the user running ftrun may write "
 	        "there\n", what, path, why);
@@ -212,17 +215,21 @@ static int open_lock_dir(bool create)
 	if (dir_fd >= 0)
 		return 0;
 	const char *path = lock_dir();
-	if (create && mkdir(path, 0700) != 0 && errno != EEXIST)
+	if (create && mkdir(path, geteuid() == 0 ? 0711 : 0700) != 0 && errno != EEXIST)
 		return errno;
 	int fd = open(path, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 	if (fd < 0) {
 		int err = errno;
 		if (err != ELOOP && err != ENOTDIR)
 			return err;
+		/* O_NOFOLLOW | O_DIRECTORY on a link gives ENOTDIR: say what it is */
+		struct stat lst;
+		bool link = err == ELOOP || (lstat(path, &lst) == 0 && S_ISLNK(lst.st_mode));
+		snprintf(lock_problem, sizeof lock_problem, "the settings lock directory %s is %s", path,
+		         link ? "a symbolic link" : "not a directory");
 		if (!said) {
 			ft_stderr_end_line();
-			fprintf(stderr, "ftrun: the settings lock directory %s is %s: not used\n", path,
-			        err == ELOOP ? "a symbolic link" : "not a directory");
+			fprintf(stderr, "ftrun: %s: not used\n", lock_problem);
 		}
 		said = true;
 		return EPERM;
@@ -233,6 +240,11 @@ static int open_lock_dir(bool create)
 		close(fd);
 		return err;
 	}
+	/* root's lock is every user's (restore.h): others may reach the lock
+	 * file by its name, and nothing else (its journals stay 0700) */
+	struct stat st;
+	if (geteuid() == 0 && fstat(fd, &st) == 0 && (st.st_mode & 0777) == 0700)
+		fchmod(fd, 0711);
 	dir_fd = fd;
 	return 0;
 }
@@ -260,8 +272,10 @@ static int open_journal_dir(bool create)
 	return 0;
 }
 
-/* The lock file, 0600: anyone who could open it could hold the lock and
- * stop every run that changes a setting. Returns an fd or -errno. */
+/* The lock file: root's 0644, so that every user's run can hold it shared
+ * (one lock for every user, restore.h); another user's 0600. A user who
+ * holds root's alone is refused by root's runs, never waited for. Returns
+ * an fd or -errno. */
 static int open_lock_file(void)
 {
 	int err = open_lock_dir(true);
@@ -277,8 +291,9 @@ static int open_lock_file(void)
 		close(fd);
 		return -err;
 	}
-	if (fstat(fd, &st) == 0 && (st.st_mode & 077))
-		fchmod(fd, 0600);
+	mode_t want = geteuid() == 0 ? 0644 : 0600;
+	if (fstat(fd, &st) == 0 && (st.st_mode & 0777) != want)
+		fchmod(fd, want);
 	return fd;
 }
 
@@ -370,8 +385,13 @@ static void describe(const struct holder *h, int n, char *out, size_t len)
 		comm[strcspn(comm, "\n")] = '\0';
 		close(fd);
 	}
-	int w = snprintf(out, len, "pid %ld (%s)", h[0].pid,
-	                 comm[0] ? comm : "no longer running: a process it started still has the lock file open");
+	struct stat st;
+	char uid[32] = "";
+	snprintf(path, sizeof path, "/proc/%ld", h[0].pid);
+	if (stat(path, &st) == 0 && st.st_uid != geteuid())
+		snprintf(uid, sizeof uid, ", uid %u", (unsigned)st.st_uid);
+	int w = snprintf(out, len, "pid %ld (%s%s)", h[0].pid,
+	                 comm[0] ? comm : "no longer running: a process it started still has the lock file open", uid);
 	if (n > 1 && w > 0 && (size_t)w < len)
 		snprintf(out + w, len - (size_t)w, " and %d other%s", n - 1, n > 2 ? "s" : "");
 }
@@ -436,7 +456,153 @@ static int parent_covers(int want, bool say)
 	return 0;
 }
 
+/* The uid a process runs as (its /proc directory's owner); -1 when gone. */
+static long uid_of(long pid)
+{
+	char path[64];
+	struct stat st;
+	snprintf(path, sizeof path, "/proc/%ld", pid);
+	return stat(path, &st) == 0 ? (long)st.st_uid : -1;
+}
+
+/* Waits (10 ms steps) until flock(fd, want) succeeds: 0, or EINTR on
+ * SIGINT, or flock's error. */
+static int wait_flock(int fd, int want)
+{
+	struct timespec pause = { 0, 10 * 1000 * 1000 };
+	while (flock(fd, want | LOCK_NB) != 0) {
+		int err = ft_interrupted ? EINTR : errno;
+		if (err != EWOULDBLOCK)
+			return err;
+		nanosleep(&pause, NULL);
+	}
+	return 0;
+}
+
+/* Root's lock as every user sees it: FTRUN_ROOT_LOCK_DIR (tests) or, for a
+ * run whose own lock is in the default place, /run/ftrun; NULL for root
+ * (whose own lock it is) and for a run given FTRUN_LOCK_DIR alone. */
+static const char *root_lock_dir(void)
+{
+	const char *d = getenv("FTRUN_ROOT_LOCK_DIR"), *own = getenv("FTRUN_LOCK_DIR");
+	if (geteuid() == 0)
+		return NULL;
+	if (d && *d)
+		return d;
+	return own && *own ? NULL : "/run/ftrun";
+}
+
+static int root_lock_fd = -1;
+
+static void let_go_of_root_lock(void)
+{
+	close(root_lock_fd);
+	root_lock_fd = -1;
+}
+
+/* A run not root's holds root's lock shared as well as its own: root's
+ * runs that change a setting (THP=16K) wait for it, and it waits for them,
+ * so it never measures under settings a root run set meanwhile. The lock
+ * file must be root's and writable by nobody else. A lock root never made
+ * (no root run since boot) is none; one this user cannot open is said, and
+ * the run goes on without it. */
+static int share_root_lock(void)
+{
+	const char *dir = root_lock_dir();
+	if (!dir || root_lock_fd >= 0)
+		return 0;
+	char path[FT_DIR_PATH + 32];
+	snprintf(path, sizeof path, "%s/%s", dir, LOCK_NAME);
+	int fd = open(path, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+	struct stat st;
+	const char *why = NULL;
+	if (fd < 0 && errno == ENOENT)
+		return 0;
+	if (fd < 0)
+		why = strerror(errno);
+	else if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode) || st.st_uid != 0 || (st.st_mode & 022))
+		why = "not a regular file of root's that only root can write";
+	if (why) {
+		if (fd >= 0)
+			close(fd);
+		ft_stderr_end_line();
+		fprintf(stderr, "ftrun: warning: root's settings lock %s cannot be held (%s): a root run may "
+		        "change the THP settings while this one measures\n", path, why);
+		return 0;
+	}
+	/* a run of root's that started this one holds it (a test suite, a
+	 * script's child): this run is part of that one, as parent_covers says */
+	struct holder held[32];
+	int k = others(fd, held, 32);
+	for (int i = 0; i < k; i++)
+		if (is_ancestor(held[i].pid)) {
+			close(fd);
+			return 0;
+		}
+	root_lock_fd = fd;
+	if (flock(fd, LOCK_SH | LOCK_NB) == 0)
+		return 0;
+	if (errno != EWOULDBLOCK) {
+		int err = errno;
+		let_go_of_root_lock();
+		return err;
+	}
+	struct holder h[32];
+	char who[200];
+	describe(h, others(fd, h, 32), who, sizeof who);
+	ft_stderr_end_line();
+	if (no_wait()) {
+		fprintf(stderr, "ftrun: root's settings lock %s is held alone by %s, which changes settings, and "
+		        "NOWAIT=1: not waiting\n", path, who);
+		let_go_of_root_lock();
+		return EWOULDBLOCK;
+	}
+	fprintf(stderr, "ftrun: waiting for root's settings lock %s: %s holds it alone, changing settings "
+	        "(NOWAIT=1 refuses instead)\n", path, who);
+	int err = wait_flock(fd, LOCK_SH);
+	if (!err)
+		fprintf(stderr, "ftrun: got root's settings lock (shared)\n");
+	else
+		let_go_of_root_lock();
+	return err;
+}
+
+/* Root's run finds its lock held alone by another user, who could stop
+ * every change of settings for as long as they like: refused, named. */
+static int refuse_foreign_holder(const char *path)
+{
+	struct holder h[32];
+	int n = others(lock_fd, h, 32);
+	for (int i = 0; i < n; i++) {
+		long uid = uid_of(h[i].pid);
+		if (!h[i].exclusive || uid <= 0)
+			continue;
+		char who[200];
+		describe(&h[i], 1, who, sizeof who);
+		ft_stderr_end_line();
+		fprintf(stderr, "ftrun: the settings lock %s is held alone by %s, not a run of root's; only root's "
+		        "runs take it alone, others share it: not waiting\n", path, who);
+		return EPERM;
+	}
+	return 0;
+}
+
+static int take_own(int want);
+
 static int take(int want)
+{
+	int err = take_own(want);
+	if (err)
+		return err;
+	err = share_root_lock();
+	if (err && !covered) {
+		flock(lock_fd, LOCK_UN);
+		lock_mode = 0;
+	}
+	return err;
+}
+
+static int take_own(int want)
 {
 	if (lock_mode == LOCK_EX || lock_mode == want)
 		return 0;
@@ -477,20 +643,17 @@ static int take(int want)
 	char who[200], path[FT_DIR_PATH + 32];
 	describe(h, others(lock_fd, h, 32), who, sizeof who);
 	snprintf(path, sizeof path, "%s/%s", dir_path, LOCK_NAME);
+	if (geteuid() == 0 && (err = refuse_foreign_holder(path)) != 0)
+		return err;
 	ft_stderr_end_line();
 	if (no_wait()) {
 		fprintf(stderr, "ftrun: the settings lock %s is held by %s, and NOWAIT=1: not waiting\n", path, who);
-		return err;
+		return EWOULDBLOCK;
 	}
 	fprintf(stderr, "ftrun: waiting for the settings lock %s: %s holds it (NOWAIT=1 refuses instead)\n",
 	        path, who);
-	struct timespec pause = { 0, 10 * 1000 * 1000 };
-	while (flock(lock_fd, want | LOCK_NB) != 0) {
-		err = ft_interrupted ? EINTR : errno;
-		if (err != EWOULDBLOCK)
-			return err;
-		nanosleep(&pause, NULL);
-	}
+	if ((err = wait_flock(lock_fd, want)) != 0)
+		return err;
 	fprintf(stderr, "ftrun: got the settings lock\n");
 	lock_mode = want;
 	return 0;
@@ -560,6 +723,7 @@ int ft_setting_write(const char *path, const char *value, char *before, size_t l
 	if (!ft_setting_allowed(path) || !value_ok(value))
 		return EINVAL; /* recovery would refuse its journal line */
 	int err = ft_settings_lock();
+	write_lock_failed = err != 0;
 	if (err)
 		return err;
 	char now[FT_SETTING_VALUE];
@@ -647,6 +811,12 @@ int ft_settings_restore(void)
 static bool run_alive(long pid, unsigned long long start)
 {
 	if (kill((pid_t)pid, 0) != 0 && errno == ESRCH)
+		return false;
+	/* killed but not yet reaped (a zombie, or dead): its lock and files are
+	 * closed, and nothing of it will run again */
+	char buf[1024];
+	const char *f = stat_fields(pid, buf, sizeof buf);
+	if (f && (f[0] == 'Z' || f[0] == 'X'))
 		return false;
 	unsigned long long now = start_time(pid);
 	return now == 0 || now == start;
@@ -843,8 +1013,36 @@ int ft_settings_recover(int *restored, int *left, bool say_held)
 	return err;
 }
 
+/* Whether root's lock (for a run not root's) is held alone by a run. */
+static bool root_held_alone(void)
+{
+	const char *dir = root_lock_dir();
+	if (!dir)
+		return false;
+	char path[FT_DIR_PATH + 32];
+	snprintf(path, sizeof path, "%s/%s", dir, LOCK_NAME);
+	int fd = root_lock_fd >= 0 ? root_lock_fd : open(path, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+	if (fd < 0)
+		return false;
+	struct holder h[32];
+	int n = others(fd, h, 32);
+	if (fd != root_lock_fd)
+		close(fd);
+	for (int i = 0; i < n; i++)
+		if (h[i].exclusive)
+			return true;
+	return false;
+}
+
+const char *ft_setting_lock_problem(void)
+{
+	return write_lock_failed && lock_problem[0] ? lock_problem : NULL;
+}
+
 bool ft_settings_held_elsewhere(void)
 {
+	if (root_held_alone())
+		return true;
 	if (lock_mode == LOCK_EX)
 		return covered; /* a parent's run explains any change; our own does not count */
 	if (open_lock_dir(false) != 0)

@@ -70,6 +70,11 @@ int ft_setting_read(const char *path, char *value, size_t len);
  * refused write leaves no record unless the file changed anyway. */
 int ft_setting_write(const char *path, const char *value, char *before, size_t len);
 
+/* After ft_setting_write failed: why it could not take the settings lock
+ * (the lock directory or file refused, named), or NULL when the lock was
+ * not what failed. */
+const char *ft_setting_lock_problem(void);
+
 /* Writes back every recorded value not yet restored, last change first,
  * and reads each back. Returns 0, or the first error (EAGAIN: the file
  * reads back otherwise); failed entries stay unrestored with their err.

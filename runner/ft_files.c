@@ -114,13 +114,39 @@ static int l_write_files(lua_State *L)
 	lua_pushboolean(L, 1);
 	return 1;
 }
+/* ft.read_file(path, max_bytes) -> text | nil, message, errno: a regular
+ * file whole, never blocking (a FIFO, a device, a directory is refused
+ * unopened or unread) and never more than max_bytes. */
+static int l_read_file(lua_State *L)
+{
+	ft_check_nargs(L, 2);
+	const char *path = ft_check_path(L, 1);
+	lua_Integer max = luaL_checkinteger(L, 2);
+	luaL_argcheck(L, max >= 0, 2, "a size of 0 bytes or more");
+	char *text;
+	size_t len;
+	const char *why;
+	int err = ft_read_regular(path, (size_t)max, &text, &len, &why);
+	if (err == EFBIG)
+		return ft_fail(L, err, "%s is larger than %I bytes, more than a reader here takes", path, max);
+	if (err && why)
+		return ft_fail(L, err, "%s is %s, not a regular file: not read", path, why);
+	if (err)
+		return ft_fail_errno(L, err, "cannot read %s", path);
+	lua_pushlstring(L, text, len);
+	free(text);
+	return 1;
+}
+
 /* ft.temporary(path [, false]): path is a temporary (a plot being drawn),
  * removed if a fatal signal ends the run; false: it no longer is. */
 static int l_temporary(lua_State *L)
 {
 	ft_check_nargs(L, 2);
 	const char *path = ft_check_path(L, 1);
-	ft_files_track(path, lua_isnoneornil(L, 2) || lua_toboolean(L, 2));
+	int err = ft_files_track(path, lua_isnoneornil(L, 2) || lua_toboolean(L, 2));
+	if (err)
+		return ft_error_errno(L, err, "ft.temporary: %s cannot be tracked", path);
 	return 0;
 }
 
@@ -130,6 +156,7 @@ void ft_open_files(lua_State *L)
 		{ "mkdir", l_mkdir },
 		{ "symlink", l_symlink },
 		{ "list_dir", l_list_dir },
+		{ "read_file", l_read_file },
 		{ "write_files", l_write_files },
 		{ "temporary", l_temporary },
 		{ NULL, NULL }

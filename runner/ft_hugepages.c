@@ -131,6 +131,9 @@ static int l_set_folio(lua_State *L)
 	if (err) {
 		char path[FT_SETTING_PATH];
 		ft_folio_file(path, sizeof path, kb, "enabled");
+		if (ft_setting_lock_problem())
+			return ft_fail(L, err, "cannot set %s to %s: cannot take the settings lock: %s", path, value,
+			               ft_setting_lock_problem());
 		return ft_fail_errno(L, err, "cannot set %s to %s", path, value);
 	}
 	lua_pushstring(L, before);
@@ -209,6 +212,9 @@ static int l_set_hugetlb_pages(lua_State *L)
 	if (err) {
 		char path[FT_SETTING_PATH];
 		ft_hugetlb_file(path, sizeof path, kb, "nr_hugepages");
+		if (ft_setting_lock_problem())
+			return ft_fail(L, err, "cannot set %s to %I: cannot take the settings lock: %s", path, n,
+			               ft_setting_lock_problem());
 		return ft_fail_errno(L, err, "cannot set %s to %I", path, n);
 	}
 	struct ft_hugetlb h;

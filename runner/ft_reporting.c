@@ -71,6 +71,9 @@ static int l_set_page_reporting(lua_State *L)
 	if (err) {
 		char path[FT_SETTING_PATH];
 		ft_reporting_file(path, sizeof path, name);
+		if (ft_setting_lock_problem())
+			return ft_fail(L, err, "cannot set %s to %s: cannot take the settings lock: %s", path, value,
+			               ft_setting_lock_problem());
 		return ft_fail_errno(L, err, "cannot set %s to %s", path, value);
 	}
 	lua_pushstring(L, before);

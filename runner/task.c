@@ -8,6 +8,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <signal.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -243,7 +244,12 @@ static int task_run(lua_State *L)
 		call_task_fn(L, 1, t, 2, loop ? 1 : LUA_MULTRET);
 		calls++;
 		if (loop) {
-			iterations += iterations_of(L, -1);
+			int64_t more = iterations_of(L, -1);
+			if (more > INT64_MAX - iterations)
+				luaL_error(L, "with seconds, a task's iterations add up to more than %I (the last "
+				           "call returned %I): the count would wrap", (lua_Integer)INT64_MAX,
+				           (lua_Integer)more);
+			iterations += more;
 			lua_pop(L, 1);
 			atomic_store_explicit(&slot->iterations, iterations, memory_order_relaxed);
 			if (ft_should_stop())

@@ -24,6 +24,8 @@ local machines = require "machines"
 local provenance = require "provenance"
 local report = require "report"
 local stats = require "stats"
+local resultsjson = require "resultsjson"
+local textfile = require "textfile"
 local units = require "units"
 local calibrations = require "calibrations"
 local covariates = require "covariates"
@@ -124,10 +126,7 @@ local CAL_RUNS = 10 -- calibrate.lua's default
 
 -- A path: a file, or a directory whose *results.json files (at any depth) are runs.
 local function expand(path, into)
-  local f = io.open(path)
-  if not f then fail(("cannot read %s: no such file or directory"):format(path)) end
-  local _, _, code = f:read(0)
-  f:close()
+  local regular, why, code = textfile.regular(path) -- a FIFO or a device is refused unopened
   if code == 21 then -- EISDIR
     local found = 0
     for _, line in ipairs(require("shell").find(path, "results%.json$")) do
@@ -135,6 +134,7 @@ local function expand(path, into)
       found = found + 1
     end
     if found == 0 then fail(("%s: a directory with no *results.json in it"):format(path)) end
+  elseif not regular then fail(why)
   else
     into[#into + 1] = path
   end
@@ -147,14 +147,14 @@ local LARGEST = 2 ^ 53
 -- A results JSON, checked whole before anything is printed: its verdict,
 -- its page size, and every row's values (numbers or null).
 local function load(path)
-  local f, err = io.open(path)
-  local text = f and f:read("a")
-  if f then f:close() end
-  if not text then fail(("cannot read %s: %s"):format(path, err or "not a file")) end
+  local text, err = textfile.read(path)
+  if not text then fail(err) end
   local doc, why = json.decode(text)
   if type(doc) ~= "table" or type(doc.script) ~= "string" then
     fail(("%s: not an ftrun results JSON (%s)"):format(path, why or "no script"))
   end
+  local bad = resultsjson.invalid(doc)
+  if bad then fail(("%s: %s"):format(path, bad)) end
   doc.path, doc.text = path, text
   if not report.clean_verdict(doc.verdict) then
     if not opts.FORCE then

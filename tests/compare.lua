@@ -247,13 +247,14 @@ do
   t.is(row.p, nil, "a calibrated spread of 0: no p (it would call a change of one timer step)")
   t.like(row.unjudged or "", "no run-to-run spread to judge against", "and the row says why it is not judged")
 end
--- a spread that is no finite number (the JSON reader takes 1e999 and NaN): refused, not a crash
+-- a spread that is no finite number (the JSON reader takes 1e999; NaN is no JSON): refused, not a crash
 for _, bad in ipairs { "1e999", "NaN" } do
   t.write(cal_path, (json.encode(calibration(0.02)):gsub('"between_run_sd_log":[^,}]+', '"between_run_sd_log":' .. bad,
     1)))
   local cal, why = calibrations.load(cal_path)
   t.is(cal, nil, "a calibration with a spread of " .. bad .. " is refused")
-  t.like(why or "", "finite between_run_sd_log", "saying what a spread must be")
+  t.like(why or "", bad == "NaN" and "not a calibration file of ftrun" or "finite between_run_sd_log",
+    "saying what a spread must be")
 end
 -- a calibration that is no calibration: exit 2 naming it
 t.write(cal_path, json.encode(calibration(0.02)):sub(1, 200))

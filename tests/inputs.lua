@@ -1,6 +1,7 @@
 -- Hostile inputs stay data: a results JSON, a knob or a path never becomes
 -- a command, a write outside its place or a read past a buffer, and a bad
 -- one is refused before anything is measured, in a message of bounded size.
+local ft = require "ft"
 local t = require "tap"
 local json = require "json"
 local q = t.quote
@@ -89,6 +90,32 @@ do -- a failure a run can meet: exit 1 and its message, no traceback (U4)
   t.like(out, "ftrun: first_touch.lua: results not written: writing " .. res
     .. "/exp-first_touch-results.json failed: Is a directory\n", "saying which file and why")
   t.ok(not out:find("traceback", 1, true), "with no traceback", out)
+end
+
+do -- WE-2: MIB at the maximum --help states is refused by the memory check, not by a failed mmap
+  local out, code = t.ftrun_run("cycles.lua", "CYCLES=A REPS=2 MIB=8796093022207 RESULTS=" .. q(dir .. "/we2"))
+  t.is(code, 2, "MIB=8796093022207: exit 2", out)
+  t.like(out, "MIB=8796093022207: needs ", "naming MIB and what it needs")
+  t.ok(not out:find("traceback", 1, true) and not out:find("mmap", 1, true), "before any mmap, no traceback", out)
+end
+
+do -- SW-8: a CLOCK_GHZ far from the clock estimate is said
+  local estimate = ft.clock_estimate("measured")
+  local far = ("%.4f"):format(estimate / 1000)
+  local out, code = t.ftrun_run("cycles.lua", ("CYCLES=A MIB=4 REPS=1 CLOCK_GHZ=%s RESULTS=%s"):format(far,
+    q(dir .. "/sw8")))
+  t.is(code, 0, "CLOCK_GHZ a thousandth of the estimate still runs", out)
+  t.like(out, "warning: CLOCK_GHZ=" .. far .. " is ", "and says how far it is from the estimate")
+  t.errors(function() ft.clock_estimate("x") end, 'expected "measured"', "ft.clock_estimate takes only \"measured\"")
+end
+
+do -- UM-3: a RESULTS of 100 000 bytes is named once, shortened
+  t.write(dir .. "/afile", "x")
+  local long = dir .. "/afile/" .. ("x"):rep(100000)
+  local out, code = t.ftrun_run("cycles.lua", "CYCLES=A MIB=4 REPS=1 RESULTS=" .. q(long))
+  t.is(code, 2, "RESULTS of 100 000 bytes below a file: exit 2")
+  t.ok(#out < 2000, ("in a message of %d bytes, the path shortened"):format(#out), out:sub(1, 300))
+  t.like(out, "(100", "saying how long it is")
 end
 
 os.execute("rm -rf " .. q(dir))

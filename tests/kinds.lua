@@ -202,5 +202,11 @@ t.write(repeat_json, require("json").encode(other))
 ok, err = pcall(require("evidence").runs, project, "results/pvm")
 t.ok(not ok, "publish: a repeat with another MIB beside the published run is refused")
 t.like(tostring(err), "was run with MIB=12345, the published run beside it with MIB=", "naming the knob")
+do -- a FIFO named like a results JSON beside a publish is passed over, not waited on (CR-1)
+  local fifo_dir = project .. "/fifo"
+  os.execute("mkdir -p " .. q(fifo_dir) .. " && mkfifo " .. q(fifo_dir .. "/x-results.json"))
+  local others = kinds.others_in(fifo_dir, "KVM")
+  t.is(#others, 0, "kinds.others_in beside a FIFO returns, naming no other kind")
+end
 os.execute("rm -rf " .. q(project))
 t.done()

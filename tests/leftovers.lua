@@ -6,6 +6,16 @@ local q = t.quote
 
 local dir = t.tmpdir()
 
+do -- WE-3: a TMPDIR the run cannot write is refused before anything is measured, as RESULTS is
+  for _, tmp in ipairs { dir .. "/none/x", "/proc" } do
+    local out, code = t.run(("TMPDIR=%s QUICK=1 MIB=4 REPS=1 CYCLES=A RESULTS=%s %s cycles.lua"):format(q(tmp),
+      q(dir .. "/we3"), q(t.ftrun)))
+    t.is(code, 2, "TMPDIR=" .. tmp .. ": exit 2", out)
+    t.like(out, "TMPDIR=" .. tmp .. ": cannot write there", "naming it")
+    t.ok(not out:find("rep 1/", 1, true), "before any repetition")
+  end
+end
+
 do -- SIGINT to calibrate in its A/A runs: exit 130, its TMPDIR/ftrun-calibrate.XXXXXX work directory removed
   local tmp = dir .. "/caltmp"
   os.execute("mkdir -p " .. q(tmp))

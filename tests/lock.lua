@@ -42,11 +42,12 @@ local function holder(code, seconds, extra)
 end
 local function stop(pid) os.execute(("kill %d 2>/dev/null; sleep 0.1"):format(pid)) end
 
-do -- the lock directory is made 0700, the lock file 0600
+do -- root's lock directory is made 0711 and its lock file 0644: every user's runs share it (SW-2)
   local out, code = t.ftrun_run("-e 'print(ft.lock_settings())'", env)
   t.is(code, 0, "a free lock is taken", out)
-  t.is(mode(lockdir), "700", "the lock directory is made 0700")
-  t.is(mode(lockdir .. "/ftrun-settings.lock"), "600", "the lock file is 0600")
+  t.is(mode(lockdir), root and "711" or "700", "the lock directory is made " .. (root and "0711" or "0700"))
+  t.is(mode(lockdir .. "/ftrun-settings.lock"), root and "644" or "600", "the lock file is "
+    .. (root and "0644" or "0600"))
 end
 
 -- S1: a journal is read only from where no one but the user running ftrun can write.
@@ -69,6 +70,13 @@ else
   t.is(t.read(victim), "#!/bin/sh\necho hi\n", "and writes nothing a journal there names (S1)", out)
   t.like(out, "the settings lock directory " .. pub .. " is writable by others (mode 1777): not used",
     "it says why the directory is not used")
+  local sizes1 = (require("ft").folio_sizes() or {})[1]
+  if sizes1 then -- UM-1: a change refused for the lock says so, not the kernel's EPERM
+    out = t.ftrun_run(("-e 'print(ft.set_folio(%d, \"never\"))'"):format(sizes1.kb),
+      ("env -u FTRUN_SETTINGS_LOCK_FD FTRUN_LOCK_DIR=%s"):format(q(pub)))
+    t.like(out, ": cannot take the settings lock: the settings lock directory " .. pub
+      .. " is writable by others (mode 1777)", "ft.set_folio refused for the lock says so (UM-1)", out)
+  end
   -- another user made the lock directory first, in a 1777 place
   local theirs = pub .. "/lk"
   plant(theirs)
@@ -186,7 +194,9 @@ else
   t.is(out, "1\n", "so nobody's next start has nothing to retry or say")
 end
 
--- S3: another user can neither open nor hold the lock.
+os.execute("chmod 711 " .. q(dir)) -- nobody reaches the lock files below by their names (SW-2, S3)
+
+-- S3: another user who holds root's lock alone is refused and named at once, never waited for.
 if not setpriv then
   skip("another user holds the lock", root and "no setpriv" or "needs root")
 else
@@ -195,10 +205,56 @@ else
   local lk = pub .. "/lk"
   local lenv = ("env -u FTRUN_SETTINGS_LOCK_FD FTRUN_LOCK_DIR=%s"):format(q(lk))
   t.ftrun_run("-e 'ft.lock_settings()'", lenv)
-  t.run(("%s sh -c %s >/dev/null 2>&1 & sleep 0.5"):format(NOBODY,
-    q(("exec 9<%s/ftrun-settings.lock && flock 9 && sleep 3"):format(q(lk)))))
-  local out = t.ftrun_run("-e 'print(ft.lock_settings())'", "NOWAIT=1 " .. lenv)
-  t.like(out, "true", "a lock another user tried to hold is still root's to take (S3)", out)
+  local pid = t.run(("%s sh -c %s >/dev/null 2>&1 & echo $!; sleep 0.5"):format(NOBODY,
+    q(("exec flock -x %s sleep 3"):format(q(lk .. "/ftrun-settings.lock"))))):match("%d+")
+  local out, code = t.run(("%s timeout 10 %s -e 'print(ft.lock_settings())'"):format(lenv, q(t.ftrun)))
+  t.ok(code == 0 and out:find("nil\tcannot take the settings lock: Operation not permitted"),
+    "a lock another user holds alone: root's run is refused at once, not left waiting (S3)", out)
+  t.like(out, ("is held alone by pid %s (flock, uid 65534), not a run of root's"):format(pid), "naming the holder")
+  os.execute("sleep 3")
+  out = t.ftrun_run("-e 'print(ft.lock_settings())'", "NOWAIT=1 " .. lenv)
+  t.like(out, "true", "and takes it once that holder is gone", out)
+end
+
+-- SW-2: a run not root's holds root's lock shared beside its own: it waits for (or, NOWAIT=1,
+-- refuses beside) a root run that holds it alone, and a root run changing settings waits for it.
+local nobody_env = ("env -u FTRUN_SETTINGS_LOCK_FD -u FTRUN_LOCK_DIR -u XDG_RUNTIME_DIR HOME=/nonexistent "
+  .. "FTRUN_ROOT_LOCK_DIR=%s"):format(q(lockdir))
+if not nobody or t.run(("%s test -x %s && echo yes"):format(NOBODY, q(lockdir))) ~= "yes\n" then
+  skip("a user's run beside root's lock", why_not or "the test directory is out of nobody's reach")
+else
+  local h = holder("ft.lock_settings()", 2)
+  local out = t.run(("NOWAIT=1 %s %s -e 'print(ft.lock_settings(\"shared\"))'"):format(nobody_env, nobody))
+  t.like(out, ("root's settings lock %s/ftrun-settings.lock is held alone by pid %d (%s, uid 0), which changes "
+    .. "settings, and NOWAIT=1: not waiting"):format(lockdir, h, comm), "NOWAIT=1: nobody's run refuses beside "
+    .. "root's holder, naming it (SW-2)", out)
+  t.like(out, "nil\tcannot take the settings lock", "and takes no lock")
+  local t0 = ft.now_ns()
+  out = t.run(("%s %s -e 'print(ft.lock_settings(\"shared\"))'"):format(nobody_env, nobody))
+  local waited = (ft.now_ns() - t0) / 1e9
+  t.like(out, ("waiting for root's settings lock %s/ftrun-settings.lock: pid %d"):format(lockdir, h),
+    "without NOWAIT it waits for root's holder, naming it", out)
+  t.like(out, "got root's settings lock (shared)\ntrue", "and then holds it shared")
+  t.ok(waited > 0.5, ("for as long as the holder held it (%.1f s)"):format(waited))
+  stop(h)
+  -- the other way: root's change of settings waits for nobody's measuring run
+  local log = dir .. "/nobody-holder.log"
+  local pid = t.run(("%s %s -e %s >%s 2>&1 & echo $!"):format(nobody_env, nobody,
+    q('ft.lock_settings("shared") io.write("held\\n") io.flush() ft.sleep(3)'), q(log))):match("%d+")
+  for _ = 1, 300 do
+    if (t.read(log) or ""):find("held", 1, true) then break end
+    os.execute("sleep 0.02")
+  end
+  out = t.ftrun_run("-e 'print(ft.lock_settings())'", "NOWAIT=1 " .. env)
+  t.like(out, ("is held by pid %s ("):format(pid), "root's change of settings does not go in under nobody's run", out)
+  t.like(out, "uid 65534), and NOWAIT=1: not waiting", "and says whose run it is")
+  os.execute("kill " .. pid .. " 2>/dev/null")
+  -- a run of nobody's that root's holder started is part of that run: it does not wait for it
+  local child = dir .. "/nobody-child.sh"
+  t.write(child, ("NOWAIT=1 %s timeout 10 %s -e 'print(ft.lock_settings(\"shared\"))'\n"):format(nobody_env, nobody))
+  out = t.run(("%s timeout 20 %s -e %s"):format(env, q(t.ftrun), q(('ft.lock_settings() os.execute("sh %s")')
+    :format(child))))
+  t.like(out, "true", "nobody's run started by root's holder of the lock shares it, not waiting for it", out)
 end
 
 do -- X6: a child left running does not keep the lock; U1: the holder is named with its command
@@ -272,6 +328,26 @@ do -- W1: a run that measures under the THP settings holds the lock shared
     "and says whom it waits for")
 end
 
+do -- WE-1: a killed run not yet reaped (a zombie) is dead to --restore: its journal is replayed
+  local stand = lockdir .. "/setting-zombie"
+  t.write(stand, "16\n")
+  local pidfile = dir .. "/zombie.pid"
+  -- the child exits after 0.1 s, when its parent is sleep, which never reaps it
+  local parent = t.run(("sh -c %s >/dev/null 2>&1 & echo $!"):format(
+    q(("sleep 0.1 & echo $! > %s; exec sleep 5"):format(q(pidfile))))):match("%d+")
+  os.execute("sleep 0.3")
+  local pid = tonumber((t.read(pidfile) or ""):match("%d+"))
+  local stat = t.read(("/proc/%d/stat"):format(pid or 0)) or ""
+  local state, start = stat:match("%) (%a) " .. ("%S+ "):rep(18) .. "(%d+)")
+  t.is(state, "Z", "the stand-in run is a zombie", stat)
+  os.execute("mkdir -p " .. q(journals))
+  t.write(("%s/%d-%s"):format(journals, pid or 0, start or "0"), stand .. "\t0\n")
+  local out, code = t.ftrun_run("--restore", env)
+  t.is(code, 0, "--restore beside a zombie's journal exits 0", out)
+  t.is(t.read(stand), "0", "and restores what the killed run changed (WE-1)", out)
+  os.execute("kill " .. parent .. " 2>/dev/null")
+end
+
 do -- X3: starts racing to replay one dead run's journal all end well
   local stand = lockdir .. "/setting-race"
   local bad = 0
@@ -295,8 +371,8 @@ do -- a lock directory given as a symbolic link with a trailing slash is refused
   for _, given in ipairs { link, link .. "/" } do
     local out = t.ftrun_run("-e 'print(ft.lock_settings())'", ("env -u FTRUN_SETTINGS_LOCK_FD FTRUN_LOCK_DIR=%s")
       :format(q(given)))
-    t.like(out, "the settings lock directory " .. link .. " is not a directory: not used",
-      "FTRUN_LOCK_DIR=" .. given .. ": not followed", out)
+    t.like(out, "the settings lock directory " .. link .. " is a symbolic link: not used",
+      "FTRUN_LOCK_DIR=" .. given .. ": not followed, and said to be a link (UM-2)", out)
   end
   t.ok(not io.open(real .. "/ftrun-settings.lock"), "and nothing made behind the link")
 end

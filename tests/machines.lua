@@ -25,6 +25,12 @@ t.is(#groups[1].docs, 2, "the first machine's two runs together")
 local why = machines.check_side({ doc("KVM", "a"), doc("PVM", "b") }, "old")
 t.like(why or "", "they differ in host, hypervisor", "a side on two machines is refused, saying why")
 t.ok(machines.check_side({ doc("KVM", "a"), doc("PVM", "b") }, "old", true) == nil, "unless pooled")
+-- SW-5: a run stripped of machine and provenance matches anything, so it is refused on a side of several
+local stripped = { path = "stripped.json" }
+why = machines.check_side({ doc("KVM", "a"), stripped }, "new")
+t.like(why or "", "new side: stripped.json records no machine", "a run with no fingerprint is not pooled (SW-5)")
+t.ok(machines.check_side({ doc("KVM", "a"), stripped }, "new", true) == nil, "unless pooled")
+t.ok(machines.check_side({ stripped }, "new") == nil, "alone on its side it pools with nothing")
 
 -- one host, two kernels: two machines, never paired as one
 local function on(kernel, hv)

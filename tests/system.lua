@@ -180,6 +180,44 @@ do -- ft.write_files: all or nothing
   os.execute("chmod 755 " .. t.quote(ro) .. "; rm -rf " .. t.quote(d))
 end
 
+do -- WE-4, WE-5, SW-3: no temporaries left for long, one writer at a time in a directory
+  local d = t.tmpdir()
+  local q = t.quote
+  -- a set larger than the old 32-entry table, ended by SIGTERM while writing
+  local files = {}
+  for i = 1, 60 do files[i] = ("{%q,'x'}"):format(d .. "/many/f" .. i) end
+  os.execute("mkdir -p " .. q(d .. "/many"))
+  local out = t.run(("{ FTRUN_TEST_WRITE_PAUSE=0.02 %s -e %s & pid=$!; sleep 1; kill -TERM $pid; wait $pid; }")
+    :format(q(t.ftrun), q("ft.write_files{" .. table.concat(files, ",") .. "}")))
+  t.is(temps(d .. "/many"), "0\n", "SIGTERM while writing 60 files: no temporary left (WE-4)", out)
+  -- a killed writer's temporaries are swept by the next write there; a live one's and others' stay
+  local dead = tonumber(t.run("sh -c 'echo $$'"):match("%d+"))
+  local live = tonumber((t.read("/proc/self/stat") or ""):match("^%d+")) -- this process, alive
+  local stale = ("%s/.results.json.%d.1a2b3c.tmp"):format(d, dead)
+  local kept = ("%s/.results.json.%d.4d5e6f.tmp"):format(d, live)
+  local other = d .. "/.notes.tmp"
+  for _, p in ipairs { stale, kept, other } do t.write(p, "x") end
+  assert(ft.write_files { { d .. "/results.json", "{}" } })
+  t.is(read(stale), nil, "a killed writer's temporary is swept by the next write there (WE-5)")
+  t.is(read(kept), "x", "a live writer's is kept")
+  t.is(read(other), "x", "and a file not named as ours is kept")
+  -- two writers into one directory: the second waits, the set is one writer's (SW-3)
+  local set = function(v)
+    return q(("ft.write_files{{%q,%q},{%q,%q},{%q,%q}}"):format(d .. "/a", v, d .. "/b", v, d .. "/c", v))
+  end
+  out = t.run(("{ FTRUN_TEST_RENAME_PAUSE=1.5 %s -e %s & sleep 0.5; %s -e %s; wait; } 2>&1")
+    :format(q(t.ftrun), set("1"), q(t.ftrun), set("2")))
+  t.is(read(d .. "/a") .. read(d .. "/b") .. read(d .. "/c"), "222", "two writers into one directory leave "
+    .. "the second's whole set, not a mix (SW-3)", out)
+  t.like(out, "waiting for another run writing into " .. d, "the second says it waits")
+  -- the table refuses what it cannot hold, rather than forget it
+  local ok, err = pcall(function() for i = 1, 5000 do ft.temporary(d .. "/t" .. i) end end)
+  t.ok(not ok and tostring(err):find("cannot be tracked", 1, true), "ft.temporary beyond the table is an error",
+    tostring(err))
+  for i = 1, 5000 do ft.temporary(d .. "/t" .. i, false) end
+  os.execute("rm -rf " .. q(d))
+end
+
 do -- ft.list_dir and shell.list: a directory's names, sorted, without . and ..; a refusal as a value
   local dir = t.tmpdir()
   for _, n in ipairs { "b.lua", "a.json", "c results.json", ".hidden" } do t.write(dir .. "/" .. n, "x") end

@@ -267,6 +267,9 @@ end]], { seconds = 0.2 })
       t.ok(per >= 64 and per < 64 + 1, ("%s: task %d: %.3f faults per call of 64 pages"):format(mode, i, per))
     end
     errors(1, "return function() return 'x' end", { seconds = 0.01 }, "returns how many iterations it did", "a count that is not an integer")
+    -- SW-7: counts that would wrap the sum are an error, not a wrapped total
+    errors(1, "return function() return math.maxinteger end", { seconds = 0.01 }, "the count would wrap",
+      "iterations adding up beyond 2^63 - 1")
   end
 
   do -- ft.start: counts while running, stop, and a buffer the main state cannot release

@@ -6,6 +6,9 @@
 -- that in their run-to-run spread.
 local covariates = require "covariates"
 local json = require "json"
+local textfile = require "textfile"
+
+local ENOENT = 2
 
 local calibrations = {}
 
@@ -79,8 +82,10 @@ end
 -- when none does.
 function calibrations.find(doc, dir)
   local path = calibrations.path(doc, dir)
-  local f = io.open(path)
-  if f then f:close(); return path end
+  -- anything at its own path is its calibration, to be read or refused
+  -- (a FIFO there is refused by load, never opened to wait on)
+  local _, _, code = textfile.regular(path)
+  if code ~= ENOENT then return path end
   dir = dir or calibrations.dir()
   local prefix = (doc.script:gsub("%.lua$", "")) .. "-"
   for _, name in ipairs(require("ft").list_dir(dir) or {}) do
@@ -91,25 +96,51 @@ function calibrations.find(doc, dir)
   end
 end
 
+-- A spread wider than a factor of 2^53 between runs is no measurement of
+-- ftrun (compare refuses values beyond 2^53), and one above 0 but below a
+-- double's precision cannot come from measured values; 0 is a count that
+-- came out the same in every run.
+local MAX_SD_LOG, MIN_SD_LOG = math.log(2 ^ 53), 2 ^ -52
+
+-- Why a calibration row cannot be trusted, or nil: a df no run count gives
+-- (at most runs - 1) or a spread outside what runs can show.
+local function row_invalid(r, runs)
+  if type(r) ~= "table" or type(r.case) ~= "string" or type(r.column) ~= "string" then
+    return "no case or column"
+  end
+  local sd = r.between_run_sd_log
+  if type(sd) ~= "number" or not (sd == 0 or sd >= MIN_SD_LOG and sd <= MAX_SD_LOG) then
+    return ("between_run_sd_log is %s, expected a finite between_run_sd_log: 0, or from 2^-52 to ln(2^53)")
+      :format(tostring(sd))
+  end
+  if math.type(r.df) ~= "integer" or r.df < 1 or r.df > runs - 1 then
+    return ("df is %s, expected a whole number from 1 to runs - 1 = %d"):format(tostring(r.df), runs - 1)
+  end
+  if type(r.adjust) == "table" and math.type(r.adjust.df) == "integer" and r.adjust.df > runs - 1 then
+    return ("adjust.df is %d, more than runs - 1 = %d"):format(r.adjust.df, runs - 1)
+  end
+end
+
 -- A calibration file read and checked whole; nil and why when it is no
 -- calibration (truncated, another kind of file).
 function calibrations.load(path)
-  local f = io.open(path)
-  if not f then return nil, "cannot read it" end
-  local text = f:read("a") or ""
-  f:close()
+  local text, err = textfile.read(path)
+  -- the caller names the path: "is a FIFO, ...", not the path again
+  if not text then return nil, err:sub(1, #path + 4) == path .. " is " and err:sub(#path + 2) or err end
   local cal = json.decode(text)
   if type(cal) ~= "table" or cal.kind ~= calibrations.KIND or type(cal.rows) ~= "table"
     or type(cal.script) ~= "string" then
     return nil, #text == 0 and "empty" or "not a calibration file of ftrun (truncated, or another file)"
   end
+  -- a row's df is bounded by the runs it came from
+  if #cal.rows > 0 and (math.type(cal.runs) ~= "integer" or cal.runs < 2) then
+    return nil, ("runs is %s, not a whole number of at least 2"):format(tostring(cal.runs))
+  end
   for i, r in ipairs(cal.rows) do
-    if type(r) ~= "table" or type(r.case) ~= "string" or type(r.column) ~= "string"
-      or type(r.between_run_sd_log) ~= "number" or math.type(r.df) ~= "integer" or r.df < 1
-      or not (r.between_run_sd_log >= 0 and r.between_run_sd_log < math.huge) then
-      return nil, ("row %d has no case, column, finite between_run_sd_log of 0 or more, or df (at least 1)"):format(i)
-    end
-    local bad = r.adjust ~= nil and covariates.invalid(r.adjust)
+    local bad = row_invalid(r, cal.runs)
+    if bad then return nil, ("row %d%s: %s"):format(i, type(r) == "table" and type(r.case) == "string"
+      and type(r.column) == "string" and (" (%s %s)"):format(r.case, r.column) or "", bad) end
+    bad = r.adjust ~= nil and covariates.invalid(r.adjust)
     if bad then return nil, ("row %d (%s %s): %s"):format(i, r.case, r.column, bad) end
   end
   local rows = {}

@@ -12,6 +12,9 @@ json.null = cjson.null
 cjson.encode_sparse_array(true) -- a sparse list becomes an object, never an error
 cjson.encode_max_depth(64)
 cjson.decode_max_depth(64)
+-- NaN, Infinity and hex numbers are no JSON (cjson takes them by default):
+-- a file holding them was not written by json.encode
+cjson.decode_invalid_numbers(false)
 
 local MARK = "\1" -- cjson writes it as \u0001; no text of ours starts with it
 

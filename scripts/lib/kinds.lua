@@ -33,12 +33,12 @@ end
 
 -- A results JSON's kind: the kind, or nil and why (a file that cannot be
 -- read, is no JSON, or records no kind); nil, nil when there is no file.
+local ENOENT = 2
 local function doc_kind(path)
-  local f = io.open(path, "rb")
-  if not f then return nil end
-  local text = f:read("a")
-  f:close()
-  local ok, doc = pcall(json.decode, text or "")
+  local text, why, code = read(path) -- a FIFO or a device named like a results JSON is refused, not waited on
+  if not text and code == ENOENT then return nil end
+  if not text then return nil, why end
+  local ok, doc = pcall(json.decode, text)
   if not ok or type(doc) ~= "table" then return nil, path .. " is not a results JSON" end
   local kind = kinds.of(doc.machine)
   if not kind then return nil, path .. " records no machine kind" end

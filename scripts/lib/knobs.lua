@@ -94,11 +94,23 @@ function parsers.seconds(value)
   return list
 end
 
+-- A given clock rate further than this factor from the estimate is said (SW-8): a core's
+-- clock moves by less between idle and turbo, and cycles per page would move with it.
+local GHZ_FACTOR = 1.5
+local ghz_said = {}
+
 -- a clock rate in GHz, above 0 and below 100; "measured" (or empty): the estimate
 function parsers.ghz(value)
   if value == "" or value == "measured" then return "measured" end
   local ghz = value:match("^%d*%.?%d+$") and tonumber(value)
   if not ghz or ghz <= 0 or ghz >= 100 then return nil, "a clock rate in GHz, a number above 0 and below 100" end
+  local ok, estimate = pcall(require("ft").clock_estimate, "measured")
+  local factor = ok and estimate > 0 and math.max(ghz / estimate, estimate / ghz)
+  if factor and factor > GHZ_FACTOR and not ghz_said[value] then
+    ghz_said[value] = true
+    io.stderr:write(("warning: CLOCK_GHZ=%s is %.3g times %s the clock estimate here (%.3f GHz): cycles per "
+      .. "page are counted at the rate given\n"):format(value, factor, ghz > estimate and "above" or "below", estimate))
+  end
   return ghz
 end
 
@@ -232,7 +244,9 @@ end
 function knobs.check_memory(script, mib, need_bytes)
   local available_kb = require("ft").meminfo().MemAvailable
   local need_kb = need_bytes // 1024 + (256 << 10)
-  if need_kb > available_kb then
+  -- MIB itself first: a script's need of several buffers of MIB wraps near MIB's maximum (WE-2)
+  if mib > available_kb >> 10 or need_bytes < 0 or need_kb > available_kb then
+    need_kb = math.max(need_kb, (mib << 10) + (256 << 10))
     fail(script, ("MIB=%d: needs %d MiB with 256 MiB to spare, MemAvailable is %d MiB")
       :format(mib, need_kb >> 10, available_kb >> 10))
   end

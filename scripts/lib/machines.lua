@@ -101,7 +101,15 @@ end
 -- machines with different fingerprints. pool: the user pooled them anyway.
 function machines.check_side(docs, side, pool)
   local groups = machines.group(docs)
-  if #groups < 2 or pool then return nil, groups end
+  if pool then return nil, groups end
+  -- a run that recorded no field at all would join any machine (SW-5)
+  for _, d in ipairs(#docs > 1 and docs or {}) do
+    if next(machines.fingerprint(d)) == nil then
+      return ("%s side: %s records no machine (no machine or provenance fields), so nothing tells it a "
+        .. "replicate of the others' machine (POOL=1 pools it anyway)"):format(side, tostring(d.path)), groups
+    end
+  end
+  if #groups < 2 then return nil, groups end
   local a, b = groups[1], groups[2]
   return ("%s side: %s ran on [%s] and %s on [%s]; they differ in %s: runs of different machines are not "
     .. "replicates of one (POOL=1 pools them, the machine a level of the bootstrap)"):format(side, a.docs[1].path,

@@ -49,6 +49,7 @@ end
 runfiles.markers = marker_lines
 
 local read = require("textfile").read
+local ENOENT = 2
 
 -- Replaces what stands between one run's marker lines; nil, why when absent.
 local function replace_block(readme, name, text)
@@ -101,8 +102,8 @@ local function publish_plan(script, run, cfg, plan)
     if why then refuse(why) end
   end
   if ft.list_dir(plan.readme) then refuse(("README=%s is a directory"):format(plan.readme)) end
-  local readme, err = read(plan.readme)
-  if not readme and plan.page_ok and not io.open(plan.readme) and not ft.list_dir(plan.readme) then
+  local readme, err, code = read(plan.readme)
+  if not readme and plan.page_ok and code == ENOENT then
     readme, plan.page = kinds.page(kind), true -- the kind's first publish
   end
   if not readme then refuse(("cannot read README=%s: %s"):format(plan.readme, tostring(err))) end
@@ -144,11 +145,27 @@ function runfiles.plan(script, run, cfg)
     plan.latest = { runs .. "/latest", runs .. "/latest-" .. script:gsub("%.lua$", "") }
   end
   local where = plan.runs or (plan.make_dir and dirname(plan.dir)) or plan.dir
+  -- the path once, shortened (a RESULTS of 100 000 bytes would fill the screen twice): the reason
+  -- is what follows the message's last ": "
+  local function reason(err) return (tostring(err):match(".*: (.-)$") or tostring(err)) end
   local ok, err = ft.mkdir(where)
-  if not ok then knobs.fail(script, ("RESULTS=%s: cannot make the directory: %s"):format(where, err)) end
+  if not ok then
+    knobs.fail(script, ("RESULTS=%s: cannot make the directory: %s"):format(knobs.shown(where), reason(err)))
+  end
   local probe = ("%s/.ftrun-probe-%d"):format(where, ft.now_ns())
   local f, perr = io.open(probe, "w")
-  if not f then knobs.fail(script, ("RESULTS=%s: cannot write there: %s"):format(where, perr)) end
+  if not f then knobs.fail(script, ("RESULTS=%s: cannot write there: %s"):format(knobs.shown(where), reason(perr))) end
+  f:close()
+  os.remove(probe)
+  -- the plots are drawn in TMPDIR (mktemp -t) after the measurement: checked now, as RESULTS is (WE-3)
+  local tmp = os.getenv("TMPDIR")
+  if not tmp or tmp == "" then tmp = "/tmp" end
+  probe = ("%s/.ftrun-probe-%d"):format(tmp, ft.now_ns())
+  f, perr = io.open(probe, "w")
+  if not f then
+    knobs.fail(script, ("TMPDIR=%s: cannot write there, where the plots are drawn: %s"):format(knobs.shown(tmp),
+      reason(perr)))
+  end
   f:close()
   os.remove(probe)
   return plan

@@ -206,6 +206,10 @@ local system_calls = {
   function() return ft.faults, anything() end,
   function() return ft.rusage end,
   function() return ft.meminfo end,
+  function() return ft.clock_estimate, pick { nil, "measured", "x", 1 } end,
+  -- regular files, devices, directories, missing and bad paths, sizes right and wrong
+  function() return ft.read_file, pick { "/proc/self/stat", "/dev/zero", "/dev/null", "/", "", "a\0b",
+    "/proc/self/maps", "/nonexistent", anything() }, pick { 0, 1, 4096, -1, 1 << 62, math.maxinteger, 0.5, "x" } end,
   function() return ft.vmstat end,
   function() return ft.machine end,
   function() return ft.page_size, anything() end,
