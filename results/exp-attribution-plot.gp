@@ -10,5 +10,5 @@ set style fill solid 0.7 border -1
 set ylabel "ns per page (median and interval)"
 set xtics rotate by -20 noenhanced
 set yrange [0:*]
-set key top right
+set key below horizontal noenhanced
 plot "exp-attribution-plot.dat" using 2:3:4:xtic(1) title "ns/page, sampled"

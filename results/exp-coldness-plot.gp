@@ -6,6 +6,7 @@ set key top left opaque box
 set title "first touch after a wait (exp-coldness)" noenhanced
 set xlabel "seconds waited after the previous release (-1: the process's first mapping)"
 set ylabel "pass 1, ns per page"
-set key top left
+set offsets graph 0.05, graph 0.05, graph 0.05, graph 0.05
+set key above horizontal
 plot "exp-coldness-plot.dat" using 1:($1 >= 0 ? $2 : 1/0) with points pt 7 lc rgb "#1f4e99" title "a repetition", \
   "" using 1:($1 < 0 ? $2 : 1/0) with points pt 9 ps 1.5 lc rgb "#cc0000" title "first mapping of the process"

@@ -8,6 +8,8 @@ set xlabel "tasks"
 set ylabel "ops per second in total (pages; mmap1: map/unmap pairs)"
 set xtics 1
 set yrange [0:*]
+set xrange [0.5:2 + 0.5]
+set offsets 0, 0, graph 0.05, 0
 set key outside right noenhanced
 plot "exp-faults-plot.dat" index 0 using 1:2:3:4 with yerrorlines lc 1 title "mmap1 processes", \
   "" index 0 using 1:5 with lines dt 2 lc 1 notitle, \

@@ -4,15 +4,19 @@ set output "exp-thp-plot.svg"
 set grid lc rgb "#dddddd"
 set key top left opaque box
 set title "faults and ns per 4 KiB against the page obtained (exp-thp)" noenhanced
-set logscale xy
-set xlabel "bytes per page obtained (4096: base pages, 2097152: THP)"
+set logscale y
 set ylabel "ns per 4 KiB (median and interval)"
 set y2label "pass-1 faults per GiB"
 set logscale y2
 set y2tics
 set ytics nomirror
-set offsets graph 0.1, graph 0.1, 0, 0
-set key top right
-plot "exp-thp-plot.dat" using 2:4:5:6 with yerrorbars pt 7 lc rgb "#1f4e99" title "pass 1", \
-  "" using 2:7:8:9 with yerrorbars pt 5 lc rgb "#cc5500" title "re-touch", \
-  "" using 2:3 axes x1y2 with points pt 4 ps 1.5 lc rgb "#228822" title "faults per GiB (right)"
+set format y "%g"
+set format y2 "%.0f"
+set xrange [-0.5:3 - 0.5]
+set xtics noenhanced
+set offsets 0, 0, graph 0.05, graph 0.05
+set key below horizontal
+plot "exp-thp-plot.dat" using ($0 - 0.1):4:5:6 with yerrorbars pt 7 lc rgb "#1f4e99" title "pass 1", \
+  "" using ($0 + 0.1):7:8:9 with yerrorbars pt 5 lc rgb "#cc5500" title "re-touch", \
+  "" using 0:3:xtic(10) axes x1y2 with points pt 4 ps 1.5 lc rgb "#228822" \
+    title "pass-1 faults per GiB (right)"

@@ -7,7 +7,6 @@
 -- a time in rounds (run 1 on each host in turn, then run 2, ...), so that
 -- the drift of a machine's speed over minutes falls on every host alike.
 local ft = require "ft"
-local json = require "json"
 local knobs = require "knobs"
 local reports = require "reports"
 local shell = require "shell"
@@ -151,12 +150,12 @@ local function results_of(dir)
   local docs = {}
   -- a host's folder may be another's (SUMMARY=): a link in it is not entered
   for _, path in ipairs(shell.find(dir, "results%.json$", true)) do
-    local f = io.open(path)
-    local doc = f and json.decode(f:read("a") or "")
-    if f then f:close() end
-    if type(doc) == "table" and type(doc.rows) == "table" then
+    local doc, why = require("resultsjson").read(path)
+    if doc and type(doc.rows) == "table" then
       doc.path = path
       docs[#docs + 1] = doc
+    elseif not doc then
+      io.stderr:write(("%s: not summarised: %s\n"):format(SCRIPT, why))
     end
   end
   return docs

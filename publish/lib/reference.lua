@@ -25,7 +25,8 @@ reference.DIRS = {
   runner = "the executable: arguments, the Lua state, the REPL, one file per group of bindings",
   scripts = "the benchmark (`cycles.lua`), the experiments, and the tools that read results",
   ["scripts/lib"] = "the Lua the scripts share: harness, knobs, statistics, reports, plots, files, provenance",
-  ["scripts/lib/reports"] = "each script's presentation: its tables and plots, found by the script's name",
+  ["scripts/lib/reports"] = "each script's presentation: its tables, plots and findings, found by the script's name",
+  ["scripts/lib/explain"] = "what the explanation experiments share: the account of a first touch from the floor up",
   tests = "the TAP suite, one file per subject, run by `make test`",
   ["tests/lib"] = "the tests' helpers",
   ["tests/fuzz"] = "the API fuzz (`make fuzz`)",
@@ -58,7 +59,7 @@ function reference.layout(root)
       end
     end
     local about = reference.DIRS[dir] or error(("publish: the layout has no description for the directory %s/ "
-      .. "(add it to reference.DIRS in scripts/lib/reference.lua)"):format(dir), 0)
+      .. "(add it to reference.DIRS in publish/lib/reference.lua)"):format(dir), 0)
     out[#out + 1] = ("%s  %s"):format(dir == "." and "./" or dir .. "/", about)
     local line = "    "
     for i, n in ipairs(names) do

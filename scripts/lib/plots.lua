@@ -266,6 +266,8 @@ end
 -- what is wrong, naming the field. A failed run's JSON (no rows) passes:
 -- it has nothing to draw.
 function plots.check(doc)
+  local bad = require("resultsjson").invalid(doc)
+  if bad then return bad end
   if type(doc.script) ~= "string" then return "not a results JSON: it has no script field" end
   if doc.rows == nil then return nil end
   if type(doc.run) ~= "string" then return "has no run name (field run)" end

@@ -4,7 +4,10 @@
 --     the repetitions have, before the files are written;
 --   table(raw) -> the markdown of a run, from its raw file alone;
 --   plots(list, doc, dir, prefix): the plots of a run, from its JSON
---     (plots.add(list, ...) for each), reading its cases' params.
+--     (plots.add(list, ...) for each), reading its cases' params;
+--   finding(doc, say, ...) and the like: the script's findings on a run, in
+--     the published pages' words; say (round, interval, row, value, ...) is
+--     given by the caller, so the reports need nothing of the publishing wing.
 -- A script without one gets summary.table and plots.generic.
 local reports = {}
 

@@ -84,8 +84,8 @@ function shell.find(dir, pattern, skip_links)
           if depth < 16 then walk(p, depth + 1) else deep[#deep + 1] = p end
         end
       elseif name:match(pattern) then
-        local f = io.open(p)
-        if f then f:close(); out[#out + 1] = p end
+        local _, _, code = ft.read_file(p, 0) -- never opened: a FIFO would block
+        if code ~= 2 then out[#out + 1] = p end -- the reader refuses non-regular files, naming them
       end
     end
   end
