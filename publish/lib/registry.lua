@@ -20,7 +20,7 @@ local stats = require "stats"
 local summary = require "summary"
 local calreport = require "calreport"
 
-local read, ls = ev.read, shell.list
+local read, ls, sh = ev.read, shell.list, shell.quote
 local registry = {}
 
 -- A block is the text between <!-- ftrun claims NAME: begin --> and its end
@@ -171,6 +171,34 @@ local function run_files(root, dir, out, pasted)
   end
 end
 
+-- A kind's account of a first touch (account.lua) where a floor run is
+-- published: its own kind's floor, else results/'s, which the table then
+-- names as another kind's. account.lua runs once into a temporary folder.
+local function account_files(root, ftrun, dir, out)
+  local floor = dir .. "/exp-floor-results.json"
+  if not read(root .. "/" .. floor) then floor = "results/exp-floor-results.json" end
+  if not (read(root .. "/" .. floor) and read(root .. "/" .. dir .. "/exp-attribution-results.json")) then return end
+  local made
+  local function file(name)
+    if not made then
+      local tmp = ev.output("mktemp -d"):gsub("\n$", "")
+      local text, ok = ev.output(("cd %s && %s account.lua %s FLOOR_JSON=%s ACCOUNT_OUT=%s 2>&1"):format(
+        shell.path(root), ftrun, sh(dir), sh(floor), sh(tmp)))
+      made = {}
+      for _, f in ipairs { "account.md", "account-waterfall.dat", "account-waterfall.gp", "account-waterfall.svg" } do
+        made[f] = read(tmp .. "/" .. f)
+      end
+      os.execute("rm -rf " .. sh(tmp))
+      if not (ok and made["account.md"]) then error(("publish: account.lua failed on %s: %s"):format(dir, text), 0) end
+    end
+    return made[name]
+  end
+  for _, name in ipairs { "account.md", "account-waterfall.dat", "account-waterfall.gp", "account-waterfall.svg" } do
+    out[#out + 1] = { file = dir .. "/" .. name, drawn = name:match("svg$") and true or nil,
+      make = function() return file(name) end }
+  end
+end
+
 -- A kind's repeats/compare.txt: compare.lua on the published run and its
 -- repeats with the kind's calibration; its first line (the comparer's tree
 -- and machine) is kept.
@@ -191,6 +219,7 @@ function registry.targets(root, ftrun)
   for _, p in ipairs(kinds.published(root)) do
     local pasted = {}
     run_files(root, p.dir, out, pasted)
+    account_files(root, ftrun, p.dir, out)
     pages[#pages + 1] = { file = p.dir .. "/README.md", dir = p.dir, pasted = pasted }
     if read(root .. "/" .. p.dir .. "/repeats/compare.txt") then
       out[#out + 1] = { file = p.dir .. "/repeats/compare.txt", make = compare_txt(root, ftrun, p.dir) }
@@ -211,13 +240,18 @@ function registry.targets(root, ftrun)
       for _, r in ipairs(page.pasted) do -- a run the page has a block for, whose summary could be made
         old = made[r.file] and runfiles.replace_block(old, r.name, made[r.file]) or old
       end
+      local acc = made[page.dir .. "/account.md"] -- the page's account block, where the page has one
+      old = acc and runfiles.replace_block(old, "account", acc) or old
       local b = i == 1 and computed(made)["results/README.md"] or kindpage.blocks(root, page.dir,
         computed(made).kinds)
       return registry.apply(page.file, old, b)
     end }
   end
   out[#out + 1] = { file = "README.md", make = function(old, made)
-    return registry.apply("README.md", old, { headline = computed(made)["README.md"].headline,
+    local acc = made["results/account.md"]
+    local floor = acc and acc:match("\n\n(The floor[^\n]*)\n$")
+      or "No floor run (floor.lua) is published for this kind yet, so the account waits for one."
+    return registry.apply("README.md", old, { headline = computed(made)["README.md"].headline, floor = floor,
       layout = reference.layout(root), ["run-output"] = reference.run_output(made["results/summary.md"]),
       example = "```lua\n" .. read(root .. "/scripts/first_touch.lua") .. "```" })
   end }
