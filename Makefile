@@ -145,7 +145,7 @@ calibrate: all
 # with uncommitted changes (outside results/, which publishing rewrites) is
 # refused with exit 2 naming the files, since no file could say what was
 # measured; ALLOW_DIRTY=1 publishes anyway and every file records the diff.
-EXPERIMENTS := thp populate zeropage placement scaling recycle coldness pagesize attribution faults slowpages
+EXPERIMENTS := thp populate zeropage placement scaling recycle coldness pagesize attribution faults slowpages floor
 export ALLOW_DIRTY
 # Then REPEATS more default runs replace results/repeats/ (the claims rest
 # on runs of one tree), calibrate-published measures how far such runs
@@ -181,7 +181,7 @@ publish: all $(REF) bench-tools
 # files, bench/README.md or results/numa/; make docs then puts the kinds
 # side by side. Its calibration.md (make calibrate's A/A figures) goes
 # beside its runs.
-KIND_EXPERIMENTS := host actouch attribution slowpages
+KIND_EXPERIMENTS := host actouch attribution slowpages floor
 # The slow pages' period decided by walks and their controls (exp-slowperiod-*):
 # with 5 repetitions the second touch's sign test stays undecided here, and
 # with 15 the working set's per-repetition ratio sat at the edge of SAME.
