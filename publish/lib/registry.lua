@@ -171,31 +171,25 @@ local function run_files(root, dir, out, pasted)
   end
 end
 
--- A kind's account of a first touch (account.lua) where a floor run is
--- published: its own kind's floor, else results/'s, which the table then
--- names as another kind's. account.lua runs once into a temporary folder.
+-- A kind's account of a first touch (account.lua), where a floor run is
+-- published: its own kind's, else results/'s (the table says so).
+local ACCOUNT = { "account.md", "account-waterfall.dat", "account-waterfall.gp", "account-waterfall.svg" }
 local function account_files(root, ftrun, dir, out)
-  local floor = dir .. "/exp-floor-results.json"
-  if not read(root .. "/" .. floor) then floor = "results/exp-floor-results.json" end
+  local floor = read(root .. "/" .. dir .. "/exp-floor-results.json") and dir .. "/exp-floor-results.json"
+    or "results/exp-floor-results.json"
   if not (read(root .. "/" .. floor) and read(root .. "/" .. dir .. "/exp-attribution-results.json")) then return end
-  local made
-  local function file(name)
-    if not made then
-      local tmp = ev.output("mktemp -d"):gsub("\n$", "")
-      local text, ok = ev.output(("cd %s && %s account.lua %s FLOOR_JSON=%s ACCOUNT_OUT=%s 2>&1"):format(
-        shell.path(root), ftrun, sh(dir), sh(floor), sh(tmp)))
-      made = {}
-      for _, f in ipairs { "account.md", "account-waterfall.dat", "account-waterfall.gp", "account-waterfall.svg" } do
-        made[f] = read(tmp .. "/" .. f)
-      end
-      os.execute("rm -rf " .. sh(tmp))
-      if not (ok and made["account.md"]) then error(("publish: account.lua failed on %s: %s"):format(dir, text), 0) end
-    end
-    return made[name]
+  local made = {}
+  local function run() -- once, into a temporary folder
+    local tmp = ev.output("mktemp -d"):gsub("\n$", "")
+    local text, ok = ev.output(("cd %s && %s account.lua %s FLOOR_JSON=%s ACCOUNT_OUT=%s 2>&1"):format(
+      shell.path(root), ftrun, sh(dir), sh(floor), sh(tmp)))
+    for _, f in ipairs(ACCOUNT) do made[f] = read(tmp .. "/" .. f) end
+    os.execute("rm -rf " .. sh(tmp))
+    if not (ok and made[ACCOUNT[1]]) then error(("publish: account.lua failed on %s: %s"):format(dir, text), 0) end
   end
-  for _, name in ipairs { "account.md", "account-waterfall.dat", "account-waterfall.gp", "account-waterfall.svg" } do
-    out[#out + 1] = { file = dir .. "/" .. name, drawn = name:match("svg$") and true or nil,
-      make = function() return file(name) end }
+  for _, name in ipairs(ACCOUNT) do
+    out[#out + 1] = { file = dir .. "/" .. name, drawn = name:match("svg$") and true,
+      make = function() if not next(made) then run() end return made[name] end }
   end
 end
 
