@@ -432,7 +432,7 @@ local function compare(old_docs, new_docs)
     row.new_cell, row.new_median = side_cell(row.new, row.unit, opts.SEED + 1)
     local c = cal and cal.by_row[row.case .. "\0" .. row.column]
     for k, v in pairs(verdicts.runs(row.old, row.new, c, { ALPHA = opts.ALPHA, SEED = opts.SEED, i = i,
-      EQUIV = opts.EQUIV })) do row[k] = v end
+      EQUIV = opts.EQUIV, unit = row.unit })) do row[k] = v end
     if row.floor and not row.calibrated then floors[#floors + 1] = row.floor end
     -- several machines: the interval from machine, run and repetition
     if n_machines > 1 and row.ratio and verdicts.positive(row.old) and verdicts.positive(row.new) then

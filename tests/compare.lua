@@ -110,6 +110,38 @@ t.like(out, "| A | thp_fault_alloc | count | 0 [0, 0] (4×6) | ", "a count 0 in 
 t.like(out, " | new - old +13.5 |", "called by its difference from 0", out)
 t.ok(not out:find("%f[%a]inf%f[%A]"), "not as an infinite percent")
 
+-- A count the same in every repetition of each run and different between
+-- the sides (THP on against off: faults 262144 -> 512) is exact at one run a
+-- side; equal counts are the same, exactly; a count that varies is not exact.
+local function faults_fixture(path, value, vary)
+  return fixture(path, 1, 0, nil, function(d)
+    for _, r in ipairs(d.rows) do
+      if r.case == "A" and r.column == "pass1_faults" then
+        for j in ipairs(r.values) do r.values[j] = value + (vary and j or 0) end
+      end
+    end
+  end)
+end
+out, code = cmp(q(faults_fixture(dir .. "/f262144.json", 262144)) .. " " .. q(faults_fixture(dir .. "/f512.json", 512)))
+t.is(code, 0, "one run a side with a changed count exits 0")
+t.ok(out:match("| A | pass1_faults | faults | [^\n]*| different %(exact%): %-99%.8 %% |"), "the count called exactly",
+  out)
+t.ok(out:match("| A | pass1 | ns/page | [^\n]*| %? one run a side |"), "the times still not judged")
+out = cmp(q(faults_fixture(dir .. "/f512b.json", 512)) .. " " .. q(faults_fixture(dir .. "/f512.json", 512)))
+t.ok(out:match("| A | pass1_faults | faults | [^\n]*| = %(one value%): same %(exact%) |"),
+  "equal counts: same, exactly")
+out = cmp(q(faults_fixture(dir .. "/fv.json", 512, true)) .. " " .. q(faults_fixture(dir .. "/f262144.json", 262144)))
+t.ok(not out:match("pass1_faults[^\n]*exact"), "a count that varies within a run is not exact")
+do
+  local verdicts = require "verdicts"
+  local row = verdicts.pairs({ 512, 512, 512 }, { 262144, 262144, 262144 }, { ALPHA = 0.05, SEED = 1, unit = "faults" })
+  t.ok(row.exact and row.ratio == 512, "AB: a count constant on each side and different is exact at 3 pairs")
+  row = verdicts.pairs({ 100, 100 }, { 200, 200 }, { ALPHA = 0.05, SEED = 1, unit = "ns/page" })
+  t.ok(not row.exact, "a time that repeats is a timer's step, not exact")
+  row = verdicts.runs({ { 7 } }, { { 9 } }, nil, { ALPHA = 0.05, SEED = 1, unit = "faults" })
+  t.ok(not row.exact, "one repetition a side shows no constancy: not exact")
+end
+
 -- A timed row the new runs lack: named, and no gate passes over it.
 local lacking = {}
 os.execute("mkdir -p " .. q(dir .. "/lack4"))

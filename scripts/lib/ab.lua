@@ -200,7 +200,8 @@ function ab.report(doc, opts)
         if type(v) == "number" and type(w) == "number" then a[#a + 1], b[#b + 1] = v, w end
       end
       if #a > 0 then
-        local row = verdicts.pairs(a, b, { ALPHA = opts.ALPHA, SEED = opts.SEED, i = i, EQUIV = opts.EQUIV })
+        local row = verdicts.pairs(a, b, { ALPHA = opts.ALPHA, SEED = opts.SEED, i = i, EQUIV = opts.EQUIV,
+          unit = p.unit })
         row.case, row.column, row.unit, row.n = p.case, p.column, p.unit, #a
         row.a, row.b = stats.describe(fa), stats.describe(fb)
         rows[#rows + 1] = row

@@ -38,6 +38,31 @@ local function constant(a, b)
   return true
 end
 
+-- The one value every repetition of every run of a side has, with at least
+-- two repetitions seen; nil when the side varies (or showed one value only).
+local function one_value(runs)
+  local v, n = runs[1] and runs[1][1], 0
+  for _, r in ipairs(runs) do
+    for _, x in ipairs(r) do
+      if x ~= v then return nil end
+      n = n + 1
+    end
+  end
+  return n >= 2 and v or nil
+end
+
+-- A count (faults, pages, thp_fault_alloc) the same in every repetition of
+-- each side and different between them: no chance spread to test against,
+-- the difference is exact at one run a side. Counts only: a time that
+-- repeats is a timer's step, not an exact value.
+local function exact(row, va, vb, unit)
+  if not (va and vb and va ~= vb and units.kind(unit) == "count") then return false end
+  row.exact, row.diff = true, vb - va
+  if va > 0 and vb > 0 then row.ratio, row.lo, row.hi = vb / va, vb / va, vb / va end
+  return true
+end
+verdicts.one_value = one_value
+
 -- Sum of squares of xs about their mean.
 local function ss(xs)
   local m, s = stats.mean(xs), 0
@@ -130,7 +155,8 @@ end
 -- One row of runs against runs. old, new: lists of runs, each its values.
 -- cal: the calibration's row ({between_run_sd_log, df}) or nil. opts: ALPHA,
 -- SEED (and i, the row's index, for its own seed), EQUIV (a percent or nil),
--- NEED_ALPHA (the level `need` is sized for; default ALPHA).
+-- NEED_ALPHA (the level `need` is sized for; default ALPHA), unit (the
+-- row's: a count the same in every repetition of each side is exact).
 -- Returns the row's figures: ratio, lo, hi (95 %), p, floor (the smallest
 -- p these sizes can give), between, within (sd %), calibrated, same,
 -- unjudged, delta (the margin of "same", %), eq (true when the 90 %
@@ -149,6 +175,7 @@ function verdicts.runs(old, new, cal, opts)
     row.same = true -- one value on both sides: nothing to test, and no place in the family of tests
     return row
   end
+  if exact(row, one_value(old), one_value(new), opts.unit) then return row end
   if not pos then -- a value 0 or below (a count one side never sees): no ratio, the difference is shown
     local function pooled(runs)
       local all = {}
@@ -229,6 +256,7 @@ function verdicts.pairs(a, b, opts)
     row.same = true
     return row
   end
+  if n >= 2 and exact(row, one_value { a }, one_value { b }, opts.unit) then return row end
   local d = {}
   if pos then
     row.ratio, row.lo, row.hi = inference.paired_ratio(a, b, { seed = opts.SEED + (opts.i or 1) })
@@ -281,19 +309,29 @@ local function pct(r) return ("%+.1f %%"):format(100 * (r - 1)) end
 -- worse beyond FAIL_ABOVE, as lines), unjudged (timed rows that cannot be
 -- judged, as "case column").
 function verdicts.judge(rows, opts)
+  -- an exact difference is a discovery with p = 0: it takes its rank in the
+  -- family, so calling it exactly costs the other rows nothing
   local ps = {}
-  for _, row in ipairs(rows) do if row.p then ps[#ps + 1] = row.p end end
+  for _, row in ipairs(rows) do
+    if row.p or row.exact then ps[#ps + 1] = row.p or 0 end
+  end
   local q, k = inference.bh(ps), 0
   local out = { judged = #ps, called = 0, same = 0, failures = {}, unjudged = {} }
   for _, row in ipairs(rows) do
-    if row.p then
+    if row.p or row.exact then
       k = k + 1
-      row.q = q[k]
+      if row.p then row.q = q[k] end
     end
     local better = units.better(row.unit)
     local r = row.ratio
     if row.same then
-      row.verdict = "= (one value)"
+      row.verdict = "= (one value): same (exact)"
+    elseif row.exact then
+      row.called = true
+      out.called = out.called + 1
+      out.exact = (out.exact or 0) + 1
+      row.verdict = "different (exact): " .. (r and pct(r) or (opts.prefix == "B/A " and "B - A " or "new - old ")
+        .. verdicts.signed(row.diff, row.unit))
     elseif row.q and row.q <= opts.ALPHA and not row.unjudged then
       row.called = true
       out.called = out.called + 1
