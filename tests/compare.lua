@@ -142,6 +142,26 @@ do
   t.ok(not row.exact, "one repetition a side shows no constancy: not exact")
 end
 
+-- The symbols explained under the table; FORMAT=csv|tsv|json: the rows alone on stdout.
+out = cmp(q(base) .. " " .. q(slower))
+t.like(out, "verdicts: ", "the symbols the table uses explained under it")
+t.like(out, "? not judged", "? among them")
+local only_stdout = function(args) return t.run(t.quote(t.ftrun) .. " compare.lua " .. args .. " 2>/dev/null") end
+local csv_out, csv_code = only_stdout(q(base) .. " " .. q(slower) .. " FORMAT=csv")
+t.is(csv_code, 0, "FORMAT=csv exits 0")
+t.ok(csv_out:match("^old,new,case,column,unit,old_median,new_median,change_pct"), "FORMAT=csv: a header first", csv_out)
+t.ok(not csv_out:find("| case |", 1, true), "and no markdown on stdout", csv_out)
+local json_out = only_stdout(q(base) .. " " .. q(slower) .. " FORMAT=json")
+local list = json.decode(json_out) or {}
+t.ok(#list > 0 and list[1].verdict ~= nil and list[1].case ~= nil, "FORMAT=json: a list of rows with verdicts",
+  json_out)
+out, code = cmp(q(base) .. " " .. q(slower) .. " FORMAT=xml")
+t.is(code, 2, "FORMAT=xml: exit 2")
+t.like(out, "FORMAT", "naming the knob")
+out, code = cmp(q(base) .. " " .. q(base))
+t.is(code, 0, "a run compared with itself exits 0")
+t.like(out, "a run compared with itself", "and says so")
+
 -- A timed row the new runs lack: named, and no gate passes over it.
 local lacking = {}
 os.execute("mkdir -p " .. q(dir .. "/lack4"))

@@ -175,7 +175,8 @@ end
 
 -- The paired table of an AB run's rows (each with .side "A" or "B" and
 -- .ab_case, the case's own name, and .values by repetition). Returns its
--- lines, the rows that fail FAIL_ABOVE and the rows that cannot be judged.
+-- lines, the rows that fail FAIL_ABOVE, the rows that cannot be judged and
+-- the judged rows (each with a, b: the sides' descriptions).
 function ab.report(doc, opts)
   local pairs_, order = {}, {}
   for _, r in ipairs(doc.rows) do
@@ -243,7 +244,9 @@ function ab.report(doc, opts)
       opts.EQUIV) or ("= the smallest change these pairs detect with 80 %% power (stated up to %d %%)"):format(
       verdicts.SAME_MAX))
   end
-  return lines, judged.failures, judged.unjudged
+  local legend = verdicts.legend(rows)
+  if legend then lines[#lines + 1] = legend end
+  return lines, judged.failures, judged.unjudged, rows
 end
 
 -- The paired table under a run's own table (markdown).

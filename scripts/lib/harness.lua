@@ -446,6 +446,8 @@ end
 
 -- The row of one case and column, once h:run() has run.
 function H:row(case_name, column)
+  if not self.ran then error(("h:row %s %s: called before h:run(), so no repetition has run yet"):format(
+    tostring(case_name), tostring(column)), 2) end
   self.rows = self.rows or results.rows(self)
   for _, r in ipairs(self.rows) do
     if r.case == case_name and r.column == column then return r end
@@ -518,6 +520,8 @@ local RATIO_OPTIONS = { time = true, minima = true }
 
 function H:ratio(name, a, b, opts)
   text_ok("ratio name", name)
+  -- before the repetitions every row is empty: a ratio of nothing, not a figure
+  if not self.ran then error(("h:ratio %s: called before h:run(); call h:run() first"):format(name), 2) end
   for _, v in ipairs(self.values) do
     if v[1][2] == name then error(("h:ratio %s: a value of that name was taken already"):format(name), 2) end
   end

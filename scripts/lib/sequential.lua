@@ -290,6 +290,8 @@ function sequential.drive(script, cfg, args)
     print(("| %s | %s | %s | %s | %s | %s | %s |"):format(row.case, row.column, row.unit, change,
       row.p and ("%.3g"):format(row.p) or "–", row.q and ("%.3g"):format(row.q) or "–", verdict(row)))
   end
+  local legend = verdicts.legend(rows)
+  if legend then print(legend) end
   print("")
   print(("the runs are in %s"):format(dir))
   os.exit(0, true)

@@ -363,6 +363,29 @@ function verdicts.judge(rows, opts)
   return out
 end
 
+-- What the verdict column's symbols mean, for the symbols these rows use:
+-- one line under the table, or nil when it uses none.
+local SYMBOLS = {
+  { "^~", "~ undecided: not called different, nor shown the same within its margin (in brackets: what would "
+    .. "decide it)" },
+  { "^%?", "? not judged: what was given cannot judge the row (the cell says why)" },
+  { "^=", "= one value on both sides, nothing to test (the same, exactly)" },
+  { "%(exact%)", "(exact) a count the same in every repetition of each side: no spread, so the difference is exact" },
+}
+function verdicts.legend(rows)
+  local out = {}
+  for _, sym in ipairs(SYMBOLS) do
+    for _, row in ipairs(rows) do
+      if type(row.verdict) == "string" and row.verdict:find(sym[1]) then
+        out[#out + 1] = sym[2]
+        break
+      end
+    end
+  end
+  if #out == 0 then return nil end
+  return "verdicts: " .. table.concat(out, "; ") .. "."
+end
+
 -- The verdict's kind: "different", "same", "undecided" or "unjudged".
 function verdicts.kind(text)
   if text:match("^= ") or text:match("^same within") then return "same" end
