@@ -54,6 +54,10 @@ local SPEC = {
       .. "the machine then a level of the bootstrap (machine, run, repetition)" },
   { name = "SEED", kind = "count", default = 1,
     desc = "seed of the bootstrap's draws (the same seed, the same interval)" },
+  { name = "ROWS", kind = "rows", default = "the runs' decision rows",
+    desc = "the rows the gate (FAIL_ABOVE) and the exit status follow: case:column items separated by ; "
+      .. "(e.g. A:pass1), or all; by default the rows the script names as what it is asked (cycles.lua: A pass1), "
+      .. "every row where it names none. The other rows are reported as they stand" },
   { name = "FORMAT", kind = "choice", choices = display.FORMATS, default = "md",
     desc = "stdout: md (the tables and their notes), or every row of every table as one csv, tsv or json table "
       .. "(the notes then on stderr)" },
@@ -126,7 +130,7 @@ local opts = knobs.read(SCRIPT, SPEC, knob_args)
 -- every line of prose goes to stderr; the rows are gathered as they are judged
 local records = {}
 local FIELDS = { "old", "new", "case", "column", "unit", "old_median", "new_median", "change_pct", "lo_pct", "hi_pct",
-  "p", "q", "verdict" }
+  "p", "q", "verdict", "decides" }
 -- the prose: stdout with FORMAT=md, else stderr
 local function say(text)
   (opts.FORMAT == "md" and io.stdout or io.stderr):write(text, "\n")
@@ -135,7 +139,28 @@ local function record(row, old, new, old_median, new_median)
   local pct_of = function(x) return x and 100 * (x - 1) or nil end
   records[#records + 1] = { old = old, new = new, case = row.case, column = row.column, unit = row.unit,
     old_median = old_median, new_median = new_median, change_pct = pct_of(row.ratio), lo_pct = pct_of(row.lo),
-    hi_pct = pct_of(row.hi), p = row.p, q = row.q, verdict = row.verdict }
+    hi_pct = pct_of(row.hi), p = row.p, q = row.q, verdict = row.verdict, decides = row.decides or false }
+end
+
+-- The decision rows: ROWS= (all: none, every row decides), else the ones the
+-- first run names (its script's decide), as {case, column} pairs, and whence.
+local function decision_of(doc)
+  if opts.given.ROWS then
+    if opts.ROWS == "all" then return nil, "ROWS=all" end
+    return opts.ROWS, "ROWS="
+  end
+  return verdicts.decision_names(doc.decision_rows), ("named by %s"):format(tostring(doc.script))
+end
+
+-- A line under a table: the decision rows' verdicts, and the names no row has.
+local function say_decision(judged, rows, doc)
+  local names, whence = decision_of(doc)
+  if not names then return end
+  local parts = stats.map(judged.decision, function(r) return ("%s %s: %s"):format(r.case, r.column, r.verdict) end)
+  say(("decision row(s) (%s; ROWS= picks others): %s; the gate and the exit status follow them, the other rows "
+    .. "are reported as they stand."):format(whence, #parts > 0 and table.concat(parts, "; ") or "none of them here"))
+  local missing = verdicts.mark_decision(rows, names)
+  if #missing > 0 then say(("decision row(s) not in the runs: %s"):format(table.concat(missing, ", "))) end
 end
 if opts.FAIL_ABOVE == "off" then opts.FAIL_ABOVE = nil end
 if not opts.given.EQUIV then opts.EQUIV = nil end
@@ -468,6 +493,7 @@ local function compare(old_docs, new_docs)
       row.ratio, row.lo, row.hi = machines.bootstrap_ratio(row.old, row.new, { seed = opts.SEED + i })
     end
   end
+  verdicts.mark_decision(rows, (decision_of(first)))
   local judged = verdicts.judge(rows, { ALPHA = opts.ALPHA, FAIL_ABOVE = opts.FAIL_ABOVE, what = "runs a side" })
   if opts.FORCE then
     for _, d in ipairs(old_docs) do if d.forced then say(("FORCED: %s: %s"):format(d.path, d.forced)) end end
@@ -492,6 +518,7 @@ local function compare(old_docs, new_docs)
   end
   local legend = verdicts.legend(rows)
   if legend then say(legend) end
+  say_decision(judged, rows, first)
   for _, w in ipairs(judged.failures) do gate_failures[#gate_failures + 1] = w end
   for _, w in ipairs(judged.unjudged) do cannot_gate[#cannot_gate + 1] = w end
   if #logs > 0 then
@@ -538,8 +565,11 @@ local function compare(old_docs, new_docs)
     if #lonely[side] > 0 then
       local names = stats.map(lonely[side], function(r) return r.case .. " " .. r.column end)
       say(("%d row(s) only in the %s runs, not compared: %s"):format(#names, side, table.concat(names, ", ")))
+      local asked = decision_of(first)
       for _, r in ipairs(side == "old" and lonely.old or {}) do
-        if units.better(r.unit) then
+        local decides = not asked
+        for _, n in ipairs(asked or {}) do decides = decides or n[1] == r.case and n[2] == r.column end
+        if units.better(r.unit) and decides then
           cannot_gate[#cannot_gate + 1] = r.case .. " " .. r.column .. " (not in the new runs)"
         end
       end
@@ -574,6 +604,7 @@ else
     stamp()
     local doc = docs[1]
     say(("AB run: %s (%s %s, %s)"):format(doc.path, doc.script, doc.run or "", doc.date or "?"))
+    opts.decision = decision_of(doc)
     local lines, failures, unjudged, rows = ab.report(doc, opts)
     if not lines then fail(("%s: an AB run with no row measured on both sides"):format(doc.path)) end
     for _, row in ipairs(rows) do

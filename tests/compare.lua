@@ -76,7 +76,8 @@ local function join(list)
   for i, p in ipairs(list) do out_[i] = q(p) end
   return table.concat(out_, " ")
 end
-out, code = cmp(join(old4) .. " -- " .. join(new4))
+-- ROWS=all: every row decides, one family of tests (the decision rows alone are tested below)
+out, code = cmp(join(old4) .. " -- " .. join(new4) .. " ROWS=all")
 t.is(code, 0, "4 runs against 4 without FAIL_ABOVE exits 0")
 t.like(out, "| A | pass1 | ns/page | ", "the row")
 t.like(out, "(4×6)", "sizes as runs × repetitions")
@@ -89,7 +90,7 @@ t.like(out, "called worse by more than FAIL_ABOVE=5 %", "and says why")
 t.like(out, "A pass1: +20.0 %", "naming the row")
 _, code = cmp(join(old4) .. " -- " .. join(new4) .. " FAIL_ABOVE=25", "FAIL_ABOVE=5")
 t.is(code, 0, "the argument wins over the environment: FAIL_ABOVE=25 lets 20 % through")
-out, code = cmp(q(dir .. "/old4") .. " -- " .. q(dir .. "/new4"))
+out, code = cmp(q(dir .. "/old4") .. " -- " .. q(dir .. "/new4") .. " ROWS=all")
 t.like(out, "| 0.0286 | 0.04 | +20.0 % (worse) |", "directories of runs read as their files")
 t.is(code, 0, "and exit 0")
 
@@ -162,6 +163,23 @@ out, code = cmp(q(base) .. " " .. q(base))
 t.is(code, 0, "a run compared with itself exits 0")
 t.like(out, "a run compared with itself", "and says so")
 
+-- The decision rows (cycles.lua names A pass1) make the gate; ROWS= picks others.
+do
+  local pass2 = runs("pass2slow", 4, 1.2, "A pass2")
+  out, code = cmp(join(old4) .. " -- " .. join(pass2), "FAIL_ABOVE=5")
+  t.is(code, 0, "a row worse beyond FAIL_ABOVE that is no decision row does not fail the gate", out)
+  t.like(out, "decision row(s) (named by cycles.lua; ROWS= picks others): A pass1: ", "the decision row named")
+  t.like(out, "| A | pass2 | ns/page | ", "the other rows reported as they stand")
+  out, code = cmp(join(old4) .. " -- " .. join(pass2) .. " ROWS=A:pass2", "FAIL_ABOVE=5")
+  t.is(code, 1, "ROWS=A:pass2 gates on pass 2", out)
+  out, code = cmp(join(old4) .. " -- " .. join(pass2) .. " ROWS=all", "FAIL_ABOVE=5")
+  t.is(code, 0, "ROWS=all: every row in one family of tests, where one moved row of seven is not called", out)
+  t.ok(not out:find("decision row(s)", 1, true), "and no decision row named")
+  out, code = cmp(join(old4) .. " -- " .. join(pass2) .. " ROWS=pass2")
+  t.is(code, 2, "ROWS=pass2 (no case): exit 2")
+  t.like(out, "ROWS=pass2: expected all, or case:column items", "naming what it takes")
+end
+
 -- A timed row the new runs lack: named, and no gate passes over it.
 local lacking = {}
 os.execute("mkdir -p " .. q(dir .. "/lack4"))
@@ -175,7 +193,7 @@ end
 out, code = cmp(join(old4) .. " -- " .. join(lacking))
 t.is(code, 0, "new runs without a row compare")
 t.like(out, "1 row(s) only in the old runs, not compared: A pass2", "and name the row they lack")
-out, code = cmp(join(old4) .. " -- " .. join(lacking), "FAIL_ABOVE=5")
+out, code = cmp(join(old4) .. " -- " .. join(lacking) .. " ROWS=all", "FAIL_ABOVE=5")
 t.is(code, 2, "FAIL_ABOVE cannot pass a timed row the new runs lack: exit 2")
 t.like(out, "A pass2 (not in the new runs)", "naming it")
 
@@ -200,7 +218,7 @@ t.ok(not out:find("(worse)", 1, true) and not out:find("(better)", 1, true), "an
 -- Benjamini-Hochberg: one row alone 20 % slower has p = 0.0286 < 0.05, but
 -- among the timed rows the correction does not call it, so the gate holds.
 local one4 = runs("one4", 4, 1.2, "A pass1")
-out, code = cmp(join(old4) .. " -- " .. join(one4), "FAIL_ABOVE=5")
+out, code = cmp(join(old4) .. " -- " .. join(one4) .. " ROWS=all", "FAIL_ABOVE=5")
 t.is(code, 0, "a row whose q is above ALPHA does not fail the gate")
 t.like(out, "| 0.0286 | ", "its p is below 0.05")
 t.like(out, "would have p < 0.05 by chance", "the expected count of chance calls is printed")
@@ -208,6 +226,9 @@ local six_old, six_new = runs("old6", 6, 1), runs("one6", 6, 1.2, "A pass1")
 out, code = cmp(join(six_old) .. " -- " .. join(six_new), "FAIL_ABOVE=5")
 t.is(code, 1, "6 runs a side (p = 2/924) call that row through the correction")
 t.like(out, "A pass1: +20.0 %", "and name it")
+out, code = cmp(join(old4) .. " -- " .. join(one4), "FAIL_ABOVE=5")
+t.is(code, 1, "the decision row alone (cycles.lua's A pass1) is its own family: 4 runs a side call it")
+t.like(out, "| 0.0286 | 0.0286 | +20.0 % (worse) |", "q = p, one test")
 
 -- Three runs a side cannot reach 0.05: said, and FAIL_ABOVE exits 2.
 local three = { old4[1], old4[2], old4[3] }

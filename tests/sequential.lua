@@ -40,6 +40,9 @@ t.like(out, "at most 2 runs", "says its cap")
 t.like(out, "| case | column | unit | change % [interval] | p | q | verdict |", "ends in a verdict per row")
 t.ok(out:find("decided after %d run") or out:find("undecided at MAX_RUNS after 2 run"), "and how many runs it took",
   out)
+t.like(out, "Decision row(s): A pass1 (ROWS= picks others)", "follows the script's decision row")
+t.like(out, "the host's drift since then is part of this comparison's uncertainty", "and says the baseline's age counts")
+t.ok(out:find("the baseline's newest run is %d+ min old"), "naming the age", out)
 local runs = t.run("ls " .. q(dir .. "/until"))
 t.ok(runs:find("run-01", 1, true), "its runs kept, one directory each", runs)
 
@@ -76,6 +79,8 @@ for _, c in ipairs {
   { "UNTIL=decided MAX_RUNS=0 BASELINE=" .. q(dir .. "/base"), "MAX_RUNS=0: expected a positive integer" },
   { "BASELINE=" .. q(dir .. "/base"), "only with UNTIL=decided" },
   { "UNTIL=sometimes", "UNTIL=sometimes: expected decided" },
+  { "ROWS=A:pass1", "ROWS=: only with UNTIL=decided or AB" },
+  { "UNTIL=decided ROWS=pass1 BASELINE=" .. q(dir .. "/base"), "ROWS=pass1: expected all, or case:column items" },
   { "UNTIL=decided BASELINE=" .. q(dir .. "/base/r1/cycles-A-results.json"),
     "expected a directory of a baseline's runs" },
   { "UNTIL=decided BASELINE=" .. q(dir .. "/base") .. " MIB=16", "was run with MIB=8, this run has MIB=16" },

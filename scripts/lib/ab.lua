@@ -210,6 +210,7 @@ function ab.report(doc, opts)
     end
   end
   if #rows == 0 then return nil end
+  verdicts.mark_decision(rows, opts.decision)
   local judged = verdicts.judge(rows, { ALPHA = opts.ALPHA, FAIL_ABOVE = opts.FAIL_ABOVE, what = "pairs",
     prefix = "B/A " })
   -- each side named by its knobs, so that "A" in the case column is a case (a cycle), never a side
@@ -246,12 +247,18 @@ function ab.report(doc, opts)
   end
   local legend = verdicts.legend(rows)
   if legend then lines[#lines + 1] = legend end
+  if #judged.decision > 0 then
+    lines[#lines + 1] = "decision row(s): " .. table.concat(stats.map(judged.decision, function(r)
+      return ("%s %s: %s"):format(r.case, r.column, r.verdict) end), "; ")
+      .. "; the gate and the exit status follow them, the other rows are reported as they stand."
+  end
   return lines, judged.failures, judged.unjudged, rows
 end
 
 -- The paired table under a run's own table (markdown).
 function ab.markdown(plan, rows)
-  local lines = ab.report({ ab = { a = plan.a, b = plan.b }, rows = rows }, { ALPHA = ab.ALPHA, SEED = 1 })
+  local lines = ab.report({ ab = { a = plan.a, b = plan.b }, rows = rows }, { ALPHA = ab.ALPHA, SEED = 1,
+    decision = verdicts.decision_names(plan.decision) })
   if not lines then return "" end
   return "\n**AB: the paired change B/A**\n" .. table.concat(lines, "\n") .. "\n"
 end

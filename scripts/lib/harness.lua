@@ -104,9 +104,24 @@ function Record:check_byte_sum(...) return self._h.meter:check_byte_sum(...) end
 -- exit 2 before anything is made; or nil and a warning: said on stderr and
 -- noted under the run's table, for a default the user did not give), memory (cfg,
 -- bytes, pages -> bytes mapped at once; default one buffer). args: the
--- script's arguments (default the chunk's `arg`).
+-- script's arguments (default the chunk's `arg`). decide: the rows a
+-- comparison of its runs decides on ({{case, column}, ...}: what the script
+-- is asked; UNTIL=decided and compare.lua's gate follow them, ROWS= picks others).
 local START_OPTIONS = { script = 1, about = 1, mib = 1, reps = 1, quick = 1, knobs = 1, warmup = 1, run = 1,
-  memory = 1, check = 1, shuffle = 1, limits = 1 }
+  memory = 1, check = 1, shuffle = 1, limits = 1, decide = 1 }
+
+local function decision_rows(list)
+  if list == nil then return nil end
+  local out = {}
+  for i, n in ipairs(type(list) == "table" and list or {}) do
+    if type(n) ~= "table" or type(n[1]) ~= "string" or type(n[2]) ~= "string" then
+      error(("harness.start: decide[%d]: expected {case, column}, two names"):format(i), 3)
+    end
+    out[i] = { case = n[1], column = n[2] }
+  end
+  if #out == 0 then error("harness.start: decide: expected a list of {case, column}", 3) end
+  return out
+end
 
 function harness.start(opts, args)
   for k in pairs(opts) do
@@ -115,6 +130,7 @@ function harness.start(opts, args)
   assert(type(opts.script) == "string" and math.type(opts.mib) == "integer" and math.type(opts.reps) == "integer",
     "harness.start: script (a string), mib and reps (integers) are needed")
   local script = opts.script .. ".lua"
+  local decision = decision_rows(opts.decide)
   local quick = opts.quick or { MIB = 16, REPS = 2 }
   local meter = measure.meter()
   local spec = {
@@ -172,7 +188,14 @@ function harness.start(opts, args)
 
   local h = setmetatable({ script = script, about = opts.about, cfg = cfg, spec = spec, meter = meter,
     warmup = opts.warmup or 0, cases = {}, cols = {}, values = {}, notes = {}, start_ns = start_ns,
-    ab = ab_plan, ghz = ghz, ghz_source = ghz_source, provenance = prov, pass_keys = {} }, H)
+    ab = ab_plan, ghz = ghz, ghz_source = ghz_source, provenance = prov, pass_keys = {}, decision = decision }, H)
+  if ab_plan then -- ROWS= picks the paired table's decision rows over the script's own
+    ab_plan.decision = decision
+    if cfg.given.ROWS then
+      ab_plan.decision = cfg.ROWS ~= "all"
+        and stats.map(cfg.ROWS, function(n) return { case = n[1], column = n[2] } end) or nil
+    end
+  end
   -- The estimate's own spread at the start, to tell a moved clock at the end from noise.
   if ghz_source == "measured" then h.ghz_start = { ghz, (ft.clock_estimate()), (ft.clock_estimate()) } end
   if opts.shuffle then

@@ -114,6 +114,21 @@ function parsers.path(value)
   return value
 end
 
+-- The rows a comparison decides on: "all", or "case:column" items separated
+-- by ";" (a case's name may hold a comma; the column is after the last ":").
+function parsers.rows(value)
+  if value == "all" then return value end
+  local list = {}
+  for item in (value .. ";"):gmatch("([^;]*);") do
+    local case, column = item:match("^%s*(.-):([^:]-)%s*$")
+    if not case or case == "" or column == "" then
+      return nil, "all, or case:column items separated by ; (e.g. A:pass1;A:pass2)"
+    end
+    list[#list + 1] = { case, column }
+  end
+  return list
+end
+
 -- letters from spec.letters, each at most once, at least one
 function parsers.letters(value, spec)
   if value == "" then return nil, "a non-empty subset of " .. spec.letters end

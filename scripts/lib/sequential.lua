@@ -38,6 +38,10 @@ function sequential.knobs()
     { name = "BASELINE", kind = "path", default = "none",
       desc = "with UNTIL=decided: a directory of this script's runs (its *results.json) to compare against" },
     { name = "MAX_RUNS", kind = "count", default = 10, desc = "with UNTIL=decided: the most runs it adds" },
+    { name = "ROWS", kind = "rows", default = "the script's decision rows",
+      desc = "with UNTIL=decided or AB: the rows to decide, case:column items separated by ; (e.g. A:pass1), or "
+        .. "all; by default the rows the script names as what it is asked (cycles.lua: A pass1). The others are "
+        .. "reported as they stand" },
   }
 end
 
@@ -161,8 +165,8 @@ function sequential.open(row, have, cap)
 end
 
 -- One look: every row both sides have, judged at alpha. Returns the rows
--- and whether every timed row is decided.
-local function look(old_docs, new_docs, cal, alpha, equiv, cap)
+-- and whether every decision row (every timed row where none is named) is decided.
+local function look(old_docs, new_docs, cal, alpha, equiv, cap, decision)
   local order, by = {}, {}
   for side, docs in pairs { old = old_docs, new = new_docs } do
     for _, d in ipairs(docs) do
@@ -191,10 +195,55 @@ local function look(old_docs, new_docs, cal, alpha, equiv, cap)
       rows[#rows + 1] = row
     end
   end
+  verdicts.mark_decision(rows, decision)
   local judged = verdicts.judge(rows, { ALPHA = alpha, what = "runs a side" })
-  local open = 0
-  for _, row in ipairs(rows) do if sequential.open(row, #new_docs, cap) then open = open + 1 end end
-  return rows, open == 0 and #rows > 0, judged
+  local open, deciding = 0, 0
+  for _, row in ipairs(rows) do
+    if row.decides or not decision then
+      deciding = deciding + 1
+      if sequential.open(row, #new_docs, cap) then open = open + 1 end
+    end
+  end
+  return rows, open == 0 and deciding > 0, judged
+end
+
+-- The decision rows ({case, column} pairs) from ROWS= or the runs' own
+-- decision_rows; nil: every timed row decides.
+function sequential.decision(cfg, named)
+  if cfg.given.ROWS then
+    if cfg.ROWS == "all" then return nil end
+    return cfg.ROWS
+  end
+  return verdicts.decision_names(named)
+end
+
+-- A results JSON's date ("2026-12-07T19:32:11Z") as seconds since the epoch (UTC), or nil.
+local function epoch(date)
+  local y, mo, d, h, mi, s = tostring(date):match("^(%d+)-(%d+)-(%d+)T(%d+):(%d+):(%d+)Z$")
+  if not y then return nil end
+  local t = { year = tonumber(y), month = tonumber(mo), day = tonumber(d), hour = tonumber(h), min = tonumber(mi),
+    sec = tonumber(s), isdst = false }
+  -- os.time reads the table as local time: the offset of the epoch's own reading corrects it
+  local here = os.time(t)
+  local utc = os.time(os.date("!*t", here))
+  return here + (here - utc)
+end
+
+-- What the baseline's age means for the comparison, as one sentence.
+function sequential.age(old)
+  local newest
+  for _, d in ipairs(old) do
+    local t = epoch(d.date)
+    if t and (not newest or t > newest) then newest = t end
+  end
+  local what = "the baseline's runs were made before these"
+  if newest then
+    local s = math.max(0, os.time() - newest)
+    what = ("the baseline's newest run is %s old"):format(s < 5400 and ("%.0f min"):format(s / 60)
+      or s < 172800 and ("%.1f h"):format(s / 3600) or ("%.0f days"):format(s / 86400))
+  end
+  return what .. (": the host's drift since then is part of this comparison's uncertainty, and nothing here measures "
+    .. "it; two settings that can share a run are compared without it by AB=\"A knobs | B knobs\" UNTIL=decided.")
 end
 
 -- Runs the script until decided, then exits; returns when UNTIL is off.
@@ -204,6 +253,9 @@ function sequential.drive(script, cfg, args)
   if cfg.UNTIL ~= "decided" then
     for _, k in ipairs { "BASELINE", "MAX_RUNS" } do
       if cfg.given[k] then knobs.fail(script, ("%s=%s: only with UNTIL=decided"):format(k, tostring(cfg[k]))) end
+    end
+    if cfg.given.ROWS and (not cfg.AB or cfg.AB == "") then
+      knobs.fail(script, "ROWS=: only with UNTIL=decided or AB (the rows a comparison decides on)")
     end
     return
   end
@@ -216,7 +268,7 @@ function sequential.drive(script, cfg, args)
   local words = {}
   for _, a in ipairs(args) do
     local name = a:match("^([%u_][%u%d_]*)=")
-    if name ~= "UNTIL" and name ~= "BASELINE" and name ~= "MAX_RUNS" and name ~= "RESULTS" then
+    if name ~= "UNTIL" and name ~= "BASELINE" and name ~= "MAX_RUNS" and name ~= "RESULTS" and name ~= "ROWS" then
       words[#words + 1] = quote(a)
     end
   end
@@ -227,11 +279,12 @@ function sequential.drive(script, cfg, args)
   end
   say("until decided against %d baseline run(s) in %s, at most %d runs, %s", #old, cfg.BASELINE, cfg.MAX_RUNS,
     cal and "judged with the calibration " .. cal.path or "no calibration of the baseline (permutation test)")
+  local decision = sequential.decision(cfg, old[1].decision_rows)
   local new, spent = {}, 0
   local rows, decided, judged
   for i = 1, cfg.MAX_RUNS do
     local out = ("%s/run-%02d"):format(dir, i)
-    local cmd = ("env -u UNTIL -u BASELINE -u MAX_RUNS %s %s %s RESULTS=%s >%s.log 2>&1"):format(quote(ftrun),
+    local cmd = ("env -u UNTIL -u BASELINE -u MAX_RUNS -u ROWS %s %s %s RESULTS=%s >%s.log 2>&1"):format(quote(ftrun),
       quote(script), table.concat(words, " "), quote(out), quote(out))
     assert(ft.mkdir(dir))
     local ok, _, code = os.execute(cmd)
@@ -255,7 +308,7 @@ function sequential.drive(script, cfg, args)
     end
     local alpha = sequential.spend(sequential.ALPHA, i, cfg.MAX_RUNS)
     spent = spent + alpha
-    rows, decided, judged = look(old, new, cal, alpha, nil, cfg.MAX_RUNS)
+    rows, decided, judged = look(old, new, cal, alpha, nil, cfg.MAX_RUNS, decision)
     say("run %d of at most %d: %d row(s) different, %d the same, %d undecided (this look at alpha %.4g)", i,
       cfg.MAX_RUNS, judged.called, judged.same, #rows - judged.called - judged.same, alpha)
     if decided then break end
@@ -266,8 +319,14 @@ function sequential.drive(script, cfg, args)
   local outcome = ("%s against %d baseline run(s) (%s): %s after %d run(s)%s; each look at its share of ALPHA = %g "
     .. "(alpha spending, O'Brien-Fleming shape over %d looks; %.4g spent)."):format(script, #old, cfg.BASELINE,
     decided and "decided" or "undecided at MAX_RUNS", #new,
-    decided and " (every row different, the same, or beyond what MAX_RUNS runs could decide)" or "",
+    decided and (" (every %s different, the same, or beyond what MAX_RUNS runs could decide)"):format(
+      decision and "decision row" or "timed row") or "",
     sequential.ALPHA, cfg.MAX_RUNS, spent)
+  if decision then
+    outcome = outcome .. (" Decision row(s): %s (ROWS= picks others); the other rows are reported as they stand.")
+      :format(table.concat(stats.map(decision, function(n) return n[1] .. " " .. n[2] end), ", "))
+  end
+  outcome = outcome .. " " .. sequential.age(old)
   if cfg.FORMAT ~= "md" then -- stdout holds the table alone, for another program; the outcome goes to stderr
     local recs = {}
     for _, row in ipairs(rows) do

@@ -303,25 +303,36 @@ local function pct(r) return ("%+.1f %%"):format(100 * (r - 1)) end
 -- The verdicts of a table's rows (each from verdicts.runs or
 -- verdicts.pairs, with case, column, unit): q by Benjamini-Hochberg over
 -- the rows with a p, then row.q, row.called, row.worse and row.verdict.
+-- Where some rows decide (row.decides), Benjamini-Hochberg runs over them
+-- alone and over the others alone.
 -- opts: ALPHA, FAIL_ABOVE (percent or nil), what ("runs a side" or
 -- "pairs"), prefix (of a gate line, e.g. "B/A "). Returns a summary:
 -- judged, called, same (rows same within ±delta), failures (rows called
 -- worse beyond FAIL_ABOVE, as lines), unjudged (timed rows that cannot be
 -- judged, as "case column").
 function verdicts.judge(rows, opts)
-  -- an exact difference is a discovery with p = 0: it takes its rank in the
-  -- family, so calling it exactly costs the other rows nothing
-  local ps = {}
-  for _, row in ipairs(rows) do
-    if row.p or row.exact then ps[#ps + 1] = row.p or 0 end
-  end
-  local q, k = inference.bh(ps), 0
-  local out = { judged = #ps, called = 0, same = 0, failures = {}, unjudged = {} }
-  for _, row in ipairs(rows) do
-    if row.p or row.exact then
-      k = k + 1
-      if row.p then row.q = q[k] end
+  -- where decision rows are named, they alone make the gate and the exit
+  -- status, and they are their own family of tests: the rows asked about
+  -- are not diluted by the rows reported beside them
+  local any_decides = false
+  for _, row in ipairs(rows) do any_decides = any_decides or row.decides == true end
+  local judged = 0
+  for _, family in ipairs { true, false } do
+    -- an exact difference is a discovery with p = 0: it takes its rank in the
+    -- family, so calling it exactly costs the other rows nothing
+    local ps, members = {}, {}
+    for _, row in ipairs(rows) do
+      if (row.p or row.exact) and (not any_decides or (row.decides == true) == family) then
+        ps[#ps + 1], members[#members + 1] = row.p or 0, row
+      end
     end
+    local q = inference.bh(ps)
+    for k, row in ipairs(members) do if row.p then row.q = q[k] end end
+    judged = judged + #ps
+    if not any_decides then break end
+  end
+  local out = { judged = judged, called = 0, same = 0, failures = {}, unjudged = {}, decision = {} }
+  for _, row in ipairs(rows) do
     local better = units.better(row.unit)
     local r = row.ratio
     if row.same then
@@ -344,7 +355,8 @@ function verdicts.judge(rows, opts)
         if better and r ~= 1 then
           row.worse = (r > 1) == (better == "lower")
           row.verdict = row.verdict .. (row.worse and " (worse)" or " (better)")
-          if row.worse and opts.FAIL_ABOVE and math.abs(100 * (r - 1)) > opts.FAIL_ABOVE then
+          if row.worse and opts.FAIL_ABOVE and math.abs(100 * (r - 1)) > opts.FAIL_ABOVE
+            and (row.decides or not any_decides) then
             out.failures[#out.failures + 1] = ("%s %s: %s%s (p=%.3g, q=%.3g)"):format(row.case, row.column,
               opts.prefix or "", pct(r), row.p, row.q)
           end
@@ -358,9 +370,39 @@ function verdicts.judge(rows, opts)
     else
       row.verdict = row.need and ("~ (%d %s would decide)"):format(row.need, opts.what or "runs a side") or "~"
     end
-    if row.unjudged and better then out.unjudged[#out.unjudged + 1] = row.case .. " " .. row.column end
+    if row.unjudged and better and (row.decides or not any_decides) then
+      out.unjudged[#out.unjudged + 1] = row.case .. " " .. row.column
+    end
+    if row.decides then out.decision[#out.decision + 1] = row end
   end
   return out
+end
+
+-- Marks the decision rows among rows (row.decides): names, a list of
+-- {case, column} (nil: none named, every row decides). Returns the names no
+-- row has, as "case column" texts.
+function verdicts.mark_decision(rows, names)
+  local missing = {}
+  for _, n in ipairs(names or {}) do
+    local found = false
+    for _, row in ipairs(rows) do
+      if row.case == n[1] and row.column == n[2] then row.decides, found = true, true end
+    end
+    if not found then missing[#missing + 1] = n[1] .. " " .. n[2] end
+  end
+  return missing
+end
+
+-- The decision rows' names as text, from a results JSON's decision_rows
+-- ({{case =, column =}, ...}) or a ROWS list ({{case, column}, ...}).
+function verdicts.decision_names(list)
+  if type(list) ~= "table" then return nil end
+  local out = {}
+  for _, n in ipairs(list) do
+    local case, column = n.case or n[1], n.column or n[2]
+    if type(case) == "string" and type(column) == "string" then out[#out + 1] = { case, column } end
+  end
+  return #out > 0 and out or nil
 end
 
 -- What the verdict column's symbols mean, for the symbols these rows use:
