@@ -72,12 +72,6 @@ knobs.parsers.percent = function(value)
   if not v or v <= 0 or v ~= v or v == math.huge then return nil, "a percent above 0" end
   return v
 end
--- ±100 % would take in a halving and a doubling alike: no bound on "the same"
-knobs.parsers.equiv = function(value)
-  local v = tonumber(value)
-  if not v or v <= 0 or v ~= v or v >= 100 then return nil, "a percent above 0 and below 100" end
-  return v
-end
 
 local ABOUT = [[
 compare.lua tells whether runs of one script differ, row by row.

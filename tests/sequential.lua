@@ -18,6 +18,45 @@ for i = 1, 5 do
 end
 t.ok(math.abs(sum - 0.05) < 1e-6, "the five looks spend ALPHA = 0.05 in all", tostring(sum))
 
+-- AB UNTIL=decided's looks: the Pocock-shaped spending adds up to ALPHA, and each
+-- look's verdict from the within-pair log ratios.
+local abuntil = require "abuntil"
+t.ok(math.abs(abuntil.spent(0.05, 1) - 0.05) < 1e-12 and abuntil.spent(0.05, 0) == 0, "spending: 0 to ALPHA")
+t.ok(abuntil.spent(0.05, 0.1) > 0.05 * 0.1, "Pocock's shape spends more early than a straight line")
+do
+  local function series(n, mean, wobble)
+    local d = {}
+    for i = 1, n do d[i] = mean + wobble * (i % 2 == 0 and 1 or -1) * (1 + i % 3) end
+    return d
+  end
+  local v = abuntil.judge(series(20, math.log(1.03), 0.002), 0.001, 2)
+  t.is(v.kind, "different", "a steady +3 % is different", abuntil.text(v, 2))
+  t.like(abuntil.text(v, 2), "different by +3.0 % [", "said with its interval")
+  v = abuntil.judge(series(40, 0, 0.002), 0.001, 2)
+  t.is(v.kind, "same", "a steady 0 % within ±2 % is the same", abuntil.text(v, 2))
+  v = abuntil.judge(series(8, 0.01, 0.05), 0.001, 2)
+  t.is(v.kind, "undecided", "a wobbling +1 % at 8 pairs is undecided", abuntil.text(v, 2))
+  t.ok(v.need and v.need > 0, "and says how many more pairs would decide", abuntil.text(v, 2))
+  v = abuntil.judge({ 0.5, 0.5, 0.5 }, 0.001, 2)
+  t.is(v.kind, "different", "one ratio in every pair (a count): exact")
+end
+
+-- AB UNTIL=decided inside one run: pairs added, progress on stderr, the outcome noted and kept in the JSON.
+do
+  local d = t.tmpdir()
+  local out_, code_ = t.ftrun_run(("cycles.lua CYCLES=A MIB=4 'AB=THP=never | THP=never' UNTIL=decided MAX_PAIRS=8 "
+    .. "RESULTS=%s"):format(q(d)))
+  t.is(code_, 0, "AB UNTIL=decided runs", out_)
+  t.like(out_, "cycles.lua: pair 6, ", "progress after the first look, with the estimate")
+  t.like(out_, "UNTIL=decided A pass1: ", "the decision row's outcome")
+  t.like(out_, "alpha spending, Pocock shape over MAX_PAIRS=8", "and how the looks share ALPHA")
+  local doc_ = json.decode(t.read(d .. "/cycles-A-ab-results.json") or "null") or { values = {} }
+  local v
+  for _, x in ipairs(doc_.values) do if x.value == "until_A_pass1" then v = x end end
+  t.ok(v and v.pairs >= 6 and v.pairs <= 8 and (v.outcome == "same" or v.outcome == "different"
+    or v.outcome == "undecided"), "the JSON keeps the outcome and the pairs, at most MAX_PAIRS", json.encode(v))
+end
+
 -- MAX_RUNS and every count take 1e9 as the integer it is, not 1e30 (no double holds it exactly)
 local knobs = require "knobs"
 t.is(knobs.parsers.count("1e9", {}), 1000000000, "a count of 1e9 is 1000000000")
@@ -72,7 +111,15 @@ end
 local doc = json.decode(t.read(dir .. "/base/r1/cycles-A-results.json"))
 local calpath = calibrations.path(doc, caldir)
 for _, c in ipairs {
-  { "UNTIL=decided", "UNTIL=decided needs BASELINE=DIR" },
+  { "UNTIL=decided", "UNTIL=decided needs AB=\"A knobs | B knobs\" (both settings in pairs inside this run) or "
+    .. "BASELINE=DIR" },
+  { "UNTIL=decided 'AB=THP=never | THP=never' MAX_PAIRS=0", "MAX_PAIRS=0: expected a positive integer" },
+  { "UNTIL=decided 'AB=THP=never | THP=never' EQUIV=0", "EQUIV=0: expected a percent above 0 and below 100" },
+  { "UNTIL=decided 'AB=THP=never | THP=never' EQUIV=-2", "EQUIV=-2: expected a percent above 0 and below 100" },
+  { "UNTIL=decided 'AB=THP=never | THP=never' EQUIV=2%", "EQUIV=2%: expected a percent above 0 and below 100" },
+  { "'AB=THP=never | THP=never' MAX_PAIRS=10", "MAX_PAIRS=10: only with AB=\"A knobs | B knobs\" UNTIL=decided" },
+  { "EQUIV=2", "EQUIV=2: only with AB=\"A knobs | B knobs\" UNTIL=decided" },
+  { "UNTIL=decided 'AB=THP=never | THP=never' BASELINE=" .. q(dir .. "/base"), "an AB run compares its own pairs" },
   { "UNTIL=decided BASELINE=" .. q(dir .. "/nothing"), "no *results.json in it" },
   { "UNTIL=decided BASELINE=" .. q(other), "is a run of first_touch.lua, not cycles.lua" },
   { "UNTIL=decided BASELINE=" .. q(foreign), "was run on another machine (cpu Intel Xeon" },

@@ -434,8 +434,16 @@ end
 function H:run()
   self.ran = true
   local total = self.warmup + self.cfg.REPS
+  -- AB UNTIL=decided: pairs added until the decision rows are decided (lib/abuntil.lua, loaded only then)
+  local until_decided = self.ab and self.cfg.UNTIL == "decided" and require("abuntil").new(self) or nil
   self.first_keys = {}
-  for i = 1, total do
+  local i = 0
+  local function more()
+    if not until_decided then return i < total end
+    return i <= self.warmup or until_decided.after(i - self.warmup)
+  end
+  while more() do
+    i = i + 1
     if i == 2 then
       local keys = self.first_keys
       self.first_keys = nil
@@ -443,8 +451,8 @@ function H:run()
     end
     local timed = i > self.warmup
     local t0 = ft.now_ns()
-    local head = ("%s: %s:"):format(self.script,
-      timed and ("rep %d/%d"):format(i - self.warmup, self.cfg.REPS) or "warm-up")
+    local head = ("%s: %s:"):format(self.script, not timed and "warm-up" or until_decided
+      and ("pair %d"):format(i - self.warmup) or ("rep %d/%d"):format(i - self.warmup, self.cfg.REPS))
     local rep = timed and i - self.warmup or 0
     local none = none_left(self, rep)
     local quiet = self.cfg.QUIET
@@ -457,6 +465,10 @@ function H:run()
       say(self, (" (%.1f s)\n"):format((ft.now_ns() - t0) / 1e9))
       if not quiet then ft.stderr_line(false) end
     end
+  end
+  if until_decided then
+    self.cfg.REPS = i - self.warmup -- the pairs that ran
+    until_decided.finish()
   end
 end
 

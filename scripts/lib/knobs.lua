@@ -114,6 +114,14 @@ function parsers.path(value)
   return value
 end
 
+-- A margin of "the same": a percent above 0 and below 100 (±100 % would
+-- take in a halving and a doubling alike: no bound).
+function parsers.equiv(value)
+  local v = tonumber(value)
+  if not v or v <= 0 or v ~= v or v >= 100 then return nil, "a percent above 0 and below 100" end
+  return v
+end
+
 -- The rows a comparison decides on: "all", or "case:column" items separated
 -- by ";" (a case's name may hold a comma; the column is after the last ":").
 function parsers.rows(value)

@@ -33,15 +33,24 @@ end
 function sequential.knobs()
   return {
     { name = "UNTIL", kind = "until", default = "off",
-      desc = "decided: run again and again until every timed row differs from BASELINE's runs or is the same "
-        .. "within ±δ (error rates held over the looks by alpha spending), at most MAX_RUNS runs" },
+      desc = "decided: with AB=\"A knobs | B knobs\", add ABBA pairs inside this run until the decision rows are "
+        .. "different or the same within ±EQUIV (alpha spending over the looks, Pocock shape: each look tests at "
+        .. "its share and the shares add up to 0.05), at most MAX_PAIRS pairs or MAX_MIN minutes; with "
+        .. "BASELINE=DIR, add runs until the decision rows differ from the baseline's runs or are the same "
+        .. "(alpha spending, O'Brien-Fleming shape), at most MAX_RUNS runs" },
     { name = "BASELINE", kind = "path", default = "none",
       desc = "with UNTIL=decided: a directory of this script's runs (its *results.json) to compare against" },
     { name = "MAX_RUNS", kind = "count", default = 10, desc = "with UNTIL=decided: the most runs it adds" },
+    { name = "MAX_PAIRS", kind = "count", default = 400,
+      desc = "with AB and UNTIL=decided: the most pairs it adds (the spending of alpha is planned over them)" },
+    { name = "MAX_MIN", kind = "count", default = 10,
+      desc = "with AB and UNTIL=decided: the most minutes it adds pairs for" },
+    { name = "EQUIV", kind = "equiv", default = 2,
+      desc = "with AB and UNTIL=decided: the margin of \"the same\" in percent (above 0, below 100)" },
     { name = "ROWS", kind = "rows", default = "the script's decision rows",
       desc = "with UNTIL=decided or AB: the rows to decide, case:column items separated by ; (e.g. A:pass1), or "
-        .. "all; by default the rows the script names as what it is asked (cycles.lua: A pass1). The others are "
-        .. "reported as they stand" },
+        .. "all; by default the rows the script names as what it is asked (the first touch of cycle A, say). "
+        .. "The others are reported as they stand" },
   }
 end
 
@@ -97,7 +106,10 @@ local SAME_MACHINE = { "cpu", "cpus", "page_size" }
 -- The baseline's runs, checked (exit 2 naming what is wrong, before anything runs).
 local function baseline(script, cfg)
   local fail = function(msg) knobs.fail(script, msg) end
-  if not cfg.given.BASELINE then fail("UNTIL=decided needs BASELINE=DIR, a directory of this script's runs") end
+  if not cfg.given.BASELINE then
+    fail("UNTIL=decided needs AB=\"A knobs | B knobs\" (both settings in pairs inside this run) or BASELINE=DIR "
+      .. "(a directory of this script's runs to add runs against)")
+  end
   if not ft.list_dir(cfg.BASELINE) and io.open(cfg.BASELINE) then
     fail(("BASELINE=%s: expected a directory of a baseline's runs"):format(cfg.BASELINE))
   end
@@ -250,6 +262,24 @@ end
 -- args: the script's own arguments (UNTIL, BASELINE and MAX_RUNS are left
 -- out of each run's, and out of its environment).
 function sequential.drive(script, cfg, args)
+  local with_ab = cfg.AB and cfg.AB ~= ""
+  if cfg.UNTIL ~= "decided" or with_ab then
+    for _, k in ipairs { "MAX_PAIRS", "MAX_MIN", "EQUIV" } do
+      if cfg.given[k] and not (with_ab and cfg.UNTIL == "decided") then
+        knobs.fail(script, ("%s=%s: only with AB=\"A knobs | B knobs\" UNTIL=decided"):format(k, tostring(cfg[k])))
+      end
+    end
+  end
+  if cfg.UNTIL == "decided" and with_ab then -- pairs inside this run: the harness adds them (lib/abuntil.lua)
+    for _, k in ipairs { "BASELINE", "MAX_RUNS" } do
+      if cfg.given[k] then
+        knobs.fail(script, ("%s=%s with AB: an AB run compares its own pairs, not runs against a baseline")
+          :format(k, tostring(cfg[k])))
+      end
+    end
+    if cfg.PUBLISH then knobs.fail(script, "UNTIL=decided PUBLISH=1: runs until decided are never published") end
+    return
+  end
   if cfg.UNTIL ~= "decided" then
     for _, k in ipairs { "BASELINE", "MAX_RUNS" } do
       if cfg.given[k] then knobs.fail(script, ("%s=%s: only with UNTIL=decided"):format(k, tostring(cfg[k]))) end
@@ -260,7 +290,6 @@ function sequential.drive(script, cfg, args)
     return
   end
   if cfg.PUBLISH then knobs.fail(script, "UNTIL=decided PUBLISH=1: runs until decided are never published") end
-  if cfg.AB and cfg.AB ~= "" then knobs.fail(script, "UNTIL=decided with AB: an AB run is decided alone") end
   local old = baseline(script, cfg)
   local cal = calibration(script, old)
   local ftrun = os.getenv("FTRUN") or arg[-1]
