@@ -183,6 +183,22 @@ static int l_touch(lua_State *L)
 	return 1;
 }
 
+/* b:touch_planted(value, spin_ns) -> ns: b:touch with a spin of at least
+ * spin_ns (0 to 1e6) after every store: a known cost planted (PLANT_NS). */
+static int l_touch_planted(lua_State *L)
+{
+	ft_check_method_nargs(L, 3);
+	struct ft_buffer *b = check_buffer(L);
+	unsigned char v = ft_check_byte(L, 2);
+	lua_Integer spin = luaL_checkinteger(L, 3);
+	luaL_argcheck(L, spin >= 0 && spin <= 1000000, 3, "a spin of 0 to 1000000 ns per page");
+	int64_t ns;
+	if (ft_pass_touch_planted(b, v, (int64_t)spin, &ns))
+		return interrupted(L);
+	lua_pushinteger(L, ns);
+	return 1;
+}
+
 /* b:fill(k) -> ns: p[i] = i * k over every 64-bit word. */
 static int l_fill(lua_State *L)
 {
@@ -529,6 +545,7 @@ static int l_tostring(lua_State *L)
 
 static const luaL_Reg methods[] = {
 	{ "touch", l_touch },
+	{ "touch_planted", l_touch_planted },
 	{ "fill", l_fill },
 	{ "touch_timed", l_touch_timed },
 	{ "sum_bytes", l_sum_bytes },

@@ -57,6 +57,22 @@ do
     or v.outcome == "undecided"), "the JSON keeps the outcome and the pairs, at most MAX_PAIRS", json.encode(v))
 end
 
+-- PLANT_NS: a real cost in side B's pass 1, at least the spin asked per page.
+do
+  local d = t.tmpdir()
+  local out_, code_ = t.ftrun_run(("cycles.lua CYCLES=A MIB=4 REPS=6 'AB=PLANT_NS=0 | PLANT_NS=20000' RESULTS=%s")
+    :format(q(d)))
+  t.is(code_, 0, "AB with a planted cost runs", out_)
+  local doc_ = json.decode(t.read(d .. "/cycles-A-ab-results.json") or "null") or { rows = {} }
+  local a, b
+  for _, r in ipairs(doc_.rows) do
+    if r.column == "pass1" then if r.side == "A" then a = r.values elseif r.side == "B" then b = r.values end end
+  end
+  local planted = a and b and #a == #b and #a == 6
+  for i = 1, planted and #a or 0 do planted = planted and b[i] - a[i] > 20000 - 0.5 * a[i] and b[i] >= 20000 end
+  t.ok(planted, "side B's pass 1 costs at least the 20000 ns per page planted", out_)
+end
+
 -- MAX_RUNS and every count take 1e9 as the integer it is, not 1e30 (no double holds it exactly)
 local knobs = require "knobs"
 t.is(knobs.parsers.count("1e9", {}), 1000000000, "a count of 1e9 is 1000000000")
@@ -119,6 +135,8 @@ for _, c in ipairs {
   { "UNTIL=decided 'AB=THP=never | THP=never' EQUIV=2%", "EQUIV=2%: expected a percent above 0 and below 100" },
   { "'AB=THP=never | THP=never' MAX_PAIRS=10", "MAX_PAIRS=10: only with AB=\"A knobs | B knobs\" UNTIL=decided" },
   { "EQUIV=2", "EQUIV=2: only with AB=\"A knobs | B knobs\" UNTIL=decided" },
+  { "PLANT_NS=50", "PLANT_NS=50: a planted cost only as one side of AB" },
+  { "'AB=PLANT_NS=0 | PLANT_NS=x' REPS=6", "PLANT_NS=x: expected whole ns per page, 0 to 100000" },
   { "UNTIL=decided 'AB=THP=never | THP=never' BASELINE=" .. q(dir .. "/base"), "an AB run compares its own pairs" },
   { "UNTIL=decided BASELINE=" .. q(dir .. "/nothing"), "no *results.json in it" },
   { "UNTIL=decided BASELINE=" .. q(other), "is a run of first_touch.lua, not cycles.lua" },
@@ -154,6 +172,7 @@ for _, c in ipairs {
   if c[3] then c[3]() end
   local where = dir .. "/refused"
   local knobs_given = c[1]:find("MIB=", 1, true) and KNOBS:gsub("MIB=%d+ ", "") or KNOBS -- a knob is given once
+  if c[1]:find("REPS=", 1, true) then knobs_given = knobs_given:gsub(" REPS=%d+", "") end
   out, code = t.ftrun_run(("cycles.lua %s %s RESULTS=%s"):format(knobs_given, c[1], q(where)), env)
   t.is(code, 2, c[1] .. ": exit 2")
   t.like(out, c[2], "names it")

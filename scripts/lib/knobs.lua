@@ -114,6 +114,13 @@ function parsers.path(value)
   return value
 end
 
+-- A planted cost: whole ns per page, 0 (none) to 100000.
+function parsers.plant_ns(value)
+  local n = value:match("^%d+$") and math.tointeger(tonumber(value))
+  if not n or n > 100000 then return nil, "whole ns per page, 0 to 100000" end
+  return n
+end
+
 -- A margin of "the same": a percent above 0 and below 100 (±100 % would
 -- take in a halving and a doubling alike: no bound).
 function parsers.equiv(value)
