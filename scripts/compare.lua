@@ -474,11 +474,18 @@ local function compare(old_docs, new_docs)
 
   local all = table.move(new_docs, 1, #new_docs, #old_docs + 1, table.move(old_docs, 1, #old_docs, 1, {}))
   local cal, why_no_cal = calibration(all)
+  -- one run a side and no calibration: judged against a stated conservative spread
+  local bound = not cal and (#old_docs == 1 or #new_docs == 1) and calibrations.bound(first) or nil
   local floors = {}
   for i, row in ipairs(rows) do
     row.old_cell, row.old_median = side_cell(row.old, row.unit, opts.SEED)
     row.new_cell, row.new_median = side_cell(row.new, row.unit, opts.SEED + 1)
     local c = cal and cal.by_row[row.case .. "\0" .. row.column]
+    local sd = bound and (bound.by_row[row.case .. "\0" .. row.column] or bound.default[units.kind(row.unit)])
+    if sd then
+      c = type(sd) == "table" and sd or { between_run_sd_log = sd, df = calibrations.DEFAULT_DF }
+      row.bound = true
+    end
     for k, v in pairs(verdicts.runs(row.old, row.new, c, { ALPHA = opts.ALPHA, SEED = opts.SEED, i = i,
       EQUIV = opts.EQUIV, unit = row.unit })) do row[k] = v end
     if row.floor and not row.calibrated then floors[#floors + 1] = row.floor end
@@ -505,7 +512,8 @@ local function compare(old_docs, new_docs)
         or "–")
     if units.better(row.unit) and row.ratio then logs[#logs + 1] = math.log(row.ratio) end
     say(("| %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s |"):format(row.case, row.column, row.unit,
-      row.old_cell, row.new_cell, change, pct(row.between) .. (row.calibrated and " (cal.)" or ""), pct(row.within),
+      row.old_cell, row.new_cell, change, pct(row.between) .. (row.bound and " (bound)" or row.calibrated and " (cal.)"
+        or ""), pct(row.within),
       row.p and ("%.3g"):format(row.p) or "–", row.q and ("%.3g"):format(row.q) or "–", row.verdict))
     record(row, table.concat(stats.map(old_docs, function(d) return d.path end), " "),
       table.concat(stats.map(new_docs, function(d) return d.path end), " "), row.old_median, row.new_median)
@@ -538,6 +546,10 @@ local function compare(old_docs, new_docs)
         .. "no row can be called; compare at least 4 runs a side, or calibrate."):format(ko, kn, opts.ALPHA, floor))
     end
     say(("no calibration used: %s."):format(why_no_cal))
+  elseif bound then
+    say(("one run a side, no calibration: each timed row judged by Student's t against %s, marked bound; a change "
+      .. "called this way is beyond what runs differ by on such a machine, and a smaller one says how many runs a "
+      .. "side would decide it. %s."):format(bound.text, why_no_cal))
   else
     say(("one run a side: its repetitions share one state of the machine, so they cannot tell a change from "
       .. "drift between runs; %s. Compare several runs a side (OLD... -- NEW...), or interleave the two settings "

@@ -54,17 +54,26 @@ local function cmp(args, env)
   return t.ftrun_run("compare.lua " .. args, env)
 end
 
--- One run a side, the two-file form: shown, not judged.
+-- One run a side, the two-file form, no calibration: judged against the stated
+-- conservative spread of the machine's kind, so +20 % is not called and -74 % is.
 local base = fixture(dir .. "/base.json", 1, 0)
 local slower = fixture(dir .. "/slower.json", 1.2, 0)
+local nocal = "CALIBRATIONS=" .. q(dir .. "/no-calibrations")
 local out
-out, code = cmp(q(base) .. " " .. q(slower))
+out, code = cmp(q(base) .. " " .. q(slower), nocal)
 t.is(code, 0, "one run a side exits 0")
 t.like(out, "| A | pass1 | ns/page | ", "one line per row")
-t.like(out, "? one run a side", "the verdict says one run a side cannot judge")
-t.like(out, "cannot tell a change from drift between runs", "and why, under the table")
+t.ok(out:match("| A | pass1 | ns/page | [^\n]*| 25%.0 %(bound%) | [^\n]*| ~ %(%d+ runs a side would decide%) |"),
+  "the verdict: judged against the default bound, undecided, with what would decide it", out)
+t.like(out, "the stated default between-run spread for a virtual machine: 25 %", "the bound named under the table")
 t.like(out, "+20.0 [", "the change is still shown")
 t.ok(not out:find("(worse)", 1, true), "and no row is called")
+do
+  local faster = fixture(dir .. "/faster74.json", 0.26, 0)
+  local out74 = cmp(q(base) .. " " .. q(faster), nocal)
+  t.ok(out74:match("| A | pass1 | ns/page | [^\n]*| %-74%.0 %% %(better%) |"),
+    "a -74 % change one run a side, no calibration: called against the bound", out74)
+end
 out, code = cmp(q(base) .. " " .. q(slower), "FAIL_ABOVE=5")
 t.is(code, 2, "FAIL_ABOVE from the environment with one run a side: exit 2, not a silent pass")
 t.like(out, "FAIL_ABOVE cannot gate", "saying it cannot gate")
@@ -127,7 +136,7 @@ out, code = cmp(q(faults_fixture(dir .. "/f262144.json", 262144)) .. " " .. q(fa
 t.is(code, 0, "one run a side with a changed count exits 0")
 t.ok(out:match("| A | pass1_faults | faults | [^\n]*| different %(exact%): %-99%.8 %% |"), "the count called exactly",
   out)
-t.ok(out:match("| A | pass1 | ns/page | [^\n]*| %? one run a side |"), "the times still not judged")
+t.ok(out:match("| A | pass1 | ns/page | [^\n]*%(bound%)"), "the times judged against the bound")
 out = cmp(q(faults_fixture(dir .. "/f512b.json", 512)) .. " " .. q(faults_fixture(dir .. "/f512.json", 512)))
 t.ok(out:match("| A | pass1_faults | faults | [^\n]*| = %(one value%): same %(exact%) |"),
   "equal counts: same, exactly")
@@ -146,7 +155,7 @@ end
 -- The symbols explained under the table; FORMAT=csv|tsv|json: the rows alone on stdout.
 out = cmp(q(base) .. " " .. q(slower))
 t.like(out, "verdicts: ", "the symbols the table uses explained under it")
-t.like(out, "? not judged", "? among them")
+t.like(out, "~ undecided", "~ among them")
 local only_stdout = function(args) return t.run(t.quote(t.ftrun) .. " compare.lua " .. args .. " 2>/dev/null") end
 local csv_out, csv_code = only_stdout(q(base) .. " " .. q(slower) .. " FORMAT=csv")
 t.is(csv_code, 0, "FORMAT=csv exits 0")
@@ -260,7 +269,7 @@ t.like(out, "spread pooled from " .. cal_path, "saying which calibration")
 t.write(cal_path, json.encode(calibration(0.02, function(c) c.fingerprint["machine.cpu"] = "another" end)))
 out, code = cmp(q(base) .. " " .. q(slower) .. " CALIBRATION=" .. q(cal_path))
 t.like(out, "was made on another machine (machine.cpu another", "a calibration of another machine is not used, and said so")
-t.like(out, "? one run a side", "so the rows are not judged")
+t.like(out, "(bound)", "so the rows are judged against the bound instead")
 
 -- Found in $CALIBRATIONS by the runs' machine, script and knobs; else the command that makes one.
 local caldir = dir .. "/calibrations"
@@ -297,7 +306,7 @@ for _, args in ipairs { q(base) .. " " .. q(elsewhere), q(elsewhere) .. " " .. q
   t.like(out, "does not apply: it was made on another machine (machine.cpu", "one side of another machine: not used")
   out = cmp(args .. " FORCE=1 CALIBRATION=" .. q(calibrations.path(doc, caldir)))
   t.like(out, "does not apply: it was made on another machine (machine.cpu", "one side of another machine: not used")
-  t.like(out, "? one run a side", "and the rows not judged")
+  t.like(out, "(bound)", "and the rows judged against the bound instead")
 end
 -- four runs a side against the calibrated spread: p is continuous, 3 a side reach ALPHA, A/A is 'same'
 local function line(s, row) return s:match("\n(| " .. row:gsub(" ", " | ") .. " |[^\n]*)") or "" end

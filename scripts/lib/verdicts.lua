@@ -370,7 +370,9 @@ function verdicts.judge(rows, opts)
     else
       row.verdict = row.need and ("~ (%d %s would decide)"):format(row.need, opts.what or "runs a side") or "~"
     end
-    if row.unjudged and better and (row.decides or not any_decides) then
+    -- a row judged against a stated bound and left undecided has not held: no gate passes over it
+    local open_bound = row.bound and not row.called and not row.eq
+    if (row.unjudged or open_bound) and better and (row.decides or not any_decides) then
       out.unjudged[#out.unjudged + 1] = row.case .. " " .. row.column
     end
     if row.decides then out.decision[#out.decision + 1] = row end
