@@ -73,6 +73,21 @@ do
   t.ok(planted, "side B's pass 1 costs at least the 20000 ns per page planted", out_)
 end
 
+-- A run that compares nothing loads none of the judging machinery.
+do
+  local d = t.tmpdir()
+  t.write(d .. "/loaded.lua", [[
+require "harness"
+local heavy = {}
+for _, m in ipairs { "verdicts", "calibrations", "covariates", "abuntil" } do
+  if package.loaded[m] then heavy[#heavy + 1] = m end
+end
+print("heavy: " .. table.concat(heavy, " ") .. ".")
+]])
+  local out_ = t.ftrun_run(q(d .. "/loaded.lua"))
+  t.like(out_, "heavy: .", "the harness alone loads no verdicts, calibrations, covariates or abuntil")
+end
+
 -- MAX_RUNS and every count take 1e9 as the integer it is, not 1e30 (no double holds it exactly)
 local knobs = require "knobs"
 t.is(knobs.parsers.count("1e9", {}), 1000000000, "a count of 1e9 is 1000000000")

@@ -10,7 +10,12 @@
 local knobs = require "knobs"
 local stats = require "stats"
 local units = require "units"
-local verdicts = require "verdicts"
+-- The judging machinery (verdicts, calibrations and what they load) is
+-- fetched on first use: a run that compares nothing never loads it.
+local function lazy(name)
+  return setmetatable({}, { __index = function(_, k) return require(name)[k] end })
+end
+local verdicts = lazy "verdicts"
 
 local ab = {}
 

@@ -7,7 +7,12 @@
 -- look i of N the increment a(i/N) - a((i-1)/N), a(t) = 2 - 2 Phi(z/sqrt t),
 -- and the increments add up to ALPHA (Chromium Pinpoint's same / different
 -- / more, with a cap).
-local calibrations = require "calibrations"
+-- The judging machinery (verdicts, calibrations and what they load) is
+-- fetched on first use: a run that compares nothing never loads it.
+local function lazy(name)
+  return setmetatable({}, { __index = function(_, k) return require(name)[k] end })
+end
+local calibrations = lazy "calibrations"
 local display = require "display"
 local ft = require "ft"
 local json = require "json"
@@ -16,7 +21,7 @@ local report = require "report"
 local shell = require "shell"
 local stats = require "stats"
 local units = require "units"
-local verdicts = require "verdicts"
+local verdicts = lazy "verdicts"
 
 local sequential = {}
 
