@@ -5,7 +5,9 @@
 -- run, so the host's drift falls on both alike (duet benchmarking, RMIT).
 --
 -- The statistic is the mean of the within-pair log ratios log(B/A) with its
--- t interval. Looking after every other pair would spend ALPHA again at each
+-- t interval. The looks come on a geometric schedule (6 pairs, then a
+-- quarter more each time, in whole ABBA blocks, and at the cap): few looks,
+-- so each gets a larger share. Looking again would spend ALPHA again at each
 -- look, so the looks share it by alpha spending: a Pocock-shaped spending
 -- function (Lan and DeMets), a(t) = ALPHA ln(1 + (e - 1) t), t = pairs /
 -- MAX_PAIRS, gives each look the increment a(t_k) - a(t_k-1), and that
@@ -24,7 +26,8 @@ local abuntil = {}
 
 abuntil.ALPHA = 0.05
 abuntil.MIN_PAIRS = 6 -- the first look: fewer pairs give the t interval too few degrees of freedom
-abuntil.LOOK_EVERY = 2 -- one ABBA block (A B, then B A) between looks
+abuntil.LOOK_EVERY = 2 -- looks at whole ABBA blocks (A B, then B A)
+abuntil.LOOK_GROWTH = 1.25 -- each look a quarter more pairs than the last
 
 -- The share of ALPHA spent by information fraction t (Pocock-shaped).
 function abuntil.spent(alpha, t)
@@ -119,12 +122,14 @@ end
 function abuntil.new(h)
   local cfg = h.cfg
   local self = { h = h, equiv = cfg.EQUIV, max_pairs = cfg.MAX_PAIRS, max_s = cfg.MAX_MIN * 60, t0 = nil,
-    spent = 0, looks = 0, last_t = 0 }
+    spent = 0, looks = 0, last_t = 0, next_look = abuntil.MIN_PAIRS }
   function self.after(rep)
     self.t0 = self.t0 or h.start_ns
     local elapsed = (require("ft").now_ns() - self.t0) / 1e9
     local capped = rep >= self.max_pairs or elapsed >= self.max_s
-    if rep < abuntil.MIN_PAIRS or (rep % abuntil.LOOK_EVERY ~= 0 and not capped) then return not capped end
+    if rep < self.next_look and not capped then return true end
+    local grown = math.ceil(rep * abuntil.LOOK_GROWTH)
+    self.next_look = grown + grown % abuntil.LOOK_EVERY
     self.targets = self.targets or targets(h)
     local t = rep / self.max_pairs
     local a = abuntil.spent(abuntil.ALPHA, t) - abuntil.spent(abuntil.ALPHA, self.last_t)
