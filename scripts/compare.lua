@@ -443,6 +443,60 @@ end
 
 local gate_failures, cannot_gate = {}, {}
 
+-- The method under the table: how the rows were judged, and why not better.
+local function method_note(old_docs, new_docs, rows, cal, bound, floors, why_no_cal)
+  local ko, kn = #old_docs, #new_docs
+  if cal then
+    say(("%d run(s) against %d, calibrated: p from Student's t of the difference of the sides' mean log run "
+      .. "medians, the run-to-run spread pooled from %s (%d runs of %s, %s) and the runs' own (marked cal.); "
+      .. "change and interval from the same t."):format(ko, kn, cal.path, cal.runs or 0, cal.script,
+      tostring(cal.date)))
+    adjusted_block(old_docs, new_docs, cal, rows)
+  elseif ko >= 2 and kn >= 2 then
+    say(("%d runs against %d. change: ratio of the pooled medians, 95 %% interval from a hierarchical bootstrap "
+      .. "(runs, then repetitions in runs; seed %d); p: exact permutation test over the runs' medians (logs)."):format(
+      ko, kn, opts.SEED))
+    local floor = stats.max(floors)
+    if floor and floor > opts.ALPHA then
+      say(("warning: with %d against %d runs the permutation test cannot reach p < %g (its smallest p is %.3g): "
+        .. "no row can be called; compare at least 4 runs a side, or calibrate."):format(ko, kn, opts.ALPHA, floor))
+    end
+    say(("no calibration used: %s."):format(why_no_cal))
+  elseif bound then
+    say(("one run a side, no calibration: each timed row judged by Student's t against %s, marked bound; a change "
+      .. "called this way is beyond what runs differ by on such a machine, and a smaller one says how many runs a "
+      .. "side would decide it. %s."):format(bound.text, why_no_cal))
+  else
+    say(("one run a side: its repetitions share one state of the machine, so they cannot tell a change from "
+      .. "drift between runs; %s. Compare several runs a side (OLD... -- NEW...), or interleave the two settings "
+      .. "in one run (AB=\"A knobs | B knobs\")."):format(why_no_cal))
+  end
+end
+
+-- Each row's cells and figures (verdicts.runs): against the calibration, or
+-- the bound, or the runs' own spread. Returns the permutation tests' floors.
+local function judge_rows(rows, cal, bound, n_machines)
+  local floors = {}
+  for i, row in ipairs(rows) do
+    row.old_cell, row.old_median = side_cell(row.old, row.unit, opts.SEED)
+    row.new_cell, row.new_median = side_cell(row.new, row.unit, opts.SEED + 1)
+    local c = cal and cal.by_row[row.case .. "\0" .. row.column]
+    local sd = bound and (bound.by_row[row.case .. "\0" .. row.column] or bound.default[units.kind(row.unit)])
+    if sd then
+      c = type(sd) == "table" and sd or { between_run_sd_log = sd, df = calibrations.DEFAULT_DF }
+      row.bound = true
+    end
+    for k, v in pairs(verdicts.runs(row.old, row.new, c, { ALPHA = opts.ALPHA, SEED = opts.SEED, i = i,
+      EQUIV = opts.EQUIV, unit = row.unit })) do row[k] = v end
+    if row.floor and not row.calibrated then floors[#floors + 1] = row.floor end
+    -- several machines: the interval from machine, run and repetition
+    if n_machines > 1 and row.ratio and verdicts.positive(row.old) and verdicts.positive(row.new) then
+      row.ratio, row.lo, row.hi = machines.bootstrap_ratio(row.old, row.new, { seed = opts.SEED + i })
+    end
+  end
+  return floors
+end
+
 -- The table of OLD runs against NEW runs.
 local function compare(old_docs, new_docs)
   for _, d in ipairs(old_docs) do plain_side(d) end
@@ -476,24 +530,7 @@ local function compare(old_docs, new_docs)
   local cal, why_no_cal = calibration(all)
   -- one run a side and no calibration: judged against a stated conservative spread
   local bound = not cal and (#old_docs == 1 or #new_docs == 1) and calibrations.bound(first) or nil
-  local floors = {}
-  for i, row in ipairs(rows) do
-    row.old_cell, row.old_median = side_cell(row.old, row.unit, opts.SEED)
-    row.new_cell, row.new_median = side_cell(row.new, row.unit, opts.SEED + 1)
-    local c = cal and cal.by_row[row.case .. "\0" .. row.column]
-    local sd = bound and (bound.by_row[row.case .. "\0" .. row.column] or bound.default[units.kind(row.unit)])
-    if sd then
-      c = type(sd) == "table" and sd or { between_run_sd_log = sd, df = calibrations.DEFAULT_DF }
-      row.bound = true
-    end
-    for k, v in pairs(verdicts.runs(row.old, row.new, c, { ALPHA = opts.ALPHA, SEED = opts.SEED, i = i,
-      EQUIV = opts.EQUIV, unit = row.unit })) do row[k] = v end
-    if row.floor and not row.calibrated then floors[#floors + 1] = row.floor end
-    -- several machines: the interval from machine, run and repetition
-    if n_machines > 1 and row.ratio and verdicts.positive(row.old) and verdicts.positive(row.new) then
-      row.ratio, row.lo, row.hi = machines.bootstrap_ratio(row.old, row.new, { seed = opts.SEED + i })
-    end
-  end
+  local floors = judge_rows(rows, cal, bound, n_machines)
   verdicts.mark_decision(rows, (decision_of(first)))
   local judged = verdicts.judge(rows, { ALPHA = opts.ALPHA, FAIL_ABOVE = opts.FAIL_ABOVE, what = "runs a side" })
   if opts.FORCE then
@@ -529,32 +566,7 @@ local function compare(old_docs, new_docs)
       100 * (g - 1)))
   end
   say("")
-  local ko, kn = #old_docs, #new_docs
-  if cal then
-    say(("%d run(s) against %d, calibrated: p from Student's t of the difference of the sides' mean log run "
-      .. "medians, the run-to-run spread pooled from %s (%d runs of %s, %s) and the runs' own (marked cal.); "
-      .. "change and interval from the same t."):format(ko, kn, cal.path, cal.runs or 0, cal.script,
-      tostring(cal.date)))
-    adjusted_block(old_docs, new_docs, cal, rows)
-  elseif ko >= 2 and kn >= 2 then
-    say(("%d runs against %d. change: ratio of the pooled medians, 95 %% interval from a hierarchical bootstrap "
-      .. "(runs, then repetitions in runs; seed %d); p: exact permutation test over the runs' medians (logs)."):format(
-      ko, kn, opts.SEED))
-    local floor = stats.max(floors)
-    if floor and floor > opts.ALPHA then
-      say(("warning: with %d against %d runs the permutation test cannot reach p < %g (its smallest p is %.3g): "
-        .. "no row can be called; compare at least 4 runs a side, or calibrate."):format(ko, kn, opts.ALPHA, floor))
-    end
-    say(("no calibration used: %s."):format(why_no_cal))
-  elseif bound then
-    say(("one run a side, no calibration: each timed row judged by Student's t against %s, marked bound; a change "
-      .. "called this way is beyond what runs differ by on such a machine, and a smaller one says how many runs a "
-      .. "side would decide it. %s."):format(bound.text, why_no_cal))
-  else
-    say(("one run a side: its repetitions share one state of the machine, so they cannot tell a change from "
-      .. "drift between runs; %s. Compare several runs a side (OLD... -- NEW...), or interleave the two settings "
-      .. "in one run (AB=\"A knobs | B knobs\")."):format(why_no_cal))
-  end
+  method_note(old_docs, new_docs, rows, cal, bound, floors, why_no_cal)
   if judged.judged > 0 then
     say(("%d rows judged: if nothing changed about %.1f of them would have p < %g by chance; q is p adjusted by "
       .. "Benjamini-Hochberg, and %d row(s) have q <= %g (at most a share %g of such calls expected false)."):format(

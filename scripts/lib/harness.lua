@@ -123,6 +123,13 @@ local function decision_rows(list)
   return out
 end
 
+-- An AB run's decision rows: ROWS= over the script's own (all: none named).
+local function ab_decision(cfg, decision)
+  if not cfg.given.ROWS then return decision end
+  if cfg.ROWS == "all" then return nil end
+  return stats.map(cfg.ROWS, function(n) return { case = n[1], column = n[2] } end)
+end
+
 function harness.start(opts, args)
   for k in pairs(opts) do
     if not START_OPTIONS[k] then error(("harness.start: unknown option '%s'"):format(tostring(k)), 2) end
@@ -130,7 +137,6 @@ function harness.start(opts, args)
   assert(type(opts.script) == "string" and math.type(opts.mib) == "integer" and math.type(opts.reps) == "integer",
     "harness.start: script (a string), mib and reps (integers) are needed")
   local script = opts.script .. ".lua"
-  local decision = decision_rows(opts.decide)
   local quick = opts.quick or { MIB = 16, REPS = 2 }
   local meter = measure.meter()
   local spec = {
@@ -188,14 +194,9 @@ function harness.start(opts, args)
 
   local h = setmetatable({ script = script, about = opts.about, cfg = cfg, spec = spec, meter = meter,
     warmup = opts.warmup or 0, cases = {}, cols = {}, values = {}, notes = {}, start_ns = start_ns,
-    ab = ab_plan, ghz = ghz, ghz_source = ghz_source, provenance = prov, pass_keys = {}, decision = decision }, H)
-  if ab_plan then -- ROWS= picks the paired table's decision rows over the script's own
-    ab_plan.decision = decision
-    if cfg.given.ROWS then
-      ab_plan.decision = cfg.ROWS ~= "all"
-        and stats.map(cfg.ROWS, function(n) return { case = n[1], column = n[2] } end) or nil
-    end
-  end
+    ab = ab_plan, ghz = ghz, ghz_source = ghz_source, provenance = prov, pass_keys = {},
+    decision = decision_rows(opts.decide) }, H)
+  if ab_plan then ab_plan.decision = ab_decision(cfg, h.decision) end
   -- The estimate's own spread at the start, to tell a moved clock at the end from noise.
   if ghz_source == "measured" then h.ghz_start = { ghz, (ft.clock_estimate()), (ft.clock_estimate()) } end
   if opts.shuffle then

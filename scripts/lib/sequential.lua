@@ -264,10 +264,10 @@ function sequential.age(old)
     .. "it; two settings that can share a run are compared without it by AB=\"A knobs | B knobs\" UNTIL=decided.")
 end
 
--- Runs the script until decided, then exits; returns when UNTIL is off.
--- args: the script's own arguments (UNTIL, BASELINE and MAX_RUNS are left
--- out of each run's, and out of its environment).
-function sequential.drive(script, cfg, args)
+-- The knobs of the two ways to decide, checked (exit 2 naming a knob given
+-- without its way); true when no runs are to be added here (UNTIL off, or
+-- AB's pairs, which the harness adds inside the run).
+local function not_runs(script, cfg)
   local with_ab = cfg.AB and cfg.AB ~= ""
   if cfg.UNTIL ~= "decided" or with_ab then
     for _, k in ipairs { "MAX_PAIRS", "MAX_MIN", "EQUIV" } do
@@ -284,7 +284,7 @@ function sequential.drive(script, cfg, args)
       end
     end
     if cfg.PUBLISH then knobs.fail(script, "UNTIL=decided PUBLISH=1: runs until decided are never published") end
-    return
+    return true
   end
   if cfg.UNTIL ~= "decided" then
     for _, k in ipairs { "BASELINE", "MAX_RUNS" } do
@@ -293,8 +293,15 @@ function sequential.drive(script, cfg, args)
     if cfg.given.ROWS and (not cfg.AB or cfg.AB == "") then
       knobs.fail(script, "ROWS=: only with UNTIL=decided or AB (the rows a comparison decides on)")
     end
-    return
+    return true
   end
+end
+
+-- Runs the script until decided, then exits; returns when UNTIL is off.
+-- args: the script's own arguments (UNTIL, BASELINE and MAX_RUNS are left
+-- out of each run's, and out of its environment).
+function sequential.drive(script, cfg, args)
+  if not_runs(script, cfg) then return end
   if cfg.PUBLISH then knobs.fail(script, "UNTIL=decided PUBLISH=1: runs until decided are never published") end
   local old = baseline(script, cfg)
   local cal = calibration(script, old)
