@@ -37,6 +37,16 @@ do
   v = abuntil.judge(series(8, 0.01, 0.05), 0.001, 2)
   t.is(v.kind, "undecided", "a wobbling +1 % at 8 pairs is undecided", abuntil.text(v, 2))
   t.ok(v.need and v.need > 0, "and says how many more pairs would decide", abuntil.text(v, 2))
+  local d100 = {}
+  for i = 1, 100 do d100[i] = i end
+  local means, size = abuntil.batches(d100)
+  t.ok(size == 10 and #means == 10 and means[1] == 5.5, "batch means: 100 pairs in 10 batches of 10", size)
+  means, size = abuntil.batches({ 1, 2, 3, 4, 5, 6, 7, 8, 9 })
+  t.ok(size == 2 and #means == 4, "batch size even, at least 3 batches", size)
+  -- a drift lasting many pairs: the pairs' own t would call it, the batches leave it undecided
+  local drift = {}
+  for i = 1, 64 do drift[i] = (i <= 32 and 0.06 or -0.02) + 0.004 * (i % 2 == 0 and 1 or -1) end
+  t.is(abuntil.judge(drift, 0.01, 2).kind, "undecided", "a drift of half the run is no change, undecided")
   v = abuntil.judge({ 0.5, 0.5, 0.5 }, 0.001, 2)
   t.is(v.kind, "different", "one ratio in every pair (a count): exact")
 end
