@@ -5,6 +5,7 @@
 -- pairs and time kept in a JSON that results/decisions.md is made from.
 --   ./ftrun bench/decisions.lua TRIES=40 MIB=256 PLANT_NS=0 OUT=decisions-aa.json
 --   ./ftrun bench/decisions.lua TRIES=40 MIB=256 PLANT_NS=100 OUT=decisions-plant.json
+--   ./ftrun bench/decisions.lua REPORT=decisions-aa.json,decisions-plant.json   (the markdown of the tries)
 -- MAX_PAIRS, MAX_MIN and EQUIV pass to each try. No timing target lives
 -- here: the figures are what this machine gave, reported with its state.
 local ft = require "ft"
@@ -22,8 +23,27 @@ local SPEC = {
   { name = "MAX_MIN", kind = "count", default = 10, desc = "each try's cap in minutes" },
   { name = "EQUIV", kind = "equiv", default = 2, desc = "each try's margin of the same, in %" },
   { name = "OUT", kind = "path", default = "decisions.json", desc = "the JSON of the tries" },
+  { name = "REPORT", kind = "path", default = "none", desc = "JSON files of tries, comma-separated: their markdown" },
 }
 local cfg = knobs.read(SCRIPT, SPEC, { ... })
+
+-- The markdown of tries already made: a line per design.
+if cfg.given.REPORT then
+  print("| design | tries | different | sign wrong | same | undecided | failed | median s a try | machine |")
+  print("|---|---|---|---|---|---|---|---|---|")
+  for path in cfg.REPORT:gmatch("[^,]+") do
+    local f = io.open(path)
+    local doc = f and json.decode(f:read("a"))
+    if f then f:close() end
+    if type(doc) ~= "table" or type(doc.counts) ~= "table" then knobs.fail(SCRIPT, path .. ": not a JSON of tries") end
+    local c, m = doc.counts, doc.machine or {}
+    print(("| %s | %d | %d | %d | %d | %d | %d | %.0f | %s, %s, %s, commit %s |"):format(doc.design:gsub("|", "\\|"),
+      #doc.tries, c.different or 0,
+      c.wrong_sign or 0, c.same or 0, c.undecided or 0, c.failed or 0, doc.median_seconds or 0, tostring(m.cpu),
+      tostring(m.hypervisor), tostring(doc.date), tostring(doc.commit):sub(1, 12)))
+  end
+  os.exit(0, true)
+end
 local FTRUN = arg[-1]:sub(1, 1) == "/" and arg[-1] or os.getenv("PWD") .. "/" .. arg[-1]
 local quote = shell.quote
 
@@ -73,7 +93,8 @@ end
 local doc = { design = ("cycles.lua CYCLES=A MIB=%d AB=\"PLANT_NS=0 | PLANT_NS=%d\" UNTIL=decided MAX_PAIRS=%d "
   .. "MAX_MIN=%d EQUIV=%g"):format(cfg.MIB, cfg.PLANT_NS, cfg.MAX_PAIRS, cfg.MAX_MIN, cfg.EQUIV),
   plant_ns = cfg.PLANT_NS, tries = tries, counts = count, median_seconds = stats.median(secs),
-  date = os.date("!%Y-%m-%dT%H:%M:%SZ"), machine = ft.machine() }
+  date = os.date("!%Y-%m-%dT%H:%M:%SZ"), machine = ft.machine(),
+  commit = require("provenance").collect().git_commit }
 local f = assert(io.open(cfg.OUT, "w"))
 f:write(json.encode(doc), "\n")
 f:close()

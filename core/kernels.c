@@ -27,18 +27,21 @@ void ft_fill(uint64_t *p, size_t first, size_t count, uint64_t k)
 		p[i] = i * k;
 }
 
-/* ft_touch with a planted cost: after each store, a spin on the clock of
- * at least spin_ns, so a benchmark's power is measured on a real known
- * change. A kernel of its own, so ft_touch's listing stays the loop that is
+/* ft_touch with a planted cost: the stores as ft_touch makes them, then a
+ * spin on the clock of at least spin_ns per page, so a benchmark's power is
+ * measured on a real known change. The spin comes after the chunk's stores,
+ * not between them: spaced out by 100 ns each, the faults of pass 1 got
+ * 4.5 % cheaper on a KVM guest (a plant that lowered the cost it was to
+ * raise). A kernel of its own, so ft_touch's listing stays the loop that is
  * measured. */
 void ft_touch_planted(unsigned char *p, size_t pages, size_t stride, unsigned char v, int64_t spin_ns)
 {
-	for (size_t i = 0; i < pages; i++) {
+	AS_WRITTEN
+	for (size_t i = 0; i < pages; i++)
 		p[i * stride] = v;
-		int64_t until = ft_now_ns() + spin_ns;
-		while (ft_now_ns() < until)
-			;
-	}
+	int64_t until = ft_now_ns() + (int64_t)pages * spin_ns;
+	while (ft_now_ns() < until)
+		;
 }
 
 uint64_t ft_sum_bytes(const unsigned char *p, size_t pages, size_t stride)

@@ -9,8 +9,8 @@
 /* One byte store of v at the start of each of `pages` pages `stride` apart. */
 void ft_touch(unsigned char *p, size_t pages, size_t stride, unsigned char v);
 
-/* ft_touch with a spin of at least spin_ns on the clock after every store:
- * a known cost planted in the timed loop (PLANT_NS). */
+/* ft_touch, then a spin of at least spin_ns per page on the clock: a known
+ * cost planted in the timed pass (PLANT_NS), the faults' pacing unchanged. */
 void ft_touch_planted(unsigned char *p, size_t pages, size_t stride, unsigned char v, int64_t spin_ns);
 
 /* p[i] = i * k for i in [first, first + count): a value memset cannot make. */

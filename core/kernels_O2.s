@@ -44,55 +44,46 @@ ft_fill:
 	.globl	ft_touch_planted
 	.type	ft_touch_planted, @function
 ft_touch_planted:
-	pushq	%r15
-	pushq	%r14
-	pushq	%r13
 	pushq	%r12
+	movq	%r8, %r12
 	pushq	%rbp
 	pushq	%rbx
-	subq	$40, %rsp
-	movq	%rsi, (%rsp)
-	movq	%rdx, 8(%rsp)
+	movq	%rsi, %rbx
+	subq	$16, %rsp
 	testq	%rsi, %rsi
-	je	.L13
-	movq	%r8, %r15
-	movl	%ecx, %r14d
-	movq	%rdi, %r12
-	xorl	%r13d, %r13d
-	leaq	16(%rsp), %rbp
-	.p2align 4,,10
-	.p2align 3
-.L16:
-	movb	%r14b, (%r12)
-	movq	%rbp, %rsi
-	movl	$1, %edi
-	call	clock_gettime@PLT
-	imulq	$1000000000, 16(%rsp), %rbx
-	addq	24(%rsp), %rbx
-	addq	%r15, %rbx
+	je	.L14
+	xorl	%eax, %eax
 	.p2align 4,,10
 	.p2align 3
 .L15:
+	addq	$1, %rax
+	movb	%cl, (%rdi)
+	addq	%rdx, %rdi
+	cmpq	%rax, %rbx
+	jne	.L15
+.L14:
+	imulq	%r12, %rbx
+	movq	%rsp, %rbp
+	movl	$1, %edi
+	movq	%rbp, %rsi
+	call	clock_gettime@PLT
+	imulq	$1000000000, (%rsp), %rax
+	addq	8(%rsp), %rax
+	addq	%rax, %rbx
+	.p2align 4,,10
+	.p2align 3
+.L16:
 	movq	%rbp, %rsi
 	movl	$1, %edi
 	call	clock_gettime@PLT
-	imulq	$1000000000, 16(%rsp), %rax
-	addq	24(%rsp), %rax
+	imulq	$1000000000, (%rsp), %rax
+	addq	8(%rsp), %rax
 	cmpq	%rax, %rbx
-	jg	.L15
-	movq	8(%rsp), %rax
-	addq	$1, %r13
-	addq	%rax, %r12
-	cmpq	%r13, (%rsp)
-	jne	.L16
-.L13:
-	addq	$40, %rsp
+	jg	.L16
+	addq	$16, %rsp
 	popq	%rbx
 	popq	%rbp
 	popq	%r12
-	popq	%r13
-	popq	%r14
-	popq	%r15
 	ret
 	.size	ft_touch_planted, .-ft_touch_planted
 	.p2align 4

@@ -47,8 +47,8 @@ local h = harness.start({ script = "cycles", about = "the benchmark's cycles A-D
       desc = "1: cycle C's passes traced (ft.trace) and each slow page given its cause; off by default, "
         .. "tracing makes a first touch dearer (slowpages.lua measures by how much)" },
     { name = "PLANT_NS", kind = "plant_ns", default = 0, ab = true,
-      desc = "a known cost planted in cycle A's pass 1: a spin of at least this many ns after every page's store "
-        .. "(a kernel of its own), to measure a comparison's power on real runs; only as one side of AB "
+      desc = "a known cost planted in cycle A's pass 1: a spin of at least this many ns per page after each chunk's "
+        .. "stores (a kernel of its own), to measure a comparison's power on real runs; only as one side of AB "
         .. "(AB=\"PLANT_NS=0 | PLANT_NS=60\"), refused in a plain run" },
     { name = "STALL_NS", kind = "count_or_auto", default = "auto",
       desc = "a fault-free pass averaging more ns per page than this is a stall; "
