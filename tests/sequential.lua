@@ -34,6 +34,7 @@ do
   t.like(abuntil.text(v, 2), "different by +3.0 % [", "said with its interval")
   v = abuntil.judge(series(40, 0, 0.002), 0.001, 2)
   t.is(v.kind, "same", "a steady 0 % within ±2 % is the same", abuntil.text(v, 2))
+  t.ok(v.lo > 1 / 1.02 and v.hi < 1.02, "shown with the interval that lies inside ±2 %", abuntil.text(v, 2))
   v = abuntil.judge(series(8, 0.01, 0.05), 0.001, 2)
   t.is(v.kind, "undecided", "a wobbling +1 % at 8 pairs is undecided", abuntil.text(v, 2))
   t.ok(v.need and v.need > 0, "and says how many more pairs would decide", abuntil.text(v, 2))

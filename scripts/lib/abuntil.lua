@@ -77,7 +77,8 @@ function abuntil.judge(d, a, equiv)
   if m - t2 * se > 0 or m + t2 * se < 0 then
     out.kind = "different"
   elseif math.abs(m) + t1 * se < bound then
-    out.kind = "same"
+    out.kind = "same" -- shown with the interval of the two one-sided tests, the one inside ±EQUIV
+    out.lo, out.hi = math.exp(m - t1 * se), math.exp(m + t1 * se)
   else
     out.kind = "undecided"
     -- the pairs whose interval would clear 0 at this spread and change, or fit inside ±EQUIV
