@@ -170,30 +170,17 @@ static int interrupted(lua_State *L)
 	return ft_stopped_error(L);
 }
 
-/* b:touch(value) -> ns: one byte store per page. */
+/* b:touch(value [, spin_ns]) -> ns: one byte store per page; with spin_ns
+ * (0 to 1e6) the planted kernel, a spin of that many ns per page (PLANT_NS). */
 static int l_touch(lua_State *L)
-{
-	ft_check_method_nargs(L, 2);
-	struct ft_buffer *b = check_buffer(L);
-	unsigned char v = ft_check_byte(L, 2);
-	int64_t ns;
-	if (ft_pass_touch(b, v, &ns))
-		return interrupted(L);
-	lua_pushinteger(L, ns);
-	return 1;
-}
-
-/* b:touch_planted(value, spin_ns) -> ns: b:touch with a spin of at least
- * spin_ns (0 to 1e6) after every store: a known cost planted (PLANT_NS). */
-static int l_touch_planted(lua_State *L)
 {
 	ft_check_method_nargs(L, 3);
 	struct ft_buffer *b = check_buffer(L);
 	unsigned char v = ft_check_byte(L, 2);
-	lua_Integer spin = luaL_checkinteger(L, 3);
-	luaL_argcheck(L, spin >= 0 && spin <= 1000000, 3, "a spin of 0 to 1000000 ns per page");
+	lua_Integer spin = luaL_optinteger(L, 3, -1); /* -1: no spin given, the plain kernel */
+	luaL_argcheck(L, lua_isnoneornil(L, 3) || (spin >= 0 && spin <= 1000000), 3, "0 to 1000000 ns");
 	int64_t ns;
-	if (ft_pass_touch_planted(b, v, (int64_t)spin, &ns))
+	if (spin >= 0 ? ft_pass_touch_planted(b, v, (int64_t)spin, &ns) : ft_pass_touch(b, v, &ns))
 		return interrupted(L);
 	lua_pushinteger(L, ns);
 	return 1;
@@ -545,7 +532,6 @@ static int l_tostring(lua_State *L)
 
 static const luaL_Reg methods[] = {
 	{ "touch", l_touch },
-	{ "touch_planted", l_touch_planted },
 	{ "fill", l_fill },
 	{ "touch_timed", l_touch_timed },
 	{ "sum_bytes", l_sum_bytes },

@@ -13,6 +13,7 @@ local harness = require "harness"
 local knobs = require "knobs"
 local pagesizes = require "pagesizes"
 local period = require "period"
+local plant = require "plant"
 local report = require "reports.cycles"
 local slowrun = require "slowrun"
 
@@ -46,10 +47,7 @@ local h = harness.start({ script = "cycles", about = "the benchmark's cycles A-D
     { name = "CAUSES", kind = "flag", default = false,
       desc = "1: cycle C's passes traced (ft.trace) and each slow page given its cause; off by default, "
         .. "tracing makes a first touch dearer (slowpages.lua measures by how much)" },
-    { name = "PLANT_NS", kind = "plant_ns", default = 0, ab = true,
-      desc = "a known cost planted in cycle A's pass 1: a spin of at least this many ns per page after each chunk's "
-        .. "stores (a kernel of its own), to measure a comparison's power on real runs; only as one side of AB "
-        .. "(AB=\"PLANT_NS=0 | PLANT_NS=60\"), refused in a plain run" },
+    plant.knob("cycle A's pass 1"),
     { name = "STALL_NS", kind = "count_or_auto", default = "auto",
       desc = "a fault-free pass averaging more ns per page than this is a stall; "
         .. "auto: pass 2 repeated's min + 2.5 % of pass 1's min" },
@@ -63,10 +61,7 @@ local h = harness.start({ script = "cycles", about = "the benchmark's cycles A-D
   memory = function(_, bytes, pages) return bytes + 2 * pages * 8 end, -- cycle C's samples too
   -- cycle C's slow page must cost more than the timer: a SLOW_NS given below twice it is refused,
   check = function(cfg, clock) -- the default warned of (a dear timer never stops an untuned run)
-    if cfg.given.PLANT_NS and (cfg.AB or "") == "" then
-      return ("PLANT_NS=%d: a planted cost only as one side of AB (AB=\"PLANT_NS=0 | PLANT_NS=%d\"), where "
-        .. "the pairs measure it; a plain run would report it as the machine's"):format(cfg.PLANT_NS, cfg.PLANT_NS)
-    end
+    if plant.refused(cfg) then return plant.refused(cfg) end
     local cost = clock.timed.read_ns
     if cfg.CYCLES:find("C", 1, true) and cfg.SLOW_NS < 2 * cost then
       local why = ("SLOW_NS=%d: expected at least twice the per-page timer's cost (%.1f ns), or a plain store "
@@ -77,7 +72,6 @@ local h = harness.start({ script = "cycles", about = "the benchmark's cycles A-D
   end,
 }, { ... })
 local cfg = h.cfg
-local planting = (cfg.AB or ""):find("PLANT_NS", 1, true) ~= nil
 use_thp(cfg.THP) -- for the whole run; a refusal stops it before anything is mapped
 
 -- Distinct values: a pass that did not run cannot leave the expected sum.
@@ -90,14 +84,7 @@ function CYCLE.A(r)
   local thp0 = ft.vmstat().thp_fault_alloc or 0
   local folio0 = folio and ft.folio(folio.kb).anon_fault_alloc
   local b <close> = r:map("mmap", map_options)
-  -- both sides of a plant run the planted kernel (0 ns on one): the plain
-  -- kernel's pass 1 ran 14 % dearer than the planted one at 1 ns here, a
-  -- difference of the code's path, not of the cost planted
-  if planting then
-    r:pass("pass1", b, "touch_planted", V.pass1, cfg.PLANT_NS)
-  else
-    r:pass("pass1", b, "touch", V.pass1)
-  end
+  r:pass("pass1", b, "touch", V.pass1, plant.spin(cfg))
   r.thp_bytes = assert(b:thp_bytes())
   r.thp_fault_alloc = (ft.vmstat().thp_fault_alloc or 0) - thp0
   r.folio_alloc = folio and ft.folio(folio.kb).anon_fault_alloc - folio0 -- its own size's counter
