@@ -55,16 +55,16 @@ end
 -- AB UNTIL=decided inside one run: pairs added, progress on stderr, the outcome noted and kept in the JSON.
 do
   local d = t.tmpdir()
-  local out_, code_ = t.ftrun_run(("cycles.lua CYCLES=A MIB=4 'AB=THP=never | THP=never' UNTIL=decided MAX_PAIRS=8 "
+  local out_, code_ = t.ftrun_run(("cycles.lua CYCLES=A MIB=4 'AB=THP=never | THP=never' UNTIL=decided MAX_PAIRS=14 "
     .. "RESULTS=%s"):format(q(d)))
   t.is(code_, 0, "AB UNTIL=decided runs", out_)
-  t.like(out_, "cycles.lua: pair 6, ", "progress after the first look, with the estimate")
+  t.like(out_, "cycles.lua: pair 12, ", "progress after the first look, with the estimate")
   t.like(out_, "UNTIL=decided A pass1: ", "the decision row's outcome")
-  t.like(out_, "alpha spending, Pocock shape over MAX_PAIRS=8", "and how the looks share ALPHA")
+  t.like(out_, "alpha spending, Pocock shape over MAX_PAIRS=14", "and how the looks share ALPHA")
   local doc_ = json.decode(t.read(d .. "/cycles-A-ab-results.json") or "null") or { values = {} }
   local v
   for _, x in ipairs(doc_.values) do if x.value == "until_A_pass1" then v = x end end
-  t.ok(v and v.pairs >= 6 and v.pairs <= 8 and (v.outcome == "same" or v.outcome == "different"
+  t.ok(v and v.pairs >= 12 and v.pairs <= 14 and (v.outcome == "same" or v.outcome == "different"
     or v.outcome == "undecided"), "the JSON keeps the outcome and the pairs, at most MAX_PAIRS", json.encode(v))
 end
 

@@ -9,7 +9,7 @@
 -- size near sqrt(n) (whole ABBA blocks), so a drift of the host that lasts
 -- several pairs widens the interval instead of passing as a change (on this
 -- KVM guest, busy, a t interval over single pairs called a +3 % plant
--- -4.6 % [-8.7, -0.3] in one try of four). The looks come on a geometric schedule (6 pairs, then a
+-- -4.6 % [-8.7, -0.3] in one try of four). The looks come on a geometric schedule (12 pairs, then a
 -- quarter more each time, in whole ABBA blocks, and at the cap): few looks,
 -- so each gets a larger share. Looking again would spend ALPHA again at each
 -- look, so the looks share it by alpha spending: a Pocock-shaped spending
@@ -29,7 +29,7 @@ local units = require "units"
 local abuntil = {}
 
 abuntil.ALPHA = 0.05
-abuntil.MIN_PAIRS = 6 -- the first look: fewer pairs give the t interval too few degrees of freedom
+abuntil.MIN_PAIRS = 12 -- the first look: 6 batches of 2; at 6 pairs (3 batches, 2 df) an A/A try was called +0.4 %
 abuntil.LOOK_EVERY = 2 -- looks at whole ABBA blocks (A B, then B A)
 abuntil.LOOK_GROWTH = 1.25 -- each look a quarter more pairs than the last
 

@@ -40,7 +40,7 @@ function sequential.knobs()
     { name = "UNTIL", kind = "until", default = "off",
       desc = "decided: with AB=\"A knobs | B knobs\", add ABBA pairs inside this run until the decision rows are "
         .. "different or the same within ±EQUIV (a t interval over batch means of the pairs' log ratios B/A; "
-        .. "looks at 6 pairs and then a quarter more each time; alpha "
+        .. "looks at 12 pairs and then a quarter more each time; alpha "
         .. "spending, Pocock shape: each look tests at its share and the shares add up to 0.05, so the error rates "
         .. "hold over the looks), at most MAX_PAIRS pairs or MAX_MIN minutes; with "
         .. "BASELINE=DIR, add runs until the decision rows differ from the baseline's runs or are the same "
