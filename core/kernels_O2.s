@@ -44,12 +44,10 @@ ft_fill:
 	.globl	ft_touch_planted
 	.type	ft_touch_planted, @function
 ft_touch_planted:
-	pushq	%r12
-	movq	%r8, %r12
 	pushq	%rbp
 	pushq	%rbx
-	movq	%rsi, %rbx
-	subq	$16, %rsp
+	movq	%r8, %rbx
+	subq	$24, %rsp
 	testq	%rsi, %rsi
 	je	.L14
 	xorl	%eax, %eax
@@ -59,10 +57,9 @@ ft_touch_planted:
 	addq	$1, %rax
 	movb	%cl, (%rdi)
 	addq	%rdx, %rdi
-	cmpq	%rax, %rbx
+	cmpq	%rax, %rsi
 	jne	.L15
 .L14:
-	imulq	%r12, %rbx
 	movq	%rsp, %rbp
 	movl	$1, %edi
 	movq	%rbp, %rsi
@@ -80,10 +77,9 @@ ft_touch_planted:
 	addq	8(%rsp), %rax
 	cmpq	%rax, %rbx
 	jg	.L16
-	addq	$16, %rsp
+	addq	$24, %rsp
 	popq	%rbx
 	popq	%rbp
-	popq	%r12
 	ret
 	.size	ft_touch_planted, .-ft_touch_planted
 	.p2align 4
