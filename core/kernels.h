@@ -9,6 +9,10 @@
 /* One byte store of v at the start of each of `pages` pages `stride` apart. */
 void ft_touch(unsigned char *p, size_t pages, size_t stride, unsigned char v);
 
+/* ft_touch, then a spin of at least spin_ns in all on the clock: a known
+ * cost planted in the timed pass (PLANT_NS), the faults' pacing unchanged. */
+void ft_touch_planted(unsigned char *p, size_t pages, size_t stride, unsigned char v, int64_t spin_ns);
+
 /* p[i] = i * k for i in [first, first + count): a value memset cannot make. */
 void ft_fill(uint64_t *p, size_t first, size_t count, uint64_t k);
 

@@ -41,27 +41,69 @@ ft_fill:
 	ret
 	.size	ft_fill, .-ft_fill
 	.p2align 4
+	.globl	ft_touch_planted
+	.type	ft_touch_planted, @function
+ft_touch_planted:
+	pushq	%rbp
+	pushq	%rbx
+	movq	%r8, %rbx
+	subq	$24, %rsp
+	testq	%rsi, %rsi
+	je	.L14
+	xorl	%eax, %eax
+	.p2align 4,,10
+	.p2align 3
+.L15:
+	addq	$1, %rax
+	movb	%cl, (%rdi)
+	addq	%rdx, %rdi
+	cmpq	%rax, %rsi
+	jne	.L15
+.L14:
+	movq	%rsp, %rbp
+	movl	$1, %edi
+	movq	%rbp, %rsi
+	call	clock_gettime@PLT
+	imulq	$1000000000, (%rsp), %rax
+	addq	8(%rsp), %rax
+	addq	%rax, %rbx
+	.p2align 4,,10
+	.p2align 3
+.L16:
+	movq	%rbp, %rsi
+	movl	$1, %edi
+	call	clock_gettime@PLT
+	imulq	$1000000000, (%rsp), %rax
+	addq	8(%rsp), %rax
+	cmpq	%rax, %rbx
+	jg	.L16
+	addq	$24, %rsp
+	popq	%rbx
+	popq	%rbp
+	ret
+	.size	ft_touch_planted, .-ft_touch_planted
+	.p2align 4
 	.globl	ft_sum_bytes
 	.type	ft_sum_bytes, @function
 ft_sum_bytes:
 	testq	%rsi, %rsi
-	je	.L16
+	je	.L26
 	xorl	%eax, %eax
 	xorl	%ecx, %ecx
 	.p2align 4,,10
 	.p2align 3
-.L15:
+.L25:
 	movzbl	(%rdi), %r8d
 	addq	$1, %rax
 	addq	%rdx, %rdi
 	addq	%r8, %rcx
 	cmpq	%rax, %rsi
-	jne	.L15
+	jne	.L25
 	movq	%rcx, %rax
 	ret
 	.p2align 4,,10
 	.p2align 3
-.L16:
+.L26:
 	xorl	%ecx, %ecx
 	movq	%rcx, %rax
 	ret
@@ -71,20 +113,20 @@ ft_sum_bytes:
 	.type	ft_sum_words, @function
 ft_sum_words:
 	testq	%rsi, %rsi
-	je	.L21
+	je	.L31
 	leaq	(%rdi,%rsi,8), %rdx
 	xorl	%eax, %eax
 	.p2align 4,,10
 	.p2align 3
-.L20:
+.L30:
 	addq	(%rdi), %rax
 	addq	$8, %rdi
 	cmpq	%rdx, %rdi
-	jne	.L20
+	jne	.L30
 	ret
 	.p2align 4,,10
 	.p2align 3
-.L21:
+.L31:
 	xorl	%eax, %eax
 	ret
 	.size	ft_sum_words, .-ft_sum_words
@@ -112,12 +154,12 @@ ft_touch_timed:
 	imulq	$1000000000, 16(%rsp), %rdx
 	addq	24(%rsp), %rdx
 	testq	%rbx, %rbx
-	je	.L23
+	je	.L33
 	movq	%rdx, %rbp
 	xorl	%ebx, %ebx
 	.p2align 4,,10
 	.p2align 3
-.L25:
+.L35:
 	movb	%r13b, (%r15)
 	movq	8(%rsp), %rsi
 	movl	$1, %edi
@@ -132,8 +174,8 @@ ft_touch_timed:
 	movq	%rax, (%r14,%rbx,8)
 	addq	$1, %rbx
 	cmpq	%rbx, (%rsp)
-	jne	.L25
-.L23:
+	jne	.L35
+.L33:
 	addq	$40, %rsp
 	popq	%rbx
 	popq	%rbp
@@ -167,12 +209,12 @@ ft_touch_timed_walk:
 	imulq	$1000000000, 16(%rsp), %rdx
 	addq	24(%rsp), %rdx
 	testq	%rbx, %rbx
-	je	.L31
+	je	.L41
 	movq	%rdx, %rbp
 	xorl	%ebx, %ebx
 	.p2align 4,,10
 	.p2align 3
-.L33:
+.L43:
 	movb	%r13b, (%r15)
 	movq	8(%rsp), %rsi
 	movl	$1, %edi
@@ -187,8 +229,8 @@ ft_touch_timed_walk:
 	movq	%rax, (%r14,%rbx,8)
 	addq	$1, %rbx
 	cmpq	%rbx, (%rsp)
-	jne	.L33
-.L31:
+	jne	.L43
+.L41:
 	addq	$40, %rsp
 	popq	%rbx
 	popq	%rbp
@@ -208,13 +250,13 @@ ft_touch_timed_tsc:
 	salq	$32, %rdx
 	orq	%rdx, %rax
 	testq	%rsi, %rsi
-	je	.L47
+	je	.L57
 	pushq	%rbx
 	movq	%rsi, %r9
 	xorl	%esi, %esi
 	.p2align 4,,10
 	.p2align 3
-.L41:
+.L51:
 	movq	%rax, %rbx
 	movb	%r11b, (%rdi)
 	rdtscp
@@ -226,12 +268,12 @@ ft_touch_timed_tsc:
 	movq	%rdx, (%r8,%rsi,8)
 	addq	$1, %rsi
 	cmpq	%rsi, %r9
-	jne	.L41
+	jne	.L51
 	popq	%rbx
 	ret
 	.p2align 4,,10
 	.p2align 3
-.L47:
+.L57:
 	ret
 	.size	ft_touch_timed_tsc, .-ft_touch_timed_tsc
 	.p2align 4
@@ -244,13 +286,13 @@ ft_touch_timed_walk_tsc:
 	salq	$32, %rdx
 	orq	%rdx, %rax
 	testq	%rsi, %rsi
-	je	.L58
+	je	.L68
 	pushq	%rbx
 	movq	%rsi, %r9
 	xorl	%esi, %esi
 	.p2align 4,,10
 	.p2align 3
-.L52:
+.L62:
 	movq	%rax, %rbx
 	movb	%r11b, (%rdi)
 	rdtscp
@@ -262,12 +304,12 @@ ft_touch_timed_walk_tsc:
 	movq	%rdx, (%r8,%rsi,8)
 	addq	$1, %rsi
 	cmpq	%rsi, %r9
-	jne	.L52
+	jne	.L62
 	popq	%rbx
 	ret
 	.p2align 4,,10
 	.p2align 3
-.L58:
+.L68:
 	ret
 	.size	ft_touch_timed_walk_tsc, .-ft_touch_timed_walk_tsc
 	.ident	"GCC: (Debian 12.2.0-14+deb12u1) 12.2.0"

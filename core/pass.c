@@ -60,6 +60,20 @@ int ft_pass_touch(const struct ft_buffer *b, unsigned char v, int64_t *ns)
 	return ft_should_stop() ? EINTR : 0;
 }
 
+int ft_pass_touch_planted(const struct ft_buffer *b, unsigned char v, int64_t spin_ns, int64_t *ns)
+{
+	size_t step = chunk_pages(b), stride = b->page_size;
+	int64_t t0 = ft_now_ns();
+	/* the whole pass's spin after its last chunk: a pause between chunks cheapens the faults after it */
+	for (size_t i = 0; i < b->pages && !ft_should_stop(); i += step)
+		ft_touch_planted(b->addr + i * stride, min_size(step, b->pages - i), stride, v,
+		                 i + step >= b->pages ? spin_ns * (int64_t)b->pages : 0);
+	int64_t t1 = ft_now_ns();
+	FT_SINK(b->addr);
+	*ns = t1 - t0;
+	return ft_should_stop() ? EINTR : 0;
+}
+
 int ft_pass_fill(const struct ft_buffer *b, uint64_t k, int64_t *ns)
 {
 	size_t step = CHUNK_BYTES / sizeof(uint64_t), n = words(b);

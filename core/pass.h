@@ -14,6 +14,9 @@
 #include "clock.h"
 
 int ft_pass_touch(const struct ft_buffer *b, unsigned char v, int64_t *ns);
+
+/* ft_pass_touch with a spin of at least spin_ns per page, all of it after the last store (PLANT_NS). */
+int ft_pass_touch_planted(const struct ft_buffer *b, unsigned char v, int64_t spin_ns, int64_t *ns);
 int ft_pass_fill(const struct ft_buffer *b, uint64_t k, int64_t *ns);
 /* samples must hold b->pages entries; they come back in ns, converted
  * after the window when the timer counts TSC ticks. */

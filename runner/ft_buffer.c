@@ -170,14 +170,17 @@ static int interrupted(lua_State *L)
 	return ft_stopped_error(L);
 }
 
-/* b:touch(value) -> ns: one byte store per page. */
+/* b:touch(value [, spin_ns]) -> ns: one byte store per page; with spin_ns
+ * (0 to 1e6) the planted kernel, a spin of that many ns per page (PLANT_NS). */
 static int l_touch(lua_State *L)
 {
-	ft_check_method_nargs(L, 2);
+	ft_check_method_nargs(L, 3);
 	struct ft_buffer *b = check_buffer(L);
 	unsigned char v = ft_check_byte(L, 2);
+	lua_Integer spin = luaL_optinteger(L, 3, -1); /* -1: no spin given, the plain kernel */
+	luaL_argcheck(L, lua_isnoneornil(L, 3) || (spin >= 0 && spin <= 1000000), 3, "0 to 1000000 ns");
 	int64_t ns;
-	if (ft_pass_touch(b, v, &ns))
+	if (spin >= 0 ? ft_pass_touch_planted(b, v, (int64_t)spin, &ns) : ft_pass_touch(b, v, &ns))
 		return interrupted(L);
 	lua_pushinteger(L, ns);
 	return 1;

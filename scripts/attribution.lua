@@ -119,7 +119,6 @@ h:note("No PMU in this guest: the cpu-clock timer cannot interrupt code that run
 h:note("The sampled share is the samples' periods over the step's wall time: below 100 % the profile saw "
   .. "less time than passed (samples delayed with interrupts off, the sample's own cost, time in the host, "
   .. "the thread waiting for a CPU). "
-  .. "The ns/page are with sampling on, dearer than an unsampled first touch by an amount this run does not "
-  .. "measure.")
+  .. "The ns/page are with sampling on; what sampling changes in a first touch this run does not measure.")
 
 h:finish()

@@ -17,6 +17,7 @@
 -- rows' p-values are corrected together (Benjamini-Hochberg), and the gate
 -- fails only on rows the correction calls.
 local ab = require "ab"
+local display = require "display"
 local inference = require "inference"
 local json = require "json"
 local knobs = require "knobs"
@@ -55,6 +56,13 @@ local SPEC = {
       .. "the machine then a level of the bootstrap (machine, run, repetition)" },
   { name = "SEED", kind = "count", default = 1,
     desc = "seed of the bootstrap's draws (the same seed, the same interval)" },
+  { name = "ROWS", kind = "rows", default = "the runs' decision rows",
+    desc = "the rows the gate (FAIL_ABOVE) and the exit status follow: case:column items separated by ; "
+      .. "(e.g. A:pass1), or all; by default the rows the script names as what it is asked (cycles.lua: A pass1), "
+      .. "every row where it names none. The other rows are reported as they stand" },
+  { name = "FORMAT", kind = "choice", choices = display.FORMATS, default = "md",
+    desc = "stdout: md (the tables and their notes), or every row of every table as one csv, tsv or json table "
+      .. "(the notes then on stderr)" },
 }
 knobs.parsers.level = function(value)
   local v = tonumber(value)
@@ -64,12 +72,6 @@ end
 knobs.parsers.percent = function(value)
   local v = tonumber(value)
   if not v or v <= 0 or v ~= v or v == math.huge then return nil, "a percent above 0" end
-  return v
-end
--- ±100 % would take in a halving and a doubling alike: no bound on "the same"
-knobs.parsers.equiv = function(value)
-  local v = tonumber(value)
-  if not v or v <= 0 or v ~= v or v >= 100 then return nil, "a percent above 0 and below 100" end
   return v
 end
 
@@ -120,6 +122,42 @@ for _, a in ipairs { ... } do
   else table.insert(sides[#sides], a) end
 end
 local opts = knobs.read(SCRIPT, SPEC, knob_args)
+-- FORMAT=csv|tsv|json: stdout holds one table for another program, and
+-- every line of prose goes to stderr; the rows are gathered as they are judged
+local records = {}
+local FIELDS = { "old", "new", "case", "column", "unit", "old_median", "new_median", "change_pct", "lo_pct", "hi_pct",
+  "p", "q", "verdict", "decides" }
+-- the prose: stdout with FORMAT=md, else stderr
+local function say(text)
+  (opts.FORMAT == "md" and io.stdout or io.stderr):write(text, "\n")
+end
+local function record(row, old, new, old_median, new_median)
+  local pct_of = function(x) return x and 100 * (x - 1) or nil end
+  records[#records + 1] = { old = old, new = new, case = row.case, column = row.column, unit = row.unit,
+    old_median = old_median, new_median = new_median, change_pct = pct_of(row.ratio), lo_pct = pct_of(row.lo),
+    hi_pct = pct_of(row.hi), p = row.p, q = row.q, verdict = row.verdict, decides = row.decides or false }
+end
+
+-- The decision rows: ROWS= (all: none, every row decides), else the ones the
+-- first run names (its script's decide), as {case, column} pairs, and whence.
+local function decision_of(doc)
+  if opts.given.ROWS then
+    if opts.ROWS == "all" then return nil, "ROWS=all" end
+    return opts.ROWS, "ROWS="
+  end
+  return verdicts.decision_names(doc.decision_rows), ("named by %s"):format(tostring(doc.script))
+end
+
+-- A line under a table: the decision rows' verdicts, and the names no row has.
+local function say_decision(judged, rows, doc)
+  local names, whence = decision_of(doc)
+  if not names then return end
+  local parts = stats.map(judged.decision, function(r) return ("%s %s: %s"):format(r.case, r.column, r.verdict) end)
+  say(("decision row(s) (%s; ROWS= picks others): %s; the gate and the exit status follow them, the other rows "
+    .. "are reported as they stand."):format(whence, #parts > 0 and table.concat(parts, "; ") or "none of them here"))
+  local missing = verdicts.mark_decision(rows, names)
+  if #missing > 0 then say(("decision row(s) not in the runs: %s"):format(table.concat(missing, ", "))) end
+end
 if opts.FAIL_ABOVE == "off" then opts.FAIL_ABOVE = nil end
 if not opts.given.EQUIV then opts.EQUIV = nil end
 local CAL_RUNS = 10 -- calibrate.lua's default
@@ -350,7 +388,7 @@ local function adjusted_block(old_docs, new_docs, cal, raw_rows)
   local old, new, cal_rows = covariates.adjusted(old_docs, new_docs, cal)
   if not old then
     if new ~= "the calibration adjusts no row" then
-      print(("\nnot adjusted for the machine's state: %s."):format(new))
+      say(("\nnot adjusted for the machine's state: %s."):format(new))
     end
     return
   end
@@ -362,25 +400,27 @@ local function adjusted_block(old_docs, new_docs, cal, raw_rows)
       { ALPHA = opts.ALPHA, SEED = opts.SEED, i = i, EQUIV = opts.EQUIV })) do row[k] = v end
   end
   verdicts.judge(rows, { ALPHA = opts.ALPHA, what = "runs a side" })
-  print("")
-  print("Adjusted for the machine's state: each run's values scaled by its own covariate as the calibration's fit "
+  say("")
+  say("Adjusted for the machine's state: each run's values scaled by its own covariate as the calibration's fit "
     .. "over its A/A runs says, judged against the fit's spread widened by its slope's uncertainty (Benjamini-"
     .. "Hochberg over these rows). The raw rows above decide any gate. A change that itself moves the covariate "
     .. "(its new - old column) is partly taken away by the adjustment: read the two side by side.")
-  print("")
-  print("| case | column | adjusted for | its new - old | calibration's runs sd % raw → fit | change % raw "
+  say("")
+  say("| case | column | adjusted for | its new - old | calibration's runs sd % raw → fit | change % raw "
     .. "| change % adjusted [95 %] | p | q | verdict |")
-  print("|---|---|---|---|---|---|---|---|---|---|")
+  say("|---|---|---|---|---|---|---|---|---|---|")
   for _, row in ipairs(rows) do
     local key = row.case .. "\0" .. row.column
     local c, r = cal_rows[key], raw[key]
     local dx = c.covariate == "canary" and ("%+.1f %%"):format(100 * (math.exp(c.dx) - 1)) or ("%+.3g"):format(c.dx)
-    print(("| %s | %s | %s (explains %.0f %%) | %s | %.1f → %.1f | %s | %s [%s, %s] | %s | %s | %s |"):format(row.case,
+    say(("| %s | %s | %s (explains %.0f %%) | %s | %.1f → %.1f | %s | %s [%s, %s] | %s | %s | %s |"):format(row.case,
       row.column, c.covariate, 100 * c.explained, dx, 100 * c.raw_sd_log, 100 * c.between_run_sd_log,
       r and r.ratio and signed(r.ratio) or "–", row.ratio and signed(row.ratio) or "–",
       row.lo and signed(row.lo) or "–", row.hi and signed(row.hi) or "–",
       row.p and ("%.3g"):format(row.p) or "–", row.q and ("%.3g"):format(row.q) or "–", row.verdict))
   end
+  local legend = verdicts.legend(rows)
+  if legend then say(legend) end
 end
 
 -- One side's cell: the pooled median with its interval and the sizes.
@@ -403,18 +443,80 @@ end
 
 local gate_failures, cannot_gate = {}, {}
 
+-- The method under the table: how the rows were judged, and why not better.
+local function method_note(old_docs, new_docs, rows, cal, bound, floors, why_no_cal)
+  local ko, kn = #old_docs, #new_docs
+  if cal then
+    say(("%d run(s) against %d, calibrated: p from Student's t of the difference of the sides' mean log run "
+      .. "medians, the run-to-run spread pooled from %s (%d runs of %s, %s) and the runs' own (marked cal.); "
+      .. "change and interval from the same t."):format(ko, kn, cal.path, cal.runs or 0, cal.script,
+      tostring(cal.date)))
+    adjusted_block(old_docs, new_docs, cal, rows)
+  elseif ko >= 2 and kn >= 2 then
+    say(("%d runs against %d. change: ratio of the pooled medians, 95 %% interval from a hierarchical bootstrap "
+      .. "(runs, then repetitions in runs; seed %d); p: exact permutation test over the runs' medians (logs)."):format(
+      ko, kn, opts.SEED))
+    local floor = stats.max(floors)
+    if floor and floor > opts.ALPHA then
+      say(("warning: with %d against %d runs the permutation test cannot reach p < %g (its smallest p is %.3g): "
+        .. "no row can be called; compare at least 4 runs a side, or calibrate."):format(ko, kn, opts.ALPHA, floor))
+    end
+    say(("no calibration used: %s."):format(why_no_cal))
+  elseif bound then
+    say(("one run a side, no calibration: each timed row judged by Student's t against %s, marked bound; a change "
+      .. "called this way is beyond what runs differ by on such a machine, and a smaller one says how many runs a "
+      .. "side would decide it. %s."):format(bound.text, why_no_cal))
+  else
+    say(("one run a side: its repetitions share one state of the machine, so they cannot tell a change from "
+      .. "drift between runs; %s. Compare several runs a side (OLD... -- NEW...), or interleave the two settings "
+      .. "in one run (AB=\"A knobs | B knobs\")."):format(why_no_cal))
+  end
+end
+
+-- Each row's cells and figures (verdicts.runs): against the calibration, or
+-- the bound, or the runs' own spread. Returns the permutation tests' floors.
+local function judge_rows(rows, cal, bound, n_machines)
+  local floors = {}
+  for i, row in ipairs(rows) do
+    row.old_cell, row.old_median = side_cell(row.old, row.unit, opts.SEED)
+    row.new_cell, row.new_median = side_cell(row.new, row.unit, opts.SEED + 1)
+    local c = cal and cal.by_row[row.case .. "\0" .. row.column]
+    local sd = bound and (bound.by_row[row.case .. "\0" .. row.column] or bound.default[units.kind(row.unit)])
+    if sd then
+      c = type(sd) == "table" and sd or { between_run_sd_log = sd, df = calibrations.DEFAULT_DF }
+      row.bound = true
+    end
+    for k, v in pairs(verdicts.runs(row.old, row.new, c, { ALPHA = opts.ALPHA, SEED = opts.SEED, i = i,
+      EQUIV = opts.EQUIV, unit = row.unit })) do row[k] = v end
+    if row.floor and not row.calibrated then floors[#floors + 1] = row.floor end
+    -- several machines: the interval from machine, run and repetition
+    if n_machines > 1 and row.ratio and verdicts.positive(row.old) and verdicts.positive(row.new) then
+      row.ratio, row.lo, row.hi = machines.bootstrap_ratio(row.old, row.new, { seed = opts.SEED + i })
+    end
+  end
+  return floors
+end
+
 -- The table of OLD runs against NEW runs.
 local function compare(old_docs, new_docs)
   for _, d in ipairs(old_docs) do plain_side(d) end
   for _, d in ipairs(new_docs) do plain_side(d) end
-  for _, d in ipairs(old_docs) do print("old: " .. describe(d)) end
-  for _, d in ipairs(new_docs) do print("new: " .. describe(d)) end
+  for _, d in ipairs(old_docs) do say("old: " .. describe(d)) end
+  for _, d in ipairs(new_docs) do say("new: " .. describe(d)) end
+  for _, o in ipairs(old_docs) do
+    for _, n in ipairs(new_docs) do
+      if o.text == n.text then
+        say(("%s and %s are the same run (identical files): a run compared with itself, so every change is 0 by "
+          .. "construction and says nothing of the machine"):format(o.path, n.path))
+      end
+    end
+  end
   local first = old_docs[1]
   for _, d in ipairs(old_docs) do same_measurement(first, d) end
   for _, d in ipairs(new_docs) do same_measurement(first, d) end
-  for _, l in ipairs(differences(old_docs[#old_docs], new_docs[1])) do print("  " .. l) end
+  for _, l in ipairs(differences(old_docs[#old_docs], new_docs[1])) do say("  " .. l) end
   local _, machine_lines, n_machines = machines.relation(old_docs, new_docs)
-  for _, l in ipairs(machine_lines) do print(l) end
+  for _, l in ipairs(machine_lines) do say(l) end
   -- each run's values carry their machine, for the machine-level bootstrap
   for _, docs in ipairs { old_docs, new_docs } do
     for _, d in ipairs(docs) do
@@ -426,76 +528,52 @@ local function compare(old_docs, new_docs)
 
   local all = table.move(new_docs, 1, #new_docs, #old_docs + 1, table.move(old_docs, 1, #old_docs, 1, {}))
   local cal, why_no_cal = calibration(all)
-  local floors = {}
-  for i, row in ipairs(rows) do
-    row.old_cell, row.old_median = side_cell(row.old, row.unit, opts.SEED)
-    row.new_cell, row.new_median = side_cell(row.new, row.unit, opts.SEED + 1)
-    local c = cal and cal.by_row[row.case .. "\0" .. row.column]
-    for k, v in pairs(verdicts.runs(row.old, row.new, c, { ALPHA = opts.ALPHA, SEED = opts.SEED, i = i,
-      EQUIV = opts.EQUIV })) do row[k] = v end
-    if row.floor and not row.calibrated then floors[#floors + 1] = row.floor end
-    -- several machines: the interval from machine, run and repetition
-    if n_machines > 1 and row.ratio and verdicts.positive(row.old) and verdicts.positive(row.new) then
-      row.ratio, row.lo, row.hi = machines.bootstrap_ratio(row.old, row.new, { seed = opts.SEED + i })
-    end
-  end
+  -- one run a side and no calibration: judged against a stated conservative spread
+  local bound = not cal and (#old_docs == 1 or #new_docs == 1) and calibrations.bound(first) or nil
+  local floors = judge_rows(rows, cal, bound, n_machines)
+  verdicts.mark_decision(rows, (decision_of(first)))
   local judged = verdicts.judge(rows, { ALPHA = opts.ALPHA, FAIL_ABOVE = opts.FAIL_ABOVE, what = "runs a side" })
   if opts.FORCE then
-    for _, d in ipairs(old_docs) do if d.forced then print(("FORCED: %s: %s"):format(d.path, d.forced)) end end
-    for _, d in ipairs(new_docs) do if d.forced then print(("FORCED: %s: %s"):format(d.path, d.forced)) end end
-    for _, l in ipairs(pooled_knobs) do print("FORCED: " .. l) end
+    for _, d in ipairs(old_docs) do if d.forced then say(("FORCED: %s: %s"):format(d.path, d.forced)) end end
+    for _, d in ipairs(new_docs) do if d.forced then say(("FORCED: %s: %s"):format(d.path, d.forced)) end end
+    for _, l in ipairs(pooled_knobs) do say("FORCED: " .. l) end
   end
-  print("")
-  print("| case | column | unit | old median [95 %] (runs×reps) | new median [95 %] | change % [95 %] "
+  say("")
+  say("| case | column | unit | old median [95 %] (runs×reps) | new median [95 %] | change % [95 %] "
     .. "| runs sd % | reps sd % | p | q | verdict |")
-  print("|---|---|---|---|---|---|---|---|---|---|---|")
+  say("|---|---|---|---|---|---|---|---|---|---|---|")
   local logs = {}
   for _, row in ipairs(rows) do
     local change = row.ratio and ("%s [%s, %s]"):format(signed(row.ratio), signed(row.lo), signed(row.hi))
       or (row.old_median ~= 0 and ("%+.1f"):format(100 * (row.new_median - row.old_median) / math.abs(row.old_median))
         or "–")
     if units.better(row.unit) and row.ratio then logs[#logs + 1] = math.log(row.ratio) end
-    print(("| %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s |"):format(row.case, row.column, row.unit,
-      row.old_cell, row.new_cell, change, pct(row.between) .. (row.calibrated and " (cal.)" or ""), pct(row.within),
+    say(("| %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s |"):format(row.case, row.column, row.unit,
+      row.old_cell, row.new_cell, change, pct(row.between) .. (row.bound and " (bound)" or row.calibrated and " (cal.)"
+        or ""), pct(row.within),
       row.p and ("%.3g"):format(row.p) or "–", row.q and ("%.3g"):format(row.q) or "–", row.verdict))
+    record(row, table.concat(stats.map(old_docs, function(d) return d.path end), " "),
+      table.concat(stats.map(new_docs, function(d) return d.path end), " "), row.old_median, row.new_median)
   end
+  local legend = verdicts.legend(rows)
+  if legend then say(legend) end
+  say_decision(judged, rows, first)
   for _, w in ipairs(judged.failures) do gate_failures[#gate_failures + 1] = w end
   for _, w in ipairs(judged.unjudged) do cannot_gate[#cannot_gate + 1] = w end
   if #logs > 0 then
     local g = math.exp(stats.mean(logs))
-    print(("\ngeomean of new / old over the %d timed and throughput rows: %.4f (%+.1f %%)"):format(#logs, g,
+    say(("\ngeomean of new / old over the %d timed and throughput rows: %.4f (%+.1f %%)"):format(#logs, g,
       100 * (g - 1)))
   end
-  print("")
-  local ko, kn = #old_docs, #new_docs
-  if cal then
-    print(("%d run(s) against %d, calibrated: p from Student's t of the difference of the sides' mean log run "
-      .. "medians, the run-to-run spread pooled from %s (%d runs of %s, %s) and the runs' own (marked cal.); "
-      .. "change and interval from the same t."):format(ko, kn, cal.path, cal.runs or 0, cal.script,
-      tostring(cal.date)))
-    adjusted_block(old_docs, new_docs, cal, rows)
-  elseif ko >= 2 and kn >= 2 then
-    print(("%d runs against %d. change: ratio of the pooled medians, 95 %% interval from a hierarchical bootstrap "
-      .. "(runs, then repetitions in runs; seed %d); p: exact permutation test over the runs' medians (logs)."):format(
-      ko, kn, opts.SEED))
-    local floor = stats.max(floors)
-    if floor and floor > opts.ALPHA then
-      print(("warning: with %d against %d runs the permutation test cannot reach p < %g (its smallest p is %.3g): "
-        .. "no row can be called; compare at least 4 runs a side, or calibrate."):format(ko, kn, opts.ALPHA, floor))
-    end
-    print(("no calibration used: %s."):format(why_no_cal))
-  else
-    print(("one run a side: its repetitions share one state of the machine, so they cannot tell a change from "
-      .. "drift between runs; %s. Compare several runs a side (OLD... -- NEW...), or interleave the two settings "
-      .. "in one run (AB=\"A knobs | B knobs\")."):format(why_no_cal))
-  end
+  say("")
+  method_note(old_docs, new_docs, rows, cal, bound, floors, why_no_cal)
   if judged.judged > 0 then
-    print(("%d rows judged: if nothing changed about %.1f of them would have p < %g by chance; q is p adjusted by "
+    say(("%d rows judged: if nothing changed about %.1f of them would have p < %g by chance; q is p adjusted by "
       .. "Benjamini-Hochberg, and %d row(s) have q <= %g (at most a share %g of such calls expected false)."):format(
       judged.judged, judged.judged * opts.ALPHA, opts.ALPHA, judged.called, opts.ALPHA, opts.ALPHA))
   end
   if judged.same > 0 then
-    print(("%d row(s) the same within ±δ: the 90 %% interval of the change inside ±δ (two one-sided tests at %g); "
+    say(("%d row(s) the same within ±δ: the 90 %% interval of the change inside ±δ (two one-sided tests at %g); "
       .. "δ %s."):format(judged.same, opts.ALPHA, opts.EQUIV and ("= EQUIV = %g %%"):format(opts.EQUIV)
       or ("= the smallest change this comparison detects with 80 %% power (stated up to %d %%)"):format(
         verdicts.SAME_MAX)))
@@ -504,15 +582,18 @@ local function compare(old_docs, new_docs)
   for _, side in ipairs { "old", "new" } do
     if #lonely[side] > 0 then
       local names = stats.map(lonely[side], function(r) return r.case .. " " .. r.column end)
-      print(("%d row(s) only in the %s runs, not compared: %s"):format(#names, side, table.concat(names, ", ")))
+      say(("%d row(s) only in the %s runs, not compared: %s"):format(#names, side, table.concat(names, ", ")))
+      local asked = decision_of(first)
       for _, r in ipairs(side == "old" and lonely.old or {}) do
-        if units.better(r.unit) then
+        local decides = not asked
+        for _, n in ipairs(asked or {}) do decides = decides or n[1] == r.case and n[2] == r.column end
+        if units.better(r.unit) and decides then
           cannot_gate[#cannot_gate + 1] = r.case .. " " .. r.column .. " (not in the new runs)"
         end
       end
     end
   end
-  print("runs sd, reps sd: the spread of the logs between the runs' medians and between repetitions within a run.\n")
+  say("runs sd, reps sd: the spread of the logs between the runs' medians and between repetitions within a run.\n")
 end
 
 local function load_all(paths)
@@ -526,7 +607,7 @@ local function load_all(paths)
 end
 
 -- The tree and machine the comparison itself ran on, once every file is read.
-local function stamp() print("compared by " .. provenance.describe(provenance.collect()) .. "\n") end
+local function stamp() say("compared by " .. provenance.describe(provenance.collect()) .. "\n") end
 
 if dashes == 1 then
   if #sides[1] == 0 or #sides[2] == 0 then fail("OLD... -- NEW...: both sides need at least one results JSON") end
@@ -540,10 +621,14 @@ else
   if #docs == 1 and ab.is_ab(docs[1]) then
     stamp()
     local doc = docs[1]
-    print(("AB run: %s (%s %s, %s)"):format(doc.path, doc.script, doc.run or "", doc.date or "?"))
-    local lines, failures, unjudged = ab.report(doc, opts)
+    say(("AB run: %s (%s %s, %s)"):format(doc.path, doc.script, doc.run or "", doc.date or "?"))
+    opts.decision = decision_of(doc)
+    local lines, failures, unjudged, rows = ab.report(doc, opts)
     if not lines then fail(("%s: an AB run with no row measured on both sides"):format(doc.path)) end
-    print(table.concat(lines, "\n") .. "\n")
+    for _, row in ipairs(rows) do
+      record(row, "A: " .. tostring(doc.ab.a), "B: " .. tostring(doc.ab.b), row.a.median, row.b.median)
+    end
+    say(table.concat(lines, "\n") .. "\n")
     for _, w in ipairs(failures) do gate_failures[#gate_failures + 1] = w end
     for _, w in ipairs(unjudged) do cannot_gate[#cannot_gate + 1] = w end
   elseif #docs < 2 then
@@ -555,6 +640,7 @@ else
   end
 end
 
+if opts.FORMAT ~= "md" then io.stdout:write(display.table(FIELDS, records, opts.FORMAT)) end
 if opts.FAIL_ABOVE and #cannot_gate > 0 then
   fail(("FAIL_ABOVE cannot gate: %d row(s) cannot be judged with the runs given (%s); give several runs a side "
     .. "or a calibration (make calibrate)"):format(#cannot_gate, table.concat(cannot_gate, ", ", 1,

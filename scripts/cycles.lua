@@ -13,6 +13,7 @@ local harness = require "harness"
 local knobs = require "knobs"
 local pagesizes = require "pagesizes"
 local period = require "period"
+local plant = require "plant"
 local report = require "reports.cycles"
 local slowrun = require "slowrun"
 
@@ -36,6 +37,7 @@ end
 
 local h = harness.start({ script = "cycles", about = "the benchmark's cycles A-D on fresh buffers",
   mib = 1024, reps = 15, warmup = 1, quick = { MIB = 64, REPS = 5 }, limits = { "timer", "fault_cost" },
+  decide = { { "A", "pass1" } }, -- the first touch: what the benchmark is asked
   knobs = {
     { name = "THP", kind = "choice", choices = THP_CHOICES, default = "default", apply = use_thp,
       desc = "default: no advice; never/always: MADV_NOHUGEPAGE/MADV_HUGEPAGE on every mapping; "
@@ -45,6 +47,7 @@ local h = harness.start({ script = "cycles", about = "the benchmark's cycles A-D
     { name = "CAUSES", kind = "flag", default = false,
       desc = "1: cycle C's passes traced (ft.trace) and each slow page given its cause; off by default, "
         .. "tracing changes what a first touch costs; slowpages.lua measures by how much" },
+    plant.knob("cycle A's pass 1"),
     { name = "STALL_NS", kind = "count_or_auto", default = "auto",
       desc = "a fault-free pass averaging more ns per page than this is a stall; "
         .. "auto: pass 2 repeated's min + 2.5 % of pass 1's min" },
@@ -58,6 +61,7 @@ local h = harness.start({ script = "cycles", about = "the benchmark's cycles A-D
   memory = function(_, bytes, pages) return bytes + 2 * pages * 8 end, -- cycle C's samples too
   -- cycle C's slow page must cost more than the timer: a SLOW_NS given below twice it is refused,
   check = function(cfg, clock) -- the default warned of (a dear timer never stops an untuned run)
+    if plant.refused(cfg) then return plant.refused(cfg) end
     local cost = clock.timed.read_ns
     if cfg.CYCLES:find("C", 1, true) and cfg.SLOW_NS < 2 * cost then
       local why = ("SLOW_NS=%d: expected at least twice the per-page timer's cost (%.1f ns), or a plain store "
@@ -80,7 +84,7 @@ function CYCLE.A(r)
   local thp0 = ft.vmstat().thp_fault_alloc or 0
   local folio0 = folio and ft.folio(folio.kb).anon_fault_alloc
   local b <close> = r:map("mmap", map_options)
-  r:pass("pass1", b, "touch", V.pass1)
+  r:pass("pass1", b, "touch", V.pass1, plant.spin(cfg))
   r.thp_bytes = assert(b:thp_bytes())
   r.thp_fault_alloc = (ft.vmstat().thp_fault_alloc or 0) - thp0
   r.folio_alloc = folio and ft.folio(folio.kb).anon_fault_alloc - folio0 -- its own size's counter

@@ -54,17 +54,26 @@ local function cmp(args, env)
   return t.ftrun_run("compare.lua " .. args, env)
 end
 
--- One run a side, the two-file form: shown, not judged.
+-- One run a side, the two-file form, no calibration: judged against the stated
+-- conservative spread of the machine's kind, so +20 % is not called and -74 % is.
 local base = fixture(dir .. "/base.json", 1, 0)
 local slower = fixture(dir .. "/slower.json", 1.2, 0)
+local nocal = "CALIBRATIONS=" .. q(dir .. "/no-calibrations")
 local out
-out, code = cmp(q(base) .. " " .. q(slower))
+out, code = cmp(q(base) .. " " .. q(slower), nocal)
 t.is(code, 0, "one run a side exits 0")
 t.like(out, "| A | pass1 | ns/page | ", "one line per row")
-t.like(out, "? one run a side", "the verdict says one run a side cannot judge")
-t.like(out, "cannot tell a change from drift between runs", "and why, under the table")
+t.ok(out:match("| A | pass1 | ns/page | [^\n]*| 25%.0 %(bound%) | [^\n]*| ~ %(%d+ runs a side would decide%) |"),
+  "the verdict: judged against the default bound, undecided, with what would decide it", out)
+t.like(out, "the stated default between-run spread for a virtual machine: 25 %", "the bound named under the table")
 t.like(out, "+20.0 [", "the change is still shown")
 t.ok(not out:find("(worse)", 1, true), "and no row is called")
+do
+  local faster = fixture(dir .. "/faster74.json", 0.26, 0)
+  local out74 = cmp(q(base) .. " " .. q(faster), nocal)
+  t.ok(out74:match("| A | pass1 | ns/page | [^\n]*| %-74%.0 %% %(better%) |"),
+    "a -74 % change one run a side, no calibration: called against the bound", out74)
+end
 out, code = cmp(q(base) .. " " .. q(slower), "FAIL_ABOVE=5")
 t.is(code, 2, "FAIL_ABOVE from the environment with one run a side: exit 2, not a silent pass")
 t.like(out, "FAIL_ABOVE cannot gate", "saying it cannot gate")
@@ -76,7 +85,8 @@ local function join(list)
   for i, p in ipairs(list) do out_[i] = q(p) end
   return table.concat(out_, " ")
 end
-out, code = cmp(join(old4) .. " -- " .. join(new4))
+-- ROWS=all: every row decides, one family of tests (the decision rows alone are tested below)
+out, code = cmp(join(old4) .. " -- " .. join(new4) .. " ROWS=all")
 t.is(code, 0, "4 runs against 4 without FAIL_ABOVE exits 0")
 t.like(out, "| A | pass1 | ns/page | ", "the row")
 t.like(out, "(4×6)", "sizes as runs × repetitions")
@@ -89,7 +99,7 @@ t.like(out, "called worse by more than FAIL_ABOVE=5 %", "and says why")
 t.like(out, "A pass1: +20.0 %", "naming the row")
 _, code = cmp(join(old4) .. " -- " .. join(new4) .. " FAIL_ABOVE=25", "FAIL_ABOVE=5")
 t.is(code, 0, "the argument wins over the environment: FAIL_ABOVE=25 lets 20 % through")
-out, code = cmp(q(dir .. "/old4") .. " -- " .. q(dir .. "/new4"))
+out, code = cmp(q(dir .. "/old4") .. " -- " .. q(dir .. "/new4") .. " ROWS=all")
 t.like(out, "| 0.0286 | 0.04 | +20.0 % (worse) |", "directories of runs read as their files")
 t.is(code, 0, "and exit 0")
 
@@ -110,6 +120,75 @@ t.like(out, "| A | thp_fault_alloc | count | 0 [0, 0] (4×6) | ", "a count 0 in 
 t.like(out, " | new - old +13.5 |", "called by its difference from 0", out)
 t.ok(not out:find("%f[%a]inf%f[%A]"), "not as an infinite percent")
 
+-- A count the same in every repetition of each run and different between
+-- the sides (THP on against off: faults 262144 -> 512) is exact at one run a
+-- side; equal counts are the same, exactly; a count that varies is not exact.
+local function faults_fixture(path, value, vary)
+  return fixture(path, 1, 0, nil, function(d)
+    for _, r in ipairs(d.rows) do
+      if r.case == "A" and r.column == "pass1_faults" then
+        for j in ipairs(r.values) do r.values[j] = value + (vary and j or 0) end
+      end
+    end
+  end)
+end
+out, code = cmp(q(faults_fixture(dir .. "/f262144.json", 262144)) .. " " .. q(faults_fixture(dir .. "/f512.json", 512)))
+t.is(code, 0, "one run a side with a changed count exits 0")
+t.ok(out:match("| A | pass1_faults | faults | [^\n]*| different %(exact%): %-99%.8 %% |"), "the count called exactly",
+  out)
+t.ok(out:match("| A | pass1 | ns/page | [^\n]*%(bound%)"), "the times judged against the bound")
+out = cmp(q(faults_fixture(dir .. "/f512b.json", 512)) .. " " .. q(faults_fixture(dir .. "/f512.json", 512)))
+t.ok(out:match("| A | pass1_faults | faults | [^\n]*| = %(one value%): same %(exact%) |"),
+  "equal counts: same, exactly")
+out = cmp(q(faults_fixture(dir .. "/fv.json", 512, true)) .. " " .. q(faults_fixture(dir .. "/f262144.json", 262144)))
+t.ok(not out:match("pass1_faults[^\n]*exact"), "a count that varies within a run is not exact")
+do
+  local verdicts = require "verdicts"
+  local row = verdicts.pairs({ 512, 512, 512 }, { 262144, 262144, 262144 }, { ALPHA = 0.05, SEED = 1, unit = "faults" })
+  t.ok(row.exact and row.ratio == 512, "AB: a count constant on each side and different is exact at 3 pairs")
+  row = verdicts.pairs({ 100, 100 }, { 200, 200 }, { ALPHA = 0.05, SEED = 1, unit = "ns/page" })
+  t.ok(not row.exact, "a time that repeats is a timer's step, not exact")
+  row = verdicts.runs({ { 7 } }, { { 9 } }, nil, { ALPHA = 0.05, SEED = 1, unit = "faults" })
+  t.ok(not row.exact, "one repetition a side shows no constancy: not exact")
+end
+
+-- The symbols explained under the table; FORMAT=csv|tsv|json: the rows alone on stdout.
+out = cmp(q(base) .. " " .. q(slower))
+t.like(out, "verdicts: ", "the symbols the table uses explained under it")
+t.like(out, "~ undecided", "~ among them")
+local only_stdout = function(args) return t.run(t.quote(t.ftrun) .. " compare.lua " .. args .. " 2>/dev/null") end
+local csv_out, csv_code = only_stdout(q(base) .. " " .. q(slower) .. " FORMAT=csv")
+t.is(csv_code, 0, "FORMAT=csv exits 0")
+t.ok(csv_out:match("^old,new,case,column,unit,old_median,new_median,change_pct"), "FORMAT=csv: a header first", csv_out)
+t.ok(not csv_out:find("| case |", 1, true), "and no markdown on stdout", csv_out)
+local json_out = only_stdout(q(base) .. " " .. q(slower) .. " FORMAT=json")
+local list = json.decode(json_out) or {}
+t.ok(#list > 0 and list[1].verdict ~= nil and list[1].case ~= nil, "FORMAT=json: a list of rows with verdicts",
+  json_out)
+out, code = cmp(q(base) .. " " .. q(slower) .. " FORMAT=xml")
+t.is(code, 2, "FORMAT=xml: exit 2")
+t.like(out, "FORMAT", "naming the knob")
+out, code = cmp(q(base) .. " " .. q(base))
+t.is(code, 0, "a run compared with itself exits 0")
+t.like(out, "a run compared with itself", "and says so")
+
+-- The decision rows (cycles.lua names A pass1) make the gate; ROWS= picks others.
+do
+  local pass2 = runs("pass2slow", 4, 1.2, "A pass2")
+  out, code = cmp(join(old4) .. " -- " .. join(pass2), "FAIL_ABOVE=5")
+  t.is(code, 0, "a row worse beyond FAIL_ABOVE that is no decision row does not fail the gate", out)
+  t.like(out, "decision row(s) (named by cycles.lua; ROWS= picks others): A pass1: ", "the decision row named")
+  t.like(out, "| A | pass2 | ns/page | ", "the other rows reported as they stand")
+  out, code = cmp(join(old4) .. " -- " .. join(pass2) .. " ROWS=A:pass2", "FAIL_ABOVE=5")
+  t.is(code, 1, "ROWS=A:pass2 gates on pass 2", out)
+  out, code = cmp(join(old4) .. " -- " .. join(pass2) .. " ROWS=all", "FAIL_ABOVE=5")
+  t.is(code, 0, "ROWS=all: every row in one family of tests, where one moved row of seven is not called", out)
+  t.ok(not out:find("decision row(s)", 1, true), "and no decision row named")
+  out, code = cmp(join(old4) .. " -- " .. join(pass2) .. " ROWS=pass2")
+  t.is(code, 2, "ROWS=pass2 (no case): exit 2")
+  t.like(out, "ROWS=pass2: expected all, or case:column items", "naming what it takes")
+end
+
 -- A timed row the new runs lack: named, and no gate passes over it.
 local lacking = {}
 os.execute("mkdir -p " .. q(dir .. "/lack4"))
@@ -123,7 +202,7 @@ end
 out, code = cmp(join(old4) .. " -- " .. join(lacking))
 t.is(code, 0, "new runs without a row compare")
 t.like(out, "1 row(s) only in the old runs, not compared: A pass2", "and name the row they lack")
-out, code = cmp(join(old4) .. " -- " .. join(lacking), "FAIL_ABOVE=5")
+out, code = cmp(join(old4) .. " -- " .. join(lacking) .. " ROWS=all", "FAIL_ABOVE=5")
 t.is(code, 2, "FAIL_ABOVE cannot pass a timed row the new runs lack: exit 2")
 t.like(out, "A pass2 (not in the new runs)", "naming it")
 
@@ -148,7 +227,7 @@ t.ok(not out:find("(worse)", 1, true) and not out:find("(better)", 1, true), "an
 -- Benjamini-Hochberg: one row alone 20 % slower has p = 0.0286 < 0.05, but
 -- among the timed rows the correction does not call it, so the gate holds.
 local one4 = runs("one4", 4, 1.2, "A pass1")
-out, code = cmp(join(old4) .. " -- " .. join(one4), "FAIL_ABOVE=5")
+out, code = cmp(join(old4) .. " -- " .. join(one4) .. " ROWS=all", "FAIL_ABOVE=5")
 t.is(code, 0, "a row whose q is above ALPHA does not fail the gate")
 t.like(out, "| 0.0286 | ", "its p is below 0.05")
 t.like(out, "would have p < 0.05 by chance", "the expected count of chance calls is printed")
@@ -156,6 +235,9 @@ local six_old, six_new = runs("old6", 6, 1), runs("one6", 6, 1.2, "A pass1")
 out, code = cmp(join(six_old) .. " -- " .. join(six_new), "FAIL_ABOVE=5")
 t.is(code, 1, "6 runs a side (p = 2/924) call that row through the correction")
 t.like(out, "A pass1: +20.0 %", "and name it")
+out, code = cmp(join(old4) .. " -- " .. join(one4), "FAIL_ABOVE=5")
+t.is(code, 1, "the decision row alone (cycles.lua's A pass1) is its own family: 4 runs a side call it")
+t.like(out, "| 0.0286 | 0.0286 | +20.0 % (worse) |", "q = p, one test")
 
 -- Three runs a side cannot reach 0.05: said, and FAIL_ABOVE exits 2.
 local three = { old4[1], old4[2], old4[3] }
@@ -187,7 +269,7 @@ t.like(out, "spread pooled from " .. cal_path, "saying which calibration")
 t.write(cal_path, json.encode(calibration(0.02, function(c) c.fingerprint["machine.cpu"] = "another" end)))
 out, code = cmp(q(base) .. " " .. q(slower) .. " CALIBRATION=" .. q(cal_path))
 t.like(out, "was made on another machine (machine.cpu another", "a calibration of another machine is not used, and said so")
-t.like(out, "? one run a side", "so the rows are not judged")
+t.like(out, "(bound)", "so the rows are judged against the bound instead")
 
 -- Found in $CALIBRATIONS by the runs' machine, script and knobs; else the command that makes one.
 local caldir = dir .. "/calibrations"
@@ -224,7 +306,7 @@ for _, args in ipairs { q(base) .. " " .. q(elsewhere), q(elsewhere) .. " " .. q
   t.like(out, "does not apply: it was made on another machine (machine.cpu", "one side of another machine: not used")
   out = cmp(args .. " FORCE=1 CALIBRATION=" .. q(calibrations.path(doc, caldir)))
   t.like(out, "does not apply: it was made on another machine (machine.cpu", "one side of another machine: not used")
-  t.like(out, "? one run a side", "and the rows not judged")
+  t.like(out, "(bound)", "and the rows judged against the bound instead")
 end
 -- four runs a side against the calibrated spread: p is continuous, 3 a side reach ALPHA, A/A is 'same'
 local function line(s, row) return s:match("\n(| " .. row:gsub(" ", " | ") .. " |[^\n]*)") or "" end

@@ -294,6 +294,9 @@ end)
     { "h:columns { { \"first\", \"first\", \"ns/page\" } }\nh:run()\n"
       .. "h:ratio(\"r\", { \"fersh\", \"first\" }, { \"fresh\", \"first\" })",
       "misnamed.lua: h:ratio r: no case named 'fersh' ran (skipped by a knob, or misspelt), so no ratio", 0 },
+    { "h:columns { { \"first\", \"first\", \"ns/page\" } }\nh:ratio(\"r\", { \"fresh\", \"first\" }, "
+      .. "{ \"fresh\", \"first\" })\nh:run()",
+      "misnamed.lua:9: h:ratio r: called before h:run(); call h:run() first" },
   }
   for i, c in ipairs(cases) do
     local script = dir .. "/misnamed.lua"

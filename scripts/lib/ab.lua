@@ -10,7 +10,12 @@
 local knobs = require "knobs"
 local stats = require "stats"
 local units = require "units"
-local verdicts = require "verdicts"
+-- The judging machinery (verdicts, calibrations and what they load) is
+-- fetched on first use: a run that compares nothing never loads it.
+local function lazy(name)
+  return setmetatable({}, { __index = function(_, k) return require(name)[k] end })
+end
+local verdicts = lazy "verdicts"
 
 local ab = {}
 
@@ -175,7 +180,8 @@ end
 
 -- The paired table of an AB run's rows (each with .side "A" or "B" and
 -- .ab_case, the case's own name, and .values by repetition). Returns its
--- lines, the rows that fail FAIL_ABOVE and the rows that cannot be judged.
+-- lines, the rows that fail FAIL_ABOVE, the rows that cannot be judged and
+-- the judged rows (each with a, b: the sides' descriptions).
 function ab.report(doc, opts)
   local pairs_, order = {}, {}
   for _, r in ipairs(doc.rows) do
@@ -200,7 +206,8 @@ function ab.report(doc, opts)
         if type(v) == "number" and type(w) == "number" then a[#a + 1], b[#b + 1] = v, w end
       end
       if #a > 0 then
-        local row = verdicts.pairs(a, b, { ALPHA = opts.ALPHA, SEED = opts.SEED, i = i, EQUIV = opts.EQUIV })
+        local row = verdicts.pairs(a, b, { ALPHA = opts.ALPHA, SEED = opts.SEED, i = i, EQUIV = opts.EQUIV,
+          unit = p.unit })
         row.case, row.column, row.unit, row.n = p.case, p.column, p.unit, #a
         row.a, row.b = stats.describe(fa), stats.describe(fb)
         rows[#rows + 1] = row
@@ -208,6 +215,7 @@ function ab.report(doc, opts)
     end
   end
   if #rows == 0 then return nil end
+  verdicts.mark_decision(rows, opts.decision)
   local judged = verdicts.judge(rows, { ALPHA = opts.ALPHA, FAIL_ABOVE = opts.FAIL_ABOVE, what = "pairs",
     prefix = "B/A " })
   -- each side named by its knobs, so that "A" in the case column is a case (a cycle), never a side
@@ -242,12 +250,20 @@ function ab.report(doc, opts)
       opts.EQUIV) or ("= the smallest change these pairs detect with 80 %% power (stated up to %d %%)"):format(
       verdicts.SAME_MAX))
   end
-  return lines, judged.failures, judged.unjudged
+  local legend = verdicts.legend(rows)
+  if legend then lines[#lines + 1] = legend end
+  if #judged.decision > 0 then
+    lines[#lines + 1] = "decision row(s): " .. table.concat(stats.map(judged.decision, function(r)
+      return ("%s %s: %s"):format(r.case, r.column, r.verdict) end), "; ")
+      .. "; the gate and the exit status follow them, the other rows are reported as they stand."
+  end
+  return lines, judged.failures, judged.unjudged, rows
 end
 
 -- The paired table under a run's own table (markdown).
 function ab.markdown(plan, rows)
-  local lines = ab.report({ ab = { a = plan.a, b = plan.b }, rows = rows }, { ALPHA = ab.ALPHA, SEED = 1 })
+  local lines = ab.report({ ab = { a = plan.a, b = plan.b }, rows = rows }, { ALPHA = ab.ALPHA, SEED = 1,
+    decision = verdicts.decision_names(plan.decision) })
   if not lines then return "" end
   return "\n**AB: the paired change B/A**\n" .. table.concat(lines, "\n") .. "\n"
 end

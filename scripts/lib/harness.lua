@@ -104,9 +104,31 @@ function Record:check_byte_sum(...) return self._h.meter:check_byte_sum(...) end
 -- exit 2 before anything is made; or nil and a warning: said on stderr and
 -- noted under the run's table, for a default the user did not give), memory (cfg,
 -- bytes, pages -> bytes mapped at once; default one buffer). args: the
--- script's arguments (default the chunk's `arg`).
+-- script's arguments (default the chunk's `arg`). decide: the rows a
+-- comparison of its runs decides on ({{case, column}, ...}: what the script
+-- is asked; UNTIL=decided and compare.lua's gate follow them, ROWS= picks others).
 local START_OPTIONS = { script = 1, about = 1, mib = 1, reps = 1, quick = 1, knobs = 1, warmup = 1, run = 1,
-  memory = 1, check = 1, shuffle = 1, limits = 1 }
+  memory = 1, check = 1, shuffle = 1, limits = 1, decide = 1 }
+
+local function decision_rows(list)
+  if list == nil then return nil end
+  local out = {}
+  for i, n in ipairs(type(list) == "table" and list or {}) do
+    if type(n) ~= "table" or type(n[1]) ~= "string" or type(n[2]) ~= "string" then
+      error(("harness.start: decide[%d]: expected {case, column}, two names"):format(i), 3)
+    end
+    out[i] = { case = n[1], column = n[2] }
+  end
+  if #out == 0 then error("harness.start: decide: expected a list of {case, column}", 3) end
+  return out
+end
+
+-- An AB run's decision rows: ROWS= over the script's own (all: none named).
+local function ab_decision(cfg, decision)
+  if not cfg.given.ROWS then return decision end
+  if cfg.ROWS == "all" then return nil end
+  return stats.map(cfg.ROWS, function(n) return { case = n[1], column = n[2] } end)
+end
 
 function harness.start(opts, args)
   for k in pairs(opts) do
@@ -128,8 +150,8 @@ function harness.start(opts, args)
   spec[#spec + 1] = { name = "CLOCK_GHZ", kind = "ghz", default = "measured",
     desc = "the clock rate cycles per page are counted at; measured: estimated at the start" }
   spec[#spec + 1] = { name = "COUNTERS", kind = "flag", default = false,
-    desc = "1: perf software counters around every pass, beside each row (they make a fault dearer: "
-      .. "an AB run of COUNTERS=0 against COUNTERS=1 measures by how much)",
+    desc = "1: perf software counters around every pass, beside each row (an AB run of COUNTERS=0 "
+      .. "against COUNTERS=1 measures what they change)",
     apply = function(on) -- AB alone applies knobs: opened for one side's half, closed for the other's
       local why = meter:set_counters(on)
       if why then knobs.fail(script, "AB: COUNTERS=1 is refused here: " .. why) end
@@ -172,7 +194,9 @@ function harness.start(opts, args)
 
   local h = setmetatable({ script = script, about = opts.about, cfg = cfg, spec = spec, meter = meter,
     warmup = opts.warmup or 0, cases = {}, cols = {}, values = {}, notes = {}, start_ns = start_ns,
-    ab = ab_plan, ghz = ghz, ghz_source = ghz_source, provenance = prov, pass_keys = {} }, H)
+    ab = ab_plan, ghz = ghz, ghz_source = ghz_source, provenance = prov, pass_keys = {},
+    decision = decision_rows(opts.decide) }, H)
+  if ab_plan then ab_plan.decision = ab_decision(cfg, h.decision) end
   -- The estimate's own spread at the start, to tell a moved clock at the end from noise.
   if ghz_source == "measured" then h.ghz_start = { ghz, (ft.clock_estimate()), (ft.clock_estimate()) } end
   if opts.shuffle then
@@ -196,8 +220,8 @@ function harness.start(opts, args)
   elseif ab_plan and ab_plan.B.COUNTERS ~= ab_plan.A.COUNTERS then
     h.counters_refused = "on one AB side only (COUNTERS=1): its rows carry them"
   else
-    h.counters_refused = "off (COUNTERS=1 turns them on; they make every fault dearer, by what "
-      .. "an AB run of COUNTERS=0 against COUNTERS=1 measures)"
+    h.counters_refused = "off (COUNTERS=1 turns them on; what they change, an AB run of COUNTERS=0 "
+      .. "against COUNTERS=1 measures)"
   end
   h.title = report.title(script, opts.about, h.run_name, cfg.MIB, cfg.REPS, h.warmup)
   h.header, h.machine, h.before = report.header(h.title, h.clock, h.ghz, h.ghz_source)
@@ -411,8 +435,16 @@ end
 function H:run()
   self.ran = true
   local total = self.warmup + self.cfg.REPS
+  -- AB UNTIL=decided: pairs added until the decision rows are decided (lib/abuntil.lua, loaded only then)
+  local until_decided = self.ab and self.cfg.UNTIL == "decided" and require("abuntil").new(self) or nil
   self.first_keys = {}
-  for i = 1, total do
+  local i = 0
+  local function more()
+    if not until_decided then return i < total end
+    return i <= self.warmup or until_decided.after(i - self.warmup)
+  end
+  while more() do
+    i = i + 1
     if i == 2 then
       local keys = self.first_keys
       self.first_keys = nil
@@ -420,8 +452,8 @@ function H:run()
     end
     local timed = i > self.warmup
     local t0 = ft.now_ns()
-    local head = ("%s: %s:"):format(self.script,
-      timed and ("rep %d/%d"):format(i - self.warmup, self.cfg.REPS) or "warm-up")
+    local head = ("%s: %s:"):format(self.script, not timed and "warm-up" or until_decided
+      and ("pair %d"):format(i - self.warmup) or ("rep %d/%d"):format(i - self.warmup, self.cfg.REPS))
     local rep = timed and i - self.warmup or 0
     local none = none_left(self, rep)
     local quiet = self.cfg.QUIET
@@ -435,6 +467,10 @@ function H:run()
       if not quiet then ft.stderr_line(false) end
     end
   end
+  if until_decided then
+    self.cfg.REPS = i - self.warmup -- the pairs that ran
+    until_decided.finish()
+  end
 end
 
 -- The records of one case, in run order.
@@ -446,6 +482,8 @@ end
 
 -- The row of one case and column, once h:run() has run.
 function H:row(case_name, column)
+  if not self.ran then error(("h:row %s %s: called before h:run(), so no repetition has run yet"):format(
+    tostring(case_name), tostring(column)), 2) end
   self.rows = self.rows or results.rows(self)
   for _, r in ipairs(self.rows) do
     if r.case == case_name and r.column == column then return r end
@@ -518,6 +556,8 @@ local RATIO_OPTIONS = { time = true, minima = true }
 
 function H:ratio(name, a, b, opts)
   text_ok("ratio name", name)
+  -- before the repetitions every row is empty: a ratio of nothing, not a figure
+  if not self.ran then error(("h:ratio %s: called before h:run(); call h:run() first"):format(name), 2) end
   for _, v in ipairs(self.values) do
     if v[1][2] == name then error(("h:ratio %s: a value of that name was taken already"):format(name), 2) end
   end

@@ -126,6 +126,36 @@ function parsers.path(value)
   return value
 end
 
+-- A planted cost: whole ns per page, 0 (none) to 100000.
+function parsers.plant_ns(value)
+  local n = value:match("^%d+$") and math.tointeger(tonumber(value))
+  if not n or n > 100000 then return nil, "whole ns per page, 0 to 100000" end
+  return n
+end
+
+-- A margin of "the same": a percent above 0 and below 100 (±100 % would
+-- take in a halving and a doubling alike: no bound).
+function parsers.equiv(value)
+  local v = tonumber(value)
+  if not v or v <= 0 or v ~= v or v >= 100 then return nil, "a percent above 0 and below 100" end
+  return v
+end
+
+-- The rows a comparison decides on: "all", or "case:column" items separated
+-- by ";" (a case's name may hold a comma; the column is after the last ":").
+function parsers.rows(value)
+  if value == "all" then return value end
+  local list = {}
+  for item in (value .. ";"):gmatch("([^;]*);") do
+    local case, column = item:match("^%s*(.-):([^:]-)%s*$")
+    if not case or case == "" or column == "" then
+      return nil, "all, or case:column items separated by ; (e.g. A:pass1;A:pass2)"
+    end
+    list[#list + 1] = { case, column }
+  end
+  return list
+end
+
 -- letters from spec.letters, each at most once, at least one
 function parsers.letters(value, spec)
   if value == "" then return nil, "a non-empty subset of " .. spec.letters end

@@ -356,6 +356,7 @@ function results.finish(h, render)
     rows = h.rows, values = values, reps = reps, checks = h.meter.checks, verdict = verdict,
     limits = h.limits, -- what this kind of machine cannot show (lib/limits.lua)
     attached = h.attached_sha256, -- each file attached beside the run, by name: its bytes' sha256
+    decision_rows = h.decision, -- the rows a comparison of this script's runs decides on
     ab = h.ab and { a = h.ab.a, b = h.ab.b, text = h.ab.text, order = "A B in odd repetitions, B A in even ones" },
   } .. "\n"
 

@@ -7,7 +7,12 @@
 -- look i of N the increment a(i/N) - a((i-1)/N), a(t) = 2 - 2 Phi(z/sqrt t),
 -- and the increments add up to ALPHA (Chromium Pinpoint's same / different
 -- / more, with a cap).
-local calibrations = require "calibrations"
+-- The judging machinery (verdicts, calibrations and what they load) is
+-- fetched on first use: a run that compares nothing never loads it.
+local function lazy(name)
+  return setmetatable({}, { __index = function(_, k) return require(name)[k] end })
+end
+local calibrations = lazy "calibrations"
 local display = require "display"
 local ft = require "ft"
 local json = require "json"
@@ -16,7 +21,7 @@ local report = require "report"
 local shell = require "shell"
 local stats = require "stats"
 local units = require "units"
-local verdicts = require "verdicts"
+local verdicts = lazy "verdicts"
 
 local sequential = {}
 
@@ -33,11 +38,26 @@ end
 function sequential.knobs()
   return {
     { name = "UNTIL", kind = "until", default = "off",
-      desc = "decided: run again and again until every timed row differs from BASELINE's runs or is the same "
-        .. "within ±δ (error rates held over the looks by alpha spending), at most MAX_RUNS runs" },
+      desc = "decided: with AB=\"A knobs | B knobs\", add ABBA pairs inside this run until the decision rows are "
+        .. "different or the same within ±EQUIV (a t interval over batch means of the pairs' log ratios B/A; "
+        .. "looks at 12 pairs and then a quarter more each time; alpha "
+        .. "spending, Pocock shape: each look tests at its share and the shares add up to 0.05, so the error rates "
+        .. "hold over the looks), at most MAX_PAIRS pairs or MAX_MIN minutes; with "
+        .. "BASELINE=DIR, add runs until the decision rows differ from the baseline's runs or are the same "
+        .. "(alpha spending, O'Brien-Fleming shape), at most MAX_RUNS runs" },
     { name = "BASELINE", kind = "path", default = "none",
       desc = "with UNTIL=decided: a directory of this script's runs (its *results.json) to compare against" },
     { name = "MAX_RUNS", kind = "count", default = 10, desc = "with UNTIL=decided: the most runs it adds" },
+    { name = "MAX_PAIRS", kind = "count", default = 400,
+      desc = "with AB and UNTIL=decided: the most pairs it adds (the spending of alpha is planned over them)" },
+    { name = "MAX_MIN", kind = "count", default = 10,
+      desc = "with AB and UNTIL=decided: the most minutes it adds pairs for" },
+    { name = "EQUIV", kind = "equiv", default = 2,
+      desc = "with AB and UNTIL=decided: the margin of \"the same\" in percent (above 0, below 100)" },
+    { name = "ROWS", kind = "rows", default = "the script's decision rows",
+      desc = "with UNTIL=decided or AB: the rows to decide, case:column items separated by ; (e.g. A:pass1), or "
+        .. "all; by default the rows the script names as what it is asked (the first touch of cycle A, say). "
+        .. "The others are reported as they stand" },
   }
 end
 
@@ -93,7 +113,10 @@ local SAME_MACHINE = { "cpu", "cpus", "page_size" }
 -- The baseline's runs, checked (exit 2 naming what is wrong, before anything runs).
 local function baseline(script, cfg)
   local fail = function(msg) knobs.fail(script, msg) end
-  if not cfg.given.BASELINE then fail("UNTIL=decided needs BASELINE=DIR, a directory of this script's runs") end
+  if not cfg.given.BASELINE then
+    fail("UNTIL=decided needs AB=\"A knobs | B knobs\" (both settings in pairs inside this run) or BASELINE=DIR "
+      .. "(a directory of this script's runs to add runs against)")
+  end
   if not ft.list_dir(cfg.BASELINE) and io.open(cfg.BASELINE) then
     fail(("BASELINE=%s: expected a directory of a baseline's runs"):format(cfg.BASELINE))
   end
@@ -161,8 +184,8 @@ function sequential.open(row, have, cap)
 end
 
 -- One look: every row both sides have, judged at alpha. Returns the rows
--- and whether every timed row is decided.
-local function look(old_docs, new_docs, cal, alpha, equiv, cap)
+-- and whether every decision row (every timed row where none is named) is decided.
+local function look(old_docs, new_docs, cal, alpha, equiv, cap, decision)
   local order, by = {}, {}
   for side, docs in pairs { old = old_docs, new = new_docs } do
     for _, d in ipairs(docs) do
@@ -191,24 +214,96 @@ local function look(old_docs, new_docs, cal, alpha, equiv, cap)
       rows[#rows + 1] = row
     end
   end
+  verdicts.mark_decision(rows, decision)
   local judged = verdicts.judge(rows, { ALPHA = alpha, what = "runs a side" })
-  local open = 0
-  for _, row in ipairs(rows) do if sequential.open(row, #new_docs, cap) then open = open + 1 end end
-  return rows, open == 0 and #rows > 0, judged
+  local open, deciding = 0, 0
+  for _, row in ipairs(rows) do
+    if row.decides or not decision then
+      deciding = deciding + 1
+      if sequential.open(row, #new_docs, cap) then open = open + 1 end
+    end
+  end
+  return rows, open == 0 and deciding > 0, judged
+end
+
+-- The decision rows ({case, column} pairs) from ROWS= or the runs' own
+-- decision_rows; nil: every timed row decides.
+function sequential.decision(cfg, named)
+  if cfg.given.ROWS then
+    if cfg.ROWS == "all" then return nil end
+    return cfg.ROWS
+  end
+  return verdicts.decision_names(named)
+end
+
+-- A results JSON's date ("2026-12-07T19:32:11Z") as seconds since the epoch (UTC), or nil.
+local function epoch(date)
+  local y, mo, d, h, mi, s = tostring(date):match("^(%d+)-(%d+)-(%d+)T(%d+):(%d+):(%d+)Z$")
+  if not y then return nil end
+  local t = { year = tonumber(y), month = tonumber(mo), day = tonumber(d), hour = tonumber(h), min = tonumber(mi),
+    sec = tonumber(s), isdst = false }
+  -- os.time reads the table as local time: the offset of the epoch's own reading corrects it
+  local here = os.time(t)
+  local utc = os.time(os.date("!*t", here))
+  return here + (here - utc)
+end
+
+-- What the baseline's age means for the comparison, as one sentence.
+function sequential.age(old)
+  local newest
+  for _, d in ipairs(old) do
+    local t = epoch(d.date)
+    if t and (not newest or t > newest) then newest = t end
+  end
+  local what = "the baseline's runs were made before these"
+  if newest then
+    local s = math.max(0, os.time() - newest)
+    what = ("the baseline's newest run is %s old"):format(s < 5400 and ("%.0f min"):format(s / 60)
+      or s < 172800 and ("%.1f h"):format(s / 3600) or ("%.0f days"):format(s / 86400))
+  end
+  return what .. (": the host's drift since then is part of this comparison's uncertainty, and nothing here measures "
+    .. "it; two settings that can share a run are compared without it by AB=\"A knobs | B knobs\" UNTIL=decided.")
+end
+
+-- The knobs of the two ways to decide, checked (exit 2 naming a knob given
+-- without its way); true when no runs are to be added here (UNTIL off, or
+-- AB's pairs, which the harness adds inside the run).
+local function not_runs(script, cfg)
+  local with_ab = cfg.AB and cfg.AB ~= ""
+  if cfg.UNTIL ~= "decided" or with_ab then
+    for _, k in ipairs { "MAX_PAIRS", "MAX_MIN", "EQUIV" } do
+      if cfg.given[k] and not (with_ab and cfg.UNTIL == "decided") then
+        knobs.fail(script, ("%s=%s: only with AB=\"A knobs | B knobs\" UNTIL=decided"):format(k, tostring(cfg[k])))
+      end
+    end
+  end
+  if cfg.UNTIL == "decided" and with_ab then -- pairs inside this run: the harness adds them (lib/abuntil.lua)
+    for _, k in ipairs { "BASELINE", "MAX_RUNS" } do
+      if cfg.given[k] then
+        knobs.fail(script, ("%s=%s with AB: an AB run compares its own pairs, not runs against a baseline")
+          :format(k, tostring(cfg[k])))
+      end
+    end
+    if cfg.PUBLISH then knobs.fail(script, "UNTIL=decided PUBLISH=1: runs until decided are never published") end
+    return true
+  end
+  if cfg.UNTIL ~= "decided" then
+    for _, k in ipairs { "BASELINE", "MAX_RUNS" } do
+      if cfg.given[k] then knobs.fail(script, ("%s=%s: only with UNTIL=decided"):format(k, tostring(cfg[k]))) end
+    end
+    if cfg.given.ROWS and (not cfg.AB or cfg.AB == "") then
+      knobs.fail(script, "ROWS=: only with UNTIL=decided or AB (the rows a comparison decides on)")
+    end
+    return true
+  end
 end
 
 -- Runs the script until decided, then exits; returns when UNTIL is off.
 -- args: the script's own arguments (UNTIL, BASELINE and MAX_RUNS are left
 -- out of each run's, and out of its environment).
 function sequential.drive(script, cfg, args)
-  if cfg.UNTIL ~= "decided" then
-    for _, k in ipairs { "BASELINE", "MAX_RUNS" } do
-      if cfg.given[k] then knobs.fail(script, ("%s=%s: only with UNTIL=decided"):format(k, tostring(cfg[k]))) end
-    end
-    return
-  end
+  if not_runs(script, cfg) then return end
   if cfg.PUBLISH then knobs.fail(script, "UNTIL=decided PUBLISH=1: runs until decided are never published") end
-  if cfg.AB and cfg.AB ~= "" then knobs.fail(script, "UNTIL=decided with AB: an AB run is decided alone") end
   local old = baseline(script, cfg)
   local cal = calibration(script, old)
   local ftrun = os.getenv("FTRUN") or arg[-1]
@@ -216,7 +311,7 @@ function sequential.drive(script, cfg, args)
   local words = {}
   for _, a in ipairs(args) do
     local name = a:match("^([%u_][%u%d_]*)=")
-    if name ~= "UNTIL" and name ~= "BASELINE" and name ~= "MAX_RUNS" and name ~= "RESULTS" then
+    if name ~= "UNTIL" and name ~= "BASELINE" and name ~= "MAX_RUNS" and name ~= "RESULTS" and name ~= "ROWS" then
       words[#words + 1] = quote(a)
     end
   end
@@ -227,11 +322,12 @@ function sequential.drive(script, cfg, args)
   end
   say("until decided against %d baseline run(s) in %s, at most %d runs, %s", #old, cfg.BASELINE, cfg.MAX_RUNS,
     cal and "judged with the calibration " .. cal.path or "no calibration of the baseline (permutation test)")
+  local decision = sequential.decision(cfg, old[1].decision_rows)
   local new, spent = {}, 0
   local rows, decided, judged
   for i = 1, cfg.MAX_RUNS do
     local out = ("%s/run-%02d"):format(dir, i)
-    local cmd = ("env -u UNTIL -u BASELINE -u MAX_RUNS %s %s %s RESULTS=%s >%s.log 2>&1"):format(quote(ftrun),
+    local cmd = ("env -u UNTIL -u BASELINE -u MAX_RUNS -u ROWS %s %s %s RESULTS=%s >%s.log 2>&1"):format(quote(ftrun),
       quote(script), table.concat(words, " "), quote(out), quote(out))
     assert(ft.mkdir(dir))
     local ok, _, code = os.execute(cmd)
@@ -255,7 +351,7 @@ function sequential.drive(script, cfg, args)
     end
     local alpha = sequential.spend(sequential.ALPHA, i, cfg.MAX_RUNS)
     spent = spent + alpha
-    rows, decided, judged = look(old, new, cal, alpha, nil, cfg.MAX_RUNS)
+    rows, decided, judged = look(old, new, cal, alpha, nil, cfg.MAX_RUNS, decision)
     say("run %d of at most %d: %d row(s) different, %d the same, %d undecided (this look at alpha %.4g)", i,
       cfg.MAX_RUNS, judged.called, judged.same, #rows - judged.called - judged.same, alpha)
     if decided then break end
@@ -266,8 +362,14 @@ function sequential.drive(script, cfg, args)
   local outcome = ("%s against %d baseline run(s) (%s): %s after %d run(s)%s; each look at its share of ALPHA = %g "
     .. "(alpha spending, O'Brien-Fleming shape over %d looks; %.4g spent)."):format(script, #old, cfg.BASELINE,
     decided and "decided" or "undecided at MAX_RUNS", #new,
-    decided and " (every row different, the same, or beyond what MAX_RUNS runs could decide)" or "",
+    decided and (" (every %s different, the same, or beyond what MAX_RUNS runs could decide)"):format(
+      decision and "decision row" or "timed row") or "",
     sequential.ALPHA, cfg.MAX_RUNS, spent)
+  if decision then
+    outcome = outcome .. (" Decision row(s): %s (ROWS= picks others); the other rows are reported as they stand.")
+      :format(table.concat(stats.map(decision, function(n) return n[1] .. " " .. n[2] end), ", "))
+  end
+  outcome = outcome .. " " .. sequential.age(old)
   if cfg.FORMAT ~= "md" then -- stdout holds the table alone, for another program; the outcome goes to stderr
     local recs = {}
     for _, row in ipairs(rows) do
@@ -290,6 +392,8 @@ function sequential.drive(script, cfg, args)
     print(("| %s | %s | %s | %s | %s | %s | %s |"):format(row.case, row.column, row.unit, change,
       row.p and ("%.3g"):format(row.p) or "–", row.q and ("%.3g"):format(row.q) or "–", verdict(row)))
   end
+  local legend = verdicts.legend(rows)
+  if legend then print(legend) end
   print("")
   print(("the runs are in %s"):format(dir))
   os.exit(0, true)

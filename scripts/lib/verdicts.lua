@@ -38,6 +38,31 @@ local function constant(a, b)
   return true
 end
 
+-- The one value every repetition of every run of a side has, with at least
+-- two repetitions seen; nil when the side varies (or showed one value only).
+local function one_value(runs)
+  local v, n = runs[1] and runs[1][1], 0
+  for _, r in ipairs(runs) do
+    for _, x in ipairs(r) do
+      if x ~= v then return nil end
+      n = n + 1
+    end
+  end
+  return n >= 2 and v or nil
+end
+
+-- A count (faults, pages, thp_fault_alloc) the same in every repetition of
+-- each side and different between them: no chance spread to test against,
+-- the difference is exact at one run a side. Counts only: a time that
+-- repeats is a timer's step, not an exact value.
+local function exact(row, va, vb, unit)
+  if not (va and vb and va ~= vb and units.kind(unit) == "count") then return false end
+  row.exact, row.diff = true, vb - va
+  if va > 0 and vb > 0 then row.ratio, row.lo, row.hi = vb / va, vb / va, vb / va end
+  return true
+end
+verdicts.one_value = one_value
+
 -- Sum of squares of xs about their mean.
 local function ss(xs)
   local m, s = stats.mean(xs), 0
@@ -130,7 +155,8 @@ end
 -- One row of runs against runs. old, new: lists of runs, each its values.
 -- cal: the calibration's row ({between_run_sd_log, df}) or nil. opts: ALPHA,
 -- SEED (and i, the row's index, for its own seed), EQUIV (a percent or nil),
--- NEED_ALPHA (the level `need` is sized for; default ALPHA).
+-- NEED_ALPHA (the level `need` is sized for; default ALPHA), unit (the
+-- row's: a count the same in every repetition of each side is exact).
 -- Returns the row's figures: ratio, lo, hi (95 %), p, floor (the smallest
 -- p these sizes can give), between, within (sd %), calibrated, same,
 -- unjudged, delta (the margin of "same", %), eq (true when the 90 %
@@ -149,6 +175,7 @@ function verdicts.runs(old, new, cal, opts)
     row.same = true -- one value on both sides: nothing to test, and no place in the family of tests
     return row
   end
+  if exact(row, one_value(old), one_value(new), opts.unit) then return row end
   if not pos then -- a value 0 or below (a count one side never sees): no ratio, the difference is shown
     local function pooled(runs)
       local all = {}
@@ -229,6 +256,7 @@ function verdicts.pairs(a, b, opts)
     row.same = true
     return row
   end
+  if n >= 2 and exact(row, one_value { a }, one_value { b }, opts.unit) then return row end
   local d = {}
   if pos then
     row.ratio, row.lo, row.hi = inference.paired_ratio(a, b, { seed = opts.SEED + (opts.i or 1) })
@@ -275,25 +303,46 @@ local function pct(r) return ("%+.1f %%"):format(100 * (r - 1)) end
 -- The verdicts of a table's rows (each from verdicts.runs or
 -- verdicts.pairs, with case, column, unit): q by Benjamini-Hochberg over
 -- the rows with a p, then row.q, row.called, row.worse and row.verdict.
+-- Where some rows decide (row.decides), Benjamini-Hochberg runs over them
+-- alone and over the others alone.
 -- opts: ALPHA, FAIL_ABOVE (percent or nil), what ("runs a side" or
 -- "pairs"), prefix (of a gate line, e.g. "B/A "). Returns a summary:
 -- judged, called, same (rows same within ±delta), failures (rows called
 -- worse beyond FAIL_ABOVE, as lines), unjudged (timed rows that cannot be
 -- judged, as "case column").
 function verdicts.judge(rows, opts)
-  local ps = {}
-  for _, row in ipairs(rows) do if row.p then ps[#ps + 1] = row.p end end
-  local q, k = inference.bh(ps), 0
-  local out = { judged = #ps, called = 0, same = 0, failures = {}, unjudged = {} }
-  for _, row in ipairs(rows) do
-    if row.p then
-      k = k + 1
-      row.q = q[k]
+  -- where decision rows are named, they alone make the gate and the exit
+  -- status, and they are their own family of tests: the rows asked about
+  -- are not diluted by the rows reported beside them
+  local any_decides = false
+  for _, row in ipairs(rows) do any_decides = any_decides or row.decides == true end
+  local judged = 0
+  for _, family in ipairs { true, false } do
+    -- an exact difference is a discovery with p = 0: it takes its rank in the
+    -- family, so calling it exactly costs the other rows nothing
+    local ps, members = {}, {}
+    for _, row in ipairs(rows) do
+      if (row.p or row.exact) and (not any_decides or (row.decides == true) == family) then
+        ps[#ps + 1], members[#members + 1] = row.p or 0, row
+      end
     end
+    local q = inference.bh(ps)
+    for k, row in ipairs(members) do if row.p then row.q = q[k] end end
+    judged = judged + #ps
+    if not any_decides then break end
+  end
+  local out = { judged = judged, called = 0, same = 0, failures = {}, unjudged = {}, decision = {} }
+  for _, row in ipairs(rows) do
     local better = units.better(row.unit)
     local r = row.ratio
     if row.same then
-      row.verdict = "= (one value)"
+      row.verdict = "= (one value): same (exact)"
+    elseif row.exact then
+      row.called = true
+      out.called = out.called + 1
+      out.exact = (out.exact or 0) + 1
+      row.verdict = "different (exact): " .. (r and pct(r) or (opts.prefix == "B/A " and "B - A " or "new - old ")
+        .. verdicts.signed(row.diff, row.unit))
     elseif row.q and row.q <= opts.ALPHA and not row.unjudged then
       row.called = true
       out.called = out.called + 1
@@ -306,7 +355,8 @@ function verdicts.judge(rows, opts)
         if better and r ~= 1 then
           row.worse = (r > 1) == (better == "lower")
           row.verdict = row.verdict .. (row.worse and " (worse)" or " (better)")
-          if row.worse and opts.FAIL_ABOVE and math.abs(100 * (r - 1)) > opts.FAIL_ABOVE then
+          if row.worse and opts.FAIL_ABOVE and math.abs(100 * (r - 1)) > opts.FAIL_ABOVE
+            and (row.decides or not any_decides) then
             out.failures[#out.failures + 1] = ("%s %s: %s%s (p=%.3g, q=%.3g)"):format(row.case, row.column,
               opts.prefix or "", pct(r), row.p, row.q)
           end
@@ -320,9 +370,64 @@ function verdicts.judge(rows, opts)
     else
       row.verdict = row.need and ("~ (%d %s would decide)"):format(row.need, opts.what or "runs a side") or "~"
     end
-    if row.unjudged and better then out.unjudged[#out.unjudged + 1] = row.case .. " " .. row.column end
+    -- a row judged against a stated bound and left undecided has not held: no gate passes over it
+    local open_bound = row.bound and not row.called and not row.eq
+    if (row.unjudged or open_bound) and better and (row.decides or not any_decides) then
+      out.unjudged[#out.unjudged + 1] = row.case .. " " .. row.column
+    end
+    if row.decides then out.decision[#out.decision + 1] = row end
   end
   return out
+end
+
+-- Marks the decision rows among rows (row.decides): names, a list of
+-- {case, column} (nil: none named, every row decides). Returns the names no
+-- row has, as "case column" texts.
+function verdicts.mark_decision(rows, names)
+  local missing = {}
+  for _, n in ipairs(names or {}) do
+    local found = false
+    for _, row in ipairs(rows) do
+      if row.case == n[1] and row.column == n[2] then row.decides, found = true, true end
+    end
+    if not found then missing[#missing + 1] = n[1] .. " " .. n[2] end
+  end
+  return missing
+end
+
+-- The decision rows' names as text, from a results JSON's decision_rows
+-- ({{case =, column =}, ...}) or a ROWS list ({{case, column}, ...}).
+function verdicts.decision_names(list)
+  if type(list) ~= "table" then return nil end
+  local out = {}
+  for _, n in ipairs(list) do
+    local case, column = n.case or n[1], n.column or n[2]
+    if type(case) == "string" and type(column) == "string" then out[#out + 1] = { case, column } end
+  end
+  return #out > 0 and out or nil
+end
+
+-- What the verdict column's symbols mean, for the symbols these rows use:
+-- one line under the table, or nil when it uses none.
+local SYMBOLS = {
+  { "^~", "~ undecided: not called different, nor shown the same within its margin (in brackets: what would "
+    .. "decide it)" },
+  { "^%?", "? not judged: what was given cannot judge the row (the cell says why)" },
+  { "^=", "= one value on both sides, nothing to test (the same, exactly)" },
+  { "%(exact%)", "(exact) a count the same in every repetition of each side: no spread, so the difference is exact" },
+}
+function verdicts.legend(rows)
+  local out = {}
+  for _, sym in ipairs(SYMBOLS) do
+    for _, row in ipairs(rows) do
+      if type(row.verdict) == "string" and row.verdict:find(sym[1]) then
+        out[#out + 1] = sym[2]
+        break
+      end
+    end
+  end
+  if #out == 0 then return nil end
+  return "verdicts: " .. table.concat(out, "; ") .. "."
 end
 
 -- The verdict's kind: "different", "same", "undecided" or "unjudged".
