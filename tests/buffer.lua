@@ -111,7 +111,9 @@ do -- misuse of a mapping
   t.errors(function() b:touch(256) end, "value must be a byte", "touch value 256")
   t.errors(function() b:touch(1.5) end, "number has no integer representation", "touch value 1.5")
   t.errors(function() b:touch("x") end, "number expected, got string", "touch value string")
-  t.errors(function() b:touch(1, 2) end, "too many arguments: got 2, expected 1", "touch extra argument, self not counted")
+  -- touch takes a byte and an optional spin (PLANT_NS's kernel): a third argument is one too many
+  t.errors(function() b:touch(1, 2, 3) end, "too many arguments: got 3, expected 2", "touch extra argument, self not counted")
+  t.errors(function() b:touch(1, -5) end, "0 to 1000000 ns", "touch's spin below zero")
   t.errors(function() b:sum_bytes(1) end, "got 1, expected 0", "sum_bytes takes no argument")
   t.errors(function() b:madvise("normal", 1) end, "got 2, expected 1", "madvise takes one argument")
   t.errors(function() b:peek(MIB) end, "outside the buffer", "peek out of range")
