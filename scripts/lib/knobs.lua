@@ -27,8 +27,8 @@ local shown = knobs.shown
 -- The knobs only some scripts take, and which: a user who sets one for a
 -- script that ignores it would otherwise get a run of something else.
 -- Derived from the scripts beside this library, as they declare them: a
--- knob spec ({ name = "THP", kind = ... }) in the script's text, and SEED
--- where its cases are shuffled (shuffle = true). tests/results.lua checks
+-- knob spec ({ name = "THP", kind = ... }) in the script's text, SEED
+-- where its cases are shuffled (shuffle = true), PLANT_NS where it calls plant.knob. tests/results.lua checks
 -- the map against every script's --help, tests/experiments.lua the other way.
 local function script_knobs()
   local map = {}
@@ -41,6 +41,7 @@ local function script_knobs()
     local function add(name) map[name] = map[name] or {}; table.insert(map[name], file) end
     for name in text:gmatch('{%s*name%s*=%s*"([%u_][%u%d_]*)"%s*,%s*kind%s*=') do add(name) end
     if text:find("shuffle%s*=%s*true") then add("SEED") end
+    if text:find("plant%.knob%(") then add("PLANT_NS") end -- lib/plant.lua declares it for the script
   end
   return map
 end
