@@ -51,22 +51,10 @@ local FLOOR = cfg.given.FLOOR_JSON and cfg.FLOOR_JSON or DIR .. "/exp-floor-resu
 local MAX_JSON = 256 << 20
 local function load(path, optional)
   local shown = knobs.shown(path)
-  if not os.execute("test -e " .. shell.quote(path)) then
-    if optional then return nil end
-    fail(("%s: no such file (a results JSON is needed here)"):format(shown))
-  end
-  if not os.execute("test -f " .. shell.quote(path)) then
-    fail(("%s: not a regular file (a results JSON is needed here)"):format(shown))
-  end
-  local f = io.open(path, "rb")
-  local size = f and f:seek("end")
-  if size and size > MAX_JSON then
-    f:close()
-    fail(("%s: %d bytes, more than a results JSON's %d"):format(shown, size, MAX_JSON))
-  end
-  local text = size and f:seek("set") and f:read("a")
-  if f then f:close() end
-  if not text then fail(("%s: cannot read it (a results JSON is needed here)"):format(shown)) end
+  -- ft.read_file opens without blocking and checks the file it opened: a FIFO swapped in is refused
+  local text, err, code = ft.read_file(path, MAX_JSON)
+  if code == 2 and optional then return nil end
+  if not text then fail(("%s (a results JSON is needed here)"):format(knobs.shown(err))) end
   local ok, doc, why = pcall(json.decode, text)
   if not ok then doc, why = nil, doc end
   if type(doc) ~= "table" or type(doc.rows) ~= "table" then
